@@ -1,0 +1,521 @@
+"""One language server instance for (server definition, workspace root).
+
+Responsible for the server's whole life: spawn and `initialize` (then `initialized` and the
+configured settings), the documents it holds (reference-counted per holder, replayed after a
+restart), the server→client requests it can answer itself (`workspace/configuration`,
+`workspace/workspaceFolders`, registrations, progress creation), restart with backoff after a
+crash (giving up after 5 crashes in 3 minutes), shutdown when idle, and a clean stop
+(shutdown, exit, close stdin, then kill the process group).
+
+What concerns clients (diagnostics, progress, edits, prompts) goes to its `BackendHost`, the
+pool, which knows the sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from lspmux.backends import capabilities as caps
+from lspmux.backends.process import ServerProcess
+from lspmux.config.model import ServerConfig
+from lspmux.errors import RequestFailed
+from lspmux.routing.table import Route
+from lspmux.wire.connection import Connection, RawCallback, ResponseCallback
+from lspmux.wire.messages import Message, error
+
+log = logging.getLogger("lspmux.backend")
+
+CRASH_LIMIT = 5
+CRASH_WINDOW = 180.0
+INITIALIZE_TIMEOUT = 60.0
+STOP_GRACE = 2.0
+
+Reply = Callable[[Message], None]
+
+
+class BackendHost(Protocol):
+    def server_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
+        """A server→client request lspmux does not answer itself; `reply(result)` answers it
+        (a `JsonRpcError` instance answers with an error)."""
+
+    def server_notification(self, backend: Backend, msg: Message) -> None: ...
+
+    def backend_event(self, backend: Backend, event: str, detail: str) -> None:
+        """ "started", "restarting", "failed", "stopped" (idle or asked)."""
+
+
+class BackendDocument:
+    __slots__ = ("holders", "language_id", "text", "version")
+
+    def __init__(self, language_id: str, text: str) -> None:
+        self.language_id = language_id
+        self.text = text
+        self.version = 0  # the version this backend sees; always increasing
+        self.holders: dict[object, int] = {}  # holder → that holder's own version
+
+
+class Backend:
+    def __init__(
+        self,
+        config: ServerConfig,
+        root: Path,
+        argv: list[str],
+        *,
+        host: BackendHost,
+        client_capabilities: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.root = root
+        self.argv = argv
+        self.host = host
+        self.client_capabilities = caps.for_backend(client_capabilities)
+        self.state = "stopped"  # stopped | starting | running | stopping | failed
+        self.capabilities: dict[str, Any] = {}
+        self.server_info: dict[str, Any] = {}
+        self.registrations: dict[str, tuple[str, Any]] = {}  # id → (method, registerOptions)
+        self.registered: set[str] = set()
+        self.documents: dict[str, BackendDocument] = {}
+        self.started_at: float | None = None
+        self.last_used = time.monotonic()
+        self.restarts = 0
+        self._crashes: list[float] = []
+        self._proc: ServerProcess | None = None
+        self._conn: Connection | None = None
+        self._ready: asyncio.Future[bool] | None = None
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._restart_task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    def __repr__(self) -> str:
+        return f"<Backend {self.name} {self.root} {self.state}>"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}[{self.root.name or self.root}]"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self.state == "running" else None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def ensure_running(self) -> bool:
+        """Start the server if needed and wait until it is initialized; False if it cannot run."""
+        self.last_used = time.monotonic()
+        if self.state == "running":
+            return True
+        if self.state == "failed":
+            return False
+        if self._ready is None or (self._ready.done() and not self._ready.result()):
+            if self._restart_task is not None and not self._restart_task.done():
+                self._restart_task.cancel()
+            self._ready = asyncio.get_running_loop().create_future()
+            task = asyncio.ensure_future(self._start(self._ready))
+            task.add_done_callback(_log_task_error)
+        return await asyncio.shield(self._ready)
+
+    async def _start(self, ready: asyncio.Future[bool]) -> None:
+        self.state = "starting"
+        self._stopping = False
+        conn = Connection(
+            self.label,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            reply_errors=False,
+        )
+        try:
+            proc = await ServerProcess.spawn(
+                self.label,
+                self.argv,
+                cwd=self.root,
+                env=dict(self.config.env),
+                conn=conn,
+                on_exit=lambda code, c=conn: self._on_exit(c, code),
+            )
+        except OSError as exc:
+            log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
+            self.state = "failed"
+            self.host.backend_event(self, "failed", f"cannot start {self.argv[0]}: {exc}")
+            _settle(ready, False)
+            return
+        self._conn, self._proc = conn, proc
+        root_uri = self.root.as_uri()
+        params = {
+            "processId": _pid(),
+            "clientInfo": {"name": "lspmux", "version": _version()},
+            "rootUri": root_uri,
+            "rootPath": str(self.root),
+            "workspaceFolders": [{"uri": root_uri, "name": self.root.name or str(self.root)}],
+            "capabilities": self.client_capabilities,
+            "trace": "off",
+        }
+        if self.config.initialization_options is not None:
+            params["initializationOptions"] = self.config.initialization_options
+        try:
+            result = await conn.call(
+                "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
+            )
+        except Exception as exc:  # the server died or answered with an error
+            log.error("%s: initialize failed: %s", self.label, exc)
+            _settle(ready, False)
+            if not conn.closed:
+                await self._terminate(proc, conn)
+                self._crashed(f"initialize failed: {exc}")
+            return
+        self.capabilities = (result or {}).get("capabilities") or {}
+        self.server_info = (result or {}).get("serverInfo") or {}
+        caps.store_cached(self.name, self.capabilities)
+        conn.notify("initialized", {})
+        if self.config.settings:
+            conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
+        for uri, doc in self.documents.items():
+            doc.version += 1
+            conn.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": doc.language_id,
+                        "version": doc.version,
+                        "text": doc.text,
+                    }
+                },
+            )
+        self.state = "running"
+        self.started_at = time.monotonic()
+        log.info(
+            "%s: ready (%s %s), %d documents replayed",
+            self.label,
+            self.server_info.get("name", self.name),
+            self.server_info.get("version", ""),
+            len(self.documents),
+        )
+        self._arm_idle_timer()
+        self.host.backend_event(self, "started", "")
+        _settle(ready, True)
+
+    def _on_exit(self, conn: Connection, code: int | None) -> None:
+        conn.close(None)
+        if self._proc is not None:
+            self._proc.kill_group_leftovers()
+        if conn is not self._conn:
+            return
+        if self._stopping or self.state in ("stopping", "stopped"):
+            return
+        log.warning("%s: exited unexpectedly (code %s)", self.label, code)
+        self._crashed(f"exited with code {code}")
+
+    def _crashed(self, why: str) -> None:
+        now = time.monotonic()
+        self._crashes = [t for t in self._crashes if now - t < CRASH_WINDOW] + [now]
+        self._conn = None
+        self._proc = None
+        if self._ready is not None and not self._ready.done():
+            _settle(self._ready, False)
+        if len(self._crashes) >= CRASH_LIMIT:
+            self.state = "failed"
+            msg = (
+                f"lspmux: {self.name} crashed {len(self._crashes)} times in "
+                f"{int(CRASH_WINDOW / 60)} minutes ({why}); it will not be restarted. "
+                f"Check its log, then reload (lspmux reload) or restart the editor."
+            )
+            log.error("%s: %s", self.label, msg)
+            self.host.backend_event(self, "failed", msg)
+            return
+        delay = min(0.5 * 2 ** (len(self._crashes) - 1), 10.0)
+        self.state = "stopped"
+        self.restarts += 1
+        log.warning("%s: restarting in %.2fs (%s)", self.label, delay, why)
+        self.host.backend_event(self, "restarting", why)
+        self._restart_task = asyncio.ensure_future(self._restart_later(delay))
+
+    async def _restart_later(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await self.ensure_running()
+
+    async def stop(self, reason: str = "shutdown") -> None:
+        """Shut the server down properly: shutdown, exit, close stdin, then kill."""
+        self._stopping = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        if self._restart_task is not None:
+            self._restart_task.cancel()
+        proc, conn = self._proc, self._conn
+        if self.state == "failed":
+            pass
+        else:
+            self.state = "stopping"
+        if proc is not None and conn is not None:
+            await self._terminate(proc, conn)
+        self._proc = self._conn = None
+        self._ready = None
+        if self.state != "failed":
+            self.state = "stopped"
+        self.host.backend_event(self, "stopped", reason)
+
+    async def _terminate(self, proc: ServerProcess, conn: Connection) -> None:
+        if not conn.closed:
+            with contextlib.suppress(Exception):
+                await conn.call("shutdown", None, timeout=STOP_GRACE)
+            conn.notify("exit")
+        proc.close_stdin()  # Biome's lsp-proxy and tsc --lsp exit only when stdin closes
+        if not await proc.wait(STOP_GRACE):
+            log.warning("%s: did not exit after shutdown; killing it", self.label)
+            proc.kill()
+            await proc.wait(STOP_GRACE)
+        proc.kill_group_leftovers()
+        conn.close(None)
+
+    def kill_now(self) -> None:
+        """Last resort at interpreter exit: SIGKILL without ceremony."""
+        self._stopping = True
+        if self._proc is not None:
+            self._proc.kill()
+
+    def _arm_idle_timer(self) -> None:
+        timeout = self.config.idle_timeout
+        if timeout is None or timeout <= 0:
+            return
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._idle_timer = asyncio.get_running_loop().call_later(timeout, self._check_idle)
+
+    def _check_idle(self) -> None:
+        timeout = self.config.idle_timeout or 0
+        idle = time.monotonic() - self.last_used
+        busy = self._conn is not None and self._conn.pending_count > 0
+        if self.state == "running" and idle >= timeout and not busy:
+            log.info("%s: unused for %.0fs; shutting it down until needed", self.label, idle)
+            task = asyncio.ensure_future(self.stop("idle"))
+            task.add_done_callback(_log_task_error)
+        elif self.state == "running":
+            remaining = max(timeout - idle, 0.05)
+            self._idle_timer = asyncio.get_running_loop().call_later(remaining, self._check_idle)
+
+    # -- requests and notifications to the server ------------------------------------------------
+
+    def supports(self, method: str, route: Route) -> bool:
+        return self.config.feature_enabled(route.feature) and caps.supports(
+            self.capabilities, self.registered, method, route
+        )
+
+    def request(
+        self,
+        method: str,
+        params: Any,
+        callback: ResponseCallback,
+        *,
+        raw: RawCallback | None = None,
+    ) -> int | None:
+        """Send a request (the server must be running); returns the id the server sees."""
+        self.last_used = time.monotonic()
+        conn = self._conn
+        if conn is None or self.state != "running":
+            callback(error(None, RequestFailed(f"{self.label} is not running ({self.state})")))
+            return None
+        return conn.request(method, params, callback, timeout=self.config.request_timeout, raw=raw)
+
+    async def call(self, method: str, params: Any) -> Any:
+        if not await self.ensure_running() or self._conn is None:
+            raise RequestFailed(f"{self.label} is not running ({self.state})")
+        self.last_used = time.monotonic()
+        return await self._conn.call(method, params, timeout=self.config.request_timeout)
+
+    def cancel(self, msg_id: int) -> None:
+        if self._conn is not None:
+            self._conn.cancel(msg_id)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.last_used = time.monotonic()
+        if self._conn is not None and self.state == "running":
+            self._conn.notify(method, params)
+
+    # -- documents (reference-counted per holder) -------------------------------------------------
+
+    def open_document(
+        self, holder: object, uri: str, language_id: str, version: int, text: str
+    ) -> None:
+        doc = self.documents.get(uri)
+        if doc is None:
+            doc = self.documents[uri] = BackendDocument(language_id, text)
+            doc.holders[holder] = version
+            doc.version = 1
+            self._send_open(uri, doc)
+            return
+        doc.holders[holder] = version
+        if doc.text != text:
+            self._send_full(uri, doc, text)
+
+    def change_document(
+        self,
+        holder: object,
+        uri: str,
+        version: int,
+        changes: list[dict[str, Any]],
+        old_text: str,
+        new_text: str,
+    ) -> None:
+        doc = self.documents.get(uri)
+        if doc is None:
+            return
+        doc.holders[holder] = version
+        if doc.text == old_text:
+            doc.text = new_text
+            doc.version += 1
+            self.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": doc.version},
+                    "contentChanges": self._changes_for_server(changes, new_text),
+                },
+            )
+        else:  # another holder changed it meanwhile: send this holder's whole text
+            self._send_full(uri, doc, new_text)
+
+    def save_document(self, uri: str, text: str | None) -> None:
+        if uri not in self.documents:
+            return
+        params: dict[str, Any] = {"textDocument": {"uri": uri}}
+        sync = self.capabilities.get("textDocumentSync")
+        save = sync.get("save") if isinstance(sync, dict) else None
+        if isinstance(save, dict) and save.get("includeText") and text is not None:
+            params["text"] = text
+        if save or sync is None or isinstance(sync, int):
+            self.notify("textDocument/didSave", params)
+
+    def close_document(self, holder: object, uri: str) -> bool:
+        """Drop `holder`'s reference; the server sees didClose when the last one goes.
+        True when the document is closed on the server."""
+        doc = self.documents.get(uri)
+        if doc is None:
+            return False
+        doc.holders.pop(holder, None)
+        if doc.holders:
+            return False
+        del self.documents[uri]
+        self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        return True
+
+    def holder_version(self, uri: str, holder: object, server_version: int | None) -> int | None:
+        """The holder's version matching a version this server reported, or None when stale."""
+        doc = self.documents.get(uri)
+        if doc is None:
+            return None
+        if server_version is not None and server_version < doc.version:
+            return None
+        return doc.holders.get(holder)
+
+    def _send_open(self, uri: str, doc: BackendDocument) -> None:
+        self.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": doc.language_id,
+                    "version": doc.version,
+                    "text": doc.text,
+                }
+            },
+        )
+
+    def _send_full(self, uri: str, doc: BackendDocument, text: str) -> None:
+        doc.text = text
+        doc.version += 1
+        self.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": doc.version},
+                "contentChanges": [{"text": text}],
+            },
+        )
+
+    def _changes_for_server(self, changes: list[dict[str, Any]], new_text: str) -> list[Any]:
+        sync = self.capabilities.get("textDocumentSync")
+        kind = sync.get("change", 1) if isinstance(sync, dict) else sync
+        if kind == 2:
+            return changes
+        return [{"text": new_text}]
+
+    # -- messages from the server ---------------------------------------------------------------
+
+    def _on_request(self, msg: Message) -> None:
+        conn = self._conn
+        method = msg["method"]
+        msg_id = msg["id"]
+
+        def reply(value: Any) -> None:
+            if conn is None or conn.closed:
+                return
+            if isinstance(value, Exception) and hasattr(value, "to_response_error"):
+                conn.respond_error(msg_id, value)  # type: ignore[arg-type]
+            else:
+                conn.respond(msg_id, value)
+
+        if self._stopping or self.state == "stopping":
+            reply(None)  # after shutdown, server→client requests get null (as helix does)
+            return
+        params = msg.get("params") or {}
+        if method == "workspace/configuration":
+            reply([configuration_item(self.config.settings, it) for it in params.get("items", [])])
+        elif method == "workspace/workspaceFolders":
+            reply([{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}])
+        elif method == "client/registerCapability":
+            for reg in params.get("registrations", []):
+                self.registrations[reg["id"]] = (reg["method"], reg.get("registerOptions"))
+            self.registered = {m for m, _ in self.registrations.values()}
+            reply(None)
+            self.host.server_request(self, msg, lambda _v: None)
+        elif method == "client/unregisterCapability":
+            for unreg in params.get("unregisterations", params.get("unregistrations", [])):
+                self.registrations.pop(unreg.get("id"), None)
+            self.registered = {m for m, _ in self.registrations.values()}
+            reply(None)
+            self.host.server_request(self, msg, lambda _v: None)
+        else:
+            self.host.server_request(self, msg, reply)
+
+    def _on_notification(self, msg: Message) -> None:
+        self.host.server_notification(self, msg)
+
+
+def configuration_item(settings: Mapping[str, Any], item: Mapping[str, Any]) -> Any:
+    """Answer one `workspace/configuration` item from a server's settings: the dotted
+    `section` looked up in the settings tree; the whole tree without a section."""
+    section = item.get("section")
+    if not section:
+        return dict(settings)
+    node: Any = settings
+    for part in str(section).split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _settle(fut: asyncio.Future[bool], value: bool) -> None:
+    if not fut.done():
+        fut.set_result(value)
+
+
+def _log_task_error(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background task failed", exc_info=task.exception())
+
+
+def _pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+def _version() -> str:
+    from lspmux import __version__
+
+    return __version__

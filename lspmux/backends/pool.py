@@ -1,0 +1,156 @@
+"""Backend instances keyed by (server definition, canonical workspace root), and the fan-out of
+what backends say to the sessions concerned.
+
+In `lspmux proxy` the pool is private to one session; in the daemon every session shares it.
+Either way a backend is created once per (server, realpath(root)), started on first use, and
+its notifications reach only the sessions attached to it: diagnostics to those holding the
+document, progress to the session that owns the token, prompts and edits to the most recently
+active session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from lspmux.backends.backend import Backend
+from lspmux.config.model import ServerConfig
+from lspmux.wire.messages import Message
+
+log = logging.getLogger("lspmux.pool")
+
+
+class PoolSession(Protocol):
+    """What the pool needs of a session."""
+
+    client_id: str
+    last_active: float
+
+    def backend_notification(self, backend: Backend, msg: Message) -> None: ...
+
+    def backend_request(
+        self, backend: Backend, msg: Message, reply: Callable[[Any], None]
+    ) -> None: ...
+
+    def backend_event(self, backend: Backend, event: str, detail: str) -> None: ...
+
+
+class Pool:
+    def __init__(
+        self, *, shared: bool = False, client_capabilities: Mapping[str, Any] | None = None
+    ) -> None:
+        self.shared = shared
+        self.client_capabilities = client_capabilities
+        self.backends: dict[tuple[str, str], Backend] = {}
+        self.sessions: dict[Backend, set[PoolSession]] = {}
+        self.created_at = time.monotonic()
+
+    def get(
+        self, server: ServerConfig, root: Path, argv: list[str] | None = None
+    ) -> Backend | None:
+        """The backend for (server, root), created (not started) when needed; None when the
+        server's executable cannot be found."""
+        canonical = Path(os.path.realpath(root))
+        key = (server.name, str(canonical))
+        backend = self.backends.get(key)
+        if backend is not None:
+            return backend
+        argv = argv or server.resolve_command(canonical)
+        if argv is None:
+            return None
+        backend = Backend(
+            server,
+            canonical,
+            argv,
+            host=self,
+            client_capabilities=self.client_capabilities,
+        )
+        self.backends[key] = backend
+        self.sessions[backend] = set()
+        return backend
+
+    def attach(self, backend: Backend, session: PoolSession) -> None:
+        self.sessions.setdefault(backend, set()).add(session)
+
+    def detach(self, session: PoolSession) -> list[Backend]:
+        """Forget `session` everywhere; the backends it leaves without any session."""
+        orphaned = []
+        for backend, sessions in self.sessions.items():
+            if session in sessions:
+                sessions.discard(session)
+                if not sessions:
+                    orphaned.append(backend)
+        return orphaned
+
+    def sessions_of(self, backend: Backend) -> set[PoolSession]:
+        return self.sessions.get(backend, set())
+
+    async def stop_all(self) -> None:
+        backends = list(self.backends.values())
+        await asyncio.gather(
+            *(b.stop("lspmux is exiting") for b in backends), return_exceptions=True
+        )
+
+    def kill_all(self) -> None:
+        for backend in self.backends.values():
+            backend.kill_now()
+
+    # -- BackendHost ------------------------------------------------------------------------------
+
+    def server_notification(self, backend: Backend, msg: Message) -> None:
+        for session in tuple(self.sessions_of(backend)):
+            session.backend_notification(backend, msg)
+
+    def server_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
+        sessions = self.sessions_of(backend)
+        method = msg["method"]
+        if method in ("client/registerCapability", "client/unregisterCapability"):
+            for session in tuple(sessions):  # every session sees registrations (already answered)
+                session.backend_request(backend, msg, reply)
+            return
+        if not sessions:
+            log.info("%s: %s with no client attached; answering null", backend.label, method)
+            reply(None)
+            return
+        target = max(sessions, key=lambda s: s.last_active)
+        target.backend_request(backend, msg, reply)
+
+    def backend_event(self, backend: Backend, event: str, detail: str) -> None:
+        for session in tuple(self.sessions_of(backend)):
+            session.backend_event(backend, event, detail)
+
+    # -- status -------------------------------------------------------------------------------------
+
+    def describe(self) -> list[dict[str, Any]]:
+        """One row per instance, for `lspmux status`."""
+        rows = []
+        now = time.monotonic()
+        for backend in self.backends.values():
+            rss = None
+            pid = backend.pid
+            if pid is not None:
+                try:
+                    import psutil
+
+                    rss = psutil.Process(pid).memory_info().rss
+                except Exception:
+                    rss = None
+            rows.append(
+                {
+                    "server": backend.name,
+                    "root": str(backend.root),
+                    "pid": pid,
+                    "state": backend.state,
+                    "clients": sorted(s.client_id for s in self.sessions_of(backend)),
+                    "open_documents": len(backend.documents),
+                    "rss": rss,
+                    "uptime": (now - backend.started_at) if backend.started_at else None,
+                    "restarts": backend.restarts,
+                }
+            )
+        return rows

@@ -1,0 +1,1 @@
+"""Configuration: the typed model (`model`) and TOML loading and merging (`loader`)."""

@@ -1,0 +1,242 @@
+"""The typed configuration: servers, linters and global options, as lspmux uses them.
+
+Loading, merging and validating TOML lives in `lspmux.config.loader`; this module only holds the
+frozen model and the pure questions asked of it (does a file match, where is its root, may this
+feature run). Nothing here reads a config file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+Role = Literal["server", "linter"]
+
+#: Folders, relative to a workspace root, searched for a server's executable after PATH.
+PROJECT_BIN_DIRS: tuple[str, ...] = ("node_modules/.bin", ".venv/bin", "venv/bin", "bin")
+
+#: Output parsers a `LinterConfig.format` may name: the built-in ones and the two generic ones.
+#: `lspmux.diagnostics.linters` must handle every one of them.
+LINTER_FORMATS: tuple[str, ...] = ("biome", "swiftlint", "json", "regex")
+
+#: Keys of `LinterConfig.json` (format = "json"). Every one but `severity_map` is a dotted path:
+#: `items` from the top of the tool's output to the list of findings ("" when the output is that
+#: list), the others from one finding to its field.
+JSON_MAPPING_KEYS: tuple[str, ...] = (
+    "items",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "severity",
+    "message",
+    "code",
+    "severity_map",
+)
+
+#: Named groups a `LinterConfig.regex` may use (`line` and `message` are required).
+REGEX_GROUPS: tuple[str, ...] = (
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "severity",
+    "code",
+    "message",
+)
+
+#: Diagnostic severities, by their LSP names: the values of `json.severity_map`.
+SEVERITIES: tuple[str, ...] = ("error", "warning", "information", "hint")
+
+#: Placeholders a linter's argv may hold: the file linted (the temporary copy when input =
+#: "file"), the workspace root, and the original file's basename.
+COMMAND_PLACEHOLDERS: tuple[str, ...] = ("${file}", "${root}", "${filename}")
+
+#: When a linter may run (`LinterConfig.run_on`).
+RUN_ON: tuple[str, ...] = ("open", "save", "change")
+
+
+def _tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value or ())
+
+
+@attrs.frozen
+class ServerConfig:
+    """One language server (role "server") or an LSP-speaking linter (role "linter")."""
+
+    name: str
+    command: tuple[str, ...] = attrs.field(converter=_tuple)
+    file_types: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    language_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    root_markers: tuple[str, ...] = attrs.field(default=(".git",), converter=_tuple)
+    role: Role = "server"
+    settings: Mapping[str, Any] = attrs.field(factory=dict)
+    initialization_options: Mapping[str, Any] | None = None
+    only_features: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    except_features: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    disabled: bool = False
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    #: Seconds a request may take before the client gets an error and the server a cancel.
+    request_timeout: float = 30.0
+    #: Seconds without use after which the server is shut down (started again on demand).
+    #: None: never.
+    idle_timeout: float | None = None
+
+    def feature_enabled(self, feature: str) -> bool:
+        """Whether `only_features` / `except_features` let this server serve `feature`."""
+        if feature == "sync":
+            return True
+        if (
+            self.role == "linter"
+            and feature not in ("diagnostics", "codeAction")
+            and not self.only_features
+        ):
+            return False
+        if self.only_features and feature not in self.only_features:
+            return False
+        return feature not in self.except_features
+
+    def matches(self, path: str, language_id: str | None = None) -> bool:
+        return matches_file(self.file_types, self.language_ids, path, language_id)
+
+    def find_root(self, path: str | Path) -> Path:
+        return find_root(self.root_markers, path)
+
+    def resolve_command(self, root: str | Path | None = None) -> list[str] | None:
+        return resolve_command(self.command, root)
+
+
+@attrs.frozen
+class LinterConfig:
+    """A command-line linter whose output lspmux parses into diagnostics."""
+
+    name: str
+    command: tuple[str, ...] = attrs.field(converter=_tuple)
+    file_types: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    language_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    root_markers: tuple[str, ...] = attrs.field(default=(".git",), converter=_tuple)
+    #: A built-in parser ("biome", "swiftlint") or a generic one ("json", "regex").
+    format: str = "json"
+    #: How the buffer reaches the tool: "stdin", or "file" (a temporary file beside the original).
+    input: Literal["stdin", "file"] = "file"
+    #: For format = "json": where the list is and which fields to read (see docs/configuration.md).
+    json: Mapping[str, Any] = attrs.field(factory=dict)
+    #: For format = "regex": a pattern with named groups (line, column, end_line, end_column,
+    #: severity, code, message).
+    regex: str | None = None
+    #: Whether line/column numbers in the tool's output start at 1 (True) or 0.
+    one_based: bool = True
+    #: Exit codes that mean "ran fine" (findings or not); others are failures unless they printed
+    #: parseable output.
+    ok_exit_codes: tuple[int, ...] = attrs.field(default=(0, 1), converter=_tuple)
+    #: Seconds before a run is killed.
+    timeout: float = 30.0
+    #: Seconds to wait after a change before linting (a newer change restarts the wait).
+    debounce: float = 0.3
+    #: When to run: any of "open", "save", "change".
+    run_on: tuple[str, ...] = attrs.field(default=("open", "save", "change"), converter=_tuple)
+    #: Diagnostic `source` (defaults to the linter's name).
+    source: str | None = None
+    #: Extra options of a built-in parser (e.g. biome's {"format_diagnostic": false}).
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+    disabled: bool = False
+    env: Mapping[str, str] = attrs.field(factory=dict)
+
+    def matches(self, path: str, language_id: str | None = None) -> bool:
+        return matches_file(self.file_types, self.language_ids, path, language_id)
+
+    def find_root(self, path: str | Path) -> Path:
+        return find_root(self.root_markers, path)
+
+    def resolve_command(self, root: str | Path | None = None) -> list[str] | None:
+        return resolve_command(self.command, root)
+
+
+@attrs.frozen
+class Config:
+    """The effective configuration: defaults, user and project files merged, in that order."""
+
+    servers: Mapping[str, ServerConfig] = attrs.field(factory=dict)
+    linters: Mapping[str, LinterConfig] = attrs.field(factory=dict)
+    #: Default request timeout (seconds) for servers that do not set one.
+    request_timeout: float = 30.0
+    #: Default idle timeout (seconds) for servers that do not set one; None: never.
+    idle_timeout: float | None = None
+    #: Where each effective value came from: dotted key → file path or "defaults".
+    origins: Mapping[str, str] = attrs.field(factory=dict)
+    #: Files that were read, in merge order.
+    files: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+    def servers_for(self, path: str, language_id: str | None = None) -> list[ServerConfig]:
+        """Enabled servers whose file types match, in configuration order."""
+        return [s for s in self.servers.values() if not s.disabled and s.matches(path, language_id)]
+
+    def linters_for(self, path: str, language_id: str | None = None) -> list[LinterConfig]:
+        return [
+            lt for lt in self.linters.values() if not lt.disabled and lt.matches(path, language_id)
+        ]
+
+
+# -- pure helpers ---------------------------------------------------------------------------
+
+
+def matches_file(
+    file_types: tuple[str, ...], language_ids: tuple[str, ...], path: str, language_id: str | None
+) -> bool:
+    """True when `path` ends in one of the extensions or is one of the basenames in
+    `file_types`, or when `language_id` is one of `language_ids`."""
+    if language_id is not None and language_id in language_ids:
+        return True
+    base = path.rsplit("/", 1)[-1]
+    for ft in file_types:
+        if ft.startswith("."):
+            if base.endswith(ft) and len(base) > len(ft):
+                return True
+        elif base == ft:
+            return True
+    return False
+
+
+def find_root(markers: tuple[str, ...], path: str | Path) -> Path:
+    """The nearest ancestor of `path` holding one of `markers`; the file's folder if none.
+
+    A marker is a file or folder name, or a glob pattern matched against names in the folder
+    (`*.csproj`, `*.cabal`), for projects whose marker file is named after the project.
+    """
+    p = Path(path)
+    start = p if p.is_dir() else p.parent
+    for folder in (start, *start.parents):
+        for marker in markers:
+            if _has_marker(folder, marker):
+                return folder
+    return start
+
+
+def _has_marker(folder: Path, marker: str) -> bool:
+    if any(c in marker for c in "*?["):
+        return next(iter(folder.glob(marker)), None) is not None
+    return (folder / marker).exists()
+
+
+def resolve_command(command: tuple[str, ...], root: str | Path | None = None) -> list[str] | None:
+    """The argv with its executable resolved (PATH, then project-local bins), or None."""
+    if not command:
+        return None
+    exe = command[0]
+    if os.sep in exe:
+        return list(command) if os.access(exe, os.X_OK) else None
+    found = shutil.which(exe)
+    if found is None and root is not None:
+        for folder in PROJECT_BIN_DIRS:
+            candidate = Path(root) / folder / exe
+            if os.access(candidate, os.X_OK):
+                found = str(candidate)
+                break
+    if found is None:
+        return None
+    return [found, *command[1:]]

@@ -1,0 +1,100 @@
+"""Pulling diagnostics (`textDocument/diagnostic`, LSP 3.17) from backends that offer it.
+
+A server that advertises `diagnosticProvider` (statically, like ruff, or by registration) may
+never push. lspmux asks it after every open, change (debounced) and save, and whenever the
+server sends `workspace/diagnostic/refresh`; the report becomes that server's slice in the
+session's diagnostics store, exactly like a push. `resultId`s are kept per (server, document) so
+an unchanged report costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+
+if TYPE_CHECKING:
+    from lspmux.backends.backend import Backend
+    from lspmux.session.session import Session
+
+log = logging.getLogger("lspmux.diagnostics")
+
+#: Seconds to wait after a change before pulling (a newer change restarts the wait).
+DEBOUNCE = 0.15
+
+
+def offers_pull(backend: Backend) -> bool:
+    return bool(backend.capabilities.get("diagnosticProvider")) or (
+        t.TEXT_DOCUMENT_DIAGNOSTIC in backend.registered
+    )
+
+
+class Puller:
+    """Per session: schedules pulls per (backend, uri) and stores the reports."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._result_ids: dict[tuple[int, str], str] = {}
+        self._timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
+
+    def schedule(self, backend: Backend, uri: str, *, delay: float = 0.0) -> None:
+        if backend.state != "running" or not offers_pull(backend):
+            return
+        if not backend.config.feature_enabled("diagnostics"):
+            return
+        key = (id(backend), uri)
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._timers[key] = loop.call_later(delay, self._pull, backend, uri)
+
+    def schedule_all(self, backend: Backend) -> None:
+        for doc in self.session.documents:
+            if doc.uri in backend.documents:
+                self.schedule(backend, doc.uri)
+
+    def forget(self, uri: str) -> None:
+        for key in [k for k in self._timers if k[1] == uri]:
+            self._timers.pop(key).cancel()
+        for key in [k for k in self._result_ids if k[1] == uri]:
+            del self._result_ids[key]
+
+    def _pull(self, backend: Backend, uri: str) -> None:
+        key = (id(backend), uri)
+        self._timers.pop(key, None)
+        doc = self.session.documents.get(uri)
+        if doc is None:
+            return
+        version = doc.version
+        params: dict[str, Any] = {"textDocument": {"uri": uri}}
+        provider = backend.capabilities.get("diagnosticProvider")
+        if isinstance(provider, dict) and provider.get("identifier"):
+            params["identifier"] = provider["identifier"]
+        previous = self._result_ids.get(key)
+        if previous is not None:
+            params["previousResultId"] = previous
+
+        def done(resp: dict[str, Any]) -> None:
+            if "error" in resp:
+                err = resp["error"] or {}
+                if err.get("code") == -32802 and (err.get("data") or {}).get("retriggerRequest"):
+                    self.schedule(backend, uri, delay=DEBOUNCE)
+                else:
+                    log.info("%s: diagnostic pull for %s failed: %s", backend.label, uri, err)
+                return
+            report = resp.get("result") or {}
+            current = self.session.documents.get(uri)
+            if current is None or current.version != version:
+                return  # the text changed meanwhile; a newer pull is on its way
+            if report.get("resultId"):
+                self._result_ids[key] = report["resultId"]
+            if report.get("kind") == "unchanged":
+                return
+            items = report.get("items") or []
+            if self.session.store.update(uri, backend.name, items, version):
+                self.session.publish(uri)
+
+        backend.request(t.TEXT_DOCUMENT_DIAGNOSTIC, params, done)

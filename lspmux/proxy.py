@@ -1,0 +1,57 @@
+"""`lspmux proxy`: one client on stdin/stdout, a private pool of backends.
+
+Owns the process-level lifecycle: connects the Session to the stdio pipes, stops every backend
+when the client exits, disconnects or the process is asked to terminate, so that no server
+outlives the proxy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from lspmux.backends.pool import Pool
+from lspmux.config.model import Config
+from lspmux.session.session import ConfigLoader, Session
+
+log = logging.getLogger("lspmux.proxy")
+
+
+async def run_proxy(load_config: ConfigLoader) -> int:
+    loop = asyncio.get_running_loop()
+    pool = Pool(shared=False)
+    done: asyncio.Future[int] = loop.create_future()
+
+    async def on_shutdown(_session: Session) -> None:
+        await pool.stop_all()
+
+    def on_exit(_session: Session, code: int) -> None:
+        if not done.done():
+            done.set_result(code)
+
+    session = Session(
+        pool, load_config, client_id="stdio", on_shutdown=on_shutdown, on_exit=on_exit
+    )
+    conn = session.connection("client", duplex=False)
+    # The writer first: a message read before it exists would be answered into the void.
+    writer, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+    conn.attach_writer(writer)  # type: ignore[arg-type]
+    await loop.connect_read_pipe(lambda: conn, sys.stdin.buffer)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(sig, lambda s=sig: on_exit(session, 128 + s))
+    try:
+        code = await done
+    finally:
+        await pool.stop_all()
+    log.info("proxy exiting with code %d", code)
+    return code
+
+
+def static_loader(config: Config) -> ConfigLoader:
+    def load(_root: Path | None) -> Config:
+        return config
+
+    return load

@@ -1,0 +1,288 @@
+"""Forwarding one client request to its backends and answering it exactly once.
+
+The policies of `lspmux.routing.table`: FIRST tries eligible backends in configuration order
+until one answers with something (an error or a null moves on to the next); MERGE asks every
+eligible backend and merges what came back (a failing backend contributes nothing); ORIGIN sends
+resolve/execute requests back to the backend that produced the item or advertised the command.
+A single-target answer that needs no rewriting is relayed as raw bytes with only its id changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+
+from lspmux.errors import JsonRpcError, MethodNotFound, RequestFailed
+from lspmux.routing import merge
+from lspmux.routing.table import Policy, Route
+from lspmux.wire.messages import Message, error, rewrite_response_id
+
+if TYPE_CHECKING:
+    from lspmux.backends.backend import Backend
+    from lspmux.session.session import Session
+
+log = logging.getLogger("lspmux.session")
+
+#: Methods whose items later come back for resolve/execute: the family remembers the origin of
+#: a raw-relayed (untagged) answer.
+RESOLVE_FAMILY: dict[str, str] = {
+    t.TEXT_DOCUMENT_COMPLETION: t.COMPLETION_ITEM_RESOLVE,
+    t.TEXT_DOCUMENT_CODE_ACTION: t.CODE_ACTION_RESOLVE,
+    t.TEXT_DOCUMENT_CODE_LENS: t.CODE_LENS_RESOLVE,
+    t.TEXT_DOCUMENT_DOCUMENT_LINK: t.DOCUMENT_LINK_RESOLVE,
+    t.TEXT_DOCUMENT_INLAY_HINT: t.INLAY_HINT_RESOLVE,
+    t.WORKSPACE_SYMBOL: t.WORKSPACE_SYMBOL_RESOLVE,
+    t.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY: t.CALL_HIERARCHY_INCOMING_CALLS,
+    t.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY: t.TYPE_HIERARCHY_SUPERTYPES,
+}
+_FAMILY_ALIASES = {
+    t.CALL_HIERARCHY_OUTGOING_CALLS: t.CALL_HIERARCHY_INCOMING_CALLS,
+    t.TYPE_HIERARCHY_SUBTYPES: t.TYPE_HIERARCHY_SUPERTYPES,
+}
+
+
+class Exchange:
+    """One client request in flight: its targets (for cancellation) and its single answer."""
+
+    __slots__ = ("answered", "client_id", "method", "params", "session", "targets")
+
+    def __init__(self, session: Session, msg: Message) -> None:
+        self.session = session
+        self.client_id = msg["id"]
+        self.method: str = msg["method"]
+        self.params: Any = msg.get("params")
+        self.targets: list[tuple[Backend, int]] = []
+        self.answered = False
+
+    def sent(self, backend: Backend, backend_id: int | None) -> None:
+        if backend_id is not None:
+            self.targets.append((backend, backend_id))
+
+    def reply(self, value: Any) -> None:
+        if self._finish():
+            self.session.conn_send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
+
+    def reply_error(self, err: JsonRpcError | dict[str, Any]) -> None:
+        if self._finish():
+            self.session.conn_send(error(self.client_id, err))
+
+    def reply_raw(self, body: bytes, offset: int) -> None:
+        if self._finish():
+            self.session.conn_send_raw(rewrite_response_id(body, offset, self.client_id))
+
+    def _finish(self) -> bool:
+        if self.answered:
+            return False
+        self.answered = True
+        self.session.inflight.pop(self.client_id, None)
+        return True
+
+    def cancel(self) -> None:
+        for backend, backend_id in self.targets:
+            backend.cancel(backend_id)
+
+
+def dispatch(session: Session, msg: Message, route: Route | None, backends: list[Backend]) -> None:
+    """Route a request to `backends` (already running) by its route's policy."""
+    ex = Exchange(session, msg)
+    session.inflight[ex.client_id] = ex
+    method = ex.method
+    if route is None:
+        _first(ex, backends, allow_null_fallthrough=False)
+        return
+    if route.policy is Policy.ORIGIN:
+        _origin(ex, route, backends)
+        return
+    eligible = [b for b in backends if b.supports(method, route)]
+    if not eligible:
+        ex.reply_error(_nobody(method, backends))
+        return
+    if route.policy is Policy.FIRST:
+        family = RESOLVE_FAMILY.get(method)
+        if family is not None:
+            ex_family = family
+
+            def remember(backend: Backend) -> None:
+                session.last_origin[ex_family] = session.origin_of(backend)
+
+            _first(ex, eligible, on_answer=remember)
+        else:
+            _first(ex, eligible)
+        return
+    if route.policy is Policy.MERGE:
+        if len(eligible) == 1:
+            family = RESOLVE_FAMILY.get(method)
+            if family is not None:
+                session.last_origin[family] = session.origin_of(eligible[0])
+            _first(ex, eligible, allow_null_fallthrough=False)
+            return
+        _merge(ex, eligible)
+        return
+    ex.reply_error(MethodNotFound(f"lspmux cannot route {method} (policy {route.policy.value})"))
+
+
+def _nobody(method: str, backends: list[Backend]) -> JsonRpcError:
+    if not backends:
+        return RequestFailed(
+            f"no language server is configured and installed for this file ({method}); "
+            "see `lspmux config` for the servers lspmux found"
+        )
+    names = ", ".join(b.name for b in backends)
+    return MethodNotFound(f"none of this file's servers ({names}) offers {method}")
+
+
+def _first(
+    ex: Exchange,
+    candidates: list[Backend],
+    *,
+    allow_null_fallthrough: bool = True,
+    on_answer: Callable[[Backend], None] | None = None,
+) -> None:
+    """Ask candidates in order; the first non-error (and, unless disallowed, non-null) answer
+    wins. Raw relay when possible."""
+    last_error: list[dict[str, Any]] = []
+
+    def attempt(i: int) -> None:
+        if ex.answered:
+            return
+        if i >= len(candidates):
+            if last_error:
+                ex.reply_error(last_error[-1])
+            else:
+                ex.reply(None)
+            return
+        backend = candidates[i]
+        more = i + 1 < len(candidates)
+
+        def on_raw(body: bytes, offset: int) -> None:
+            if body.startswith(b'"error"', offset) or (
+                more and allow_null_fallthrough and body.startswith(b'"result":null', offset)
+            ):
+                on_msg(ex.session.decode_body(body))
+                return
+            if on_answer is not None:
+                on_answer(backend)
+            ex.reply_raw(body, offset)
+
+        def on_msg(resp: Message) -> None:
+            if "error" in resp:
+                err = dict(resp["error"] or {})
+                if err.get("code") == -32800:  # cancelled: pass through as is
+                    ex.reply_error(err)
+                    return
+                err["message"] = f"{backend.name}: {err.get('message', 'error')}"
+                last_error.append(err)
+                log.info("%s: %s failed: %s", backend.label, ex.method, err["message"])
+                attempt(i + 1)
+                return
+            value = resp.get("result")
+            if value is None and more and allow_null_fallthrough:
+                attempt(i + 1)
+                return
+            if on_answer is not None:
+                on_answer(backend)
+            ex.reply(value)
+
+        ex.sent(backend, backend.request(ex.method, ex.params, on_msg, raw=on_raw))
+
+    attempt(0)
+
+
+def _merge(ex: Exchange, eligible: list[Backend]) -> None:
+    results: list[tuple[int, Any]] = []
+    errors: list[dict[str, Any]] = []
+    remaining = [len(eligible)]
+    merger = merge.MERGERS.get(ex.method, merge.concat)
+    session = ex.session
+
+    def collect(backend: Backend) -> Callable[[Message], None]:
+        def on_msg(resp: Message) -> None:
+            if "error" in resp:
+                err = resp["error"] or {}
+                errors.append({**err, "message": f"{backend.name}: {err.get('message')}"})
+                log.info("%s: %s failed: %s", backend.label, ex.method, err.get("message"))
+            else:
+                results.append((session.origin_of(backend), resp.get("result")))
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                if not results and errors:
+                    ex.reply_error(errors[0])
+                    return
+                order = {session.origin_of(b): n for n, b in enumerate(eligible)}
+                results.sort(key=lambda r: order.get(r[0], 0))
+                try:
+                    ex.reply(merger(results))
+                except Exception as exc:  # a malformed answer must not lose the request
+                    log.exception("merging %s failed", ex.method)
+                    ex.reply_error(RequestFailed(f"lspmux could not merge {ex.method}: {exc}"))
+
+        return on_msg
+
+    for backend in eligible:
+        ex.sent(backend, backend.request(ex.method, ex.params, collect(backend)))
+
+
+def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
+    """resolve/execute: back to where the item came from."""
+    session = ex.session
+    params = ex.params if isinstance(ex.params, dict) else {}
+    target: Backend | None = None
+    send_params: Any = ex.params
+    retag: int | None = None
+    if ex.method == t.WORKSPACE_EXECUTE_COMMAND:
+        command = params.get("command")
+        for backend in backends:
+            provider = backend.capabilities.get("executeCommandProvider") or {}
+            if command in (provider.get("commands") or []) or any(
+                m == t.WORKSPACE_EXECUTE_COMMAND and command in ((o or {}).get("commands") or [])
+                for m, o in backend.registrations.values()
+            ):
+                target = backend
+                break
+        if target is None:
+            origin = session.last_origin.get(t.CODE_ACTION_RESOLVE)
+            target = session.backend_by_origin(origin)
+    else:
+        origin, original = merge.untag(params)
+        if origin is not None:
+            target = session.backend_by_origin(origin)
+            send_params, retag = original, origin
+        else:
+            family = _FAMILY_ALIASES.get(ex.method, ex.method)
+            target = session.backend_by_origin(session.last_origin.get(family))
+    if target is None:
+        ex.reply_error(
+            RequestFailed(
+                f"lspmux does not know which server produced this item ({ex.method}); "
+                "request it again (completion, code action…) before resolving it"
+            )
+        )
+        return
+
+    def on_msg(resp: Message) -> None:
+        if "error" in resp:
+            err = dict(resp["error"] or {})
+            err["message"] = f"{target.name}: {err.get('message', 'error')}"
+            ex.reply_error(err)
+            return
+        value = resp.get("result")
+        if retag is not None and isinstance(value, dict):
+            value = merge.tag(value, retag)
+        ex.reply(value)
+
+    if retag is None:
+        ex.sent(target, target.request(ex.method, send_params, on_msg, raw=ex.reply_raw))
+    else:
+        ex.sent(target, target.request(ex.method, send_params, on_msg))
+
+
+async def ensure_running(backends: list[Backend]) -> list[Backend]:
+    """Start what is not running; the backends that are up."""
+    if all(b.state == "running" for b in backends):
+        return backends
+    ok = await asyncio.gather(*(b.ensure_running() for b in backends))
+    return [b for b, up in zip(backends, ok, strict=True) if up]

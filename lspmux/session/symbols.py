@@ -1,0 +1,53 @@
+"""`textDocument/documentSymbol` for lspmux's own use (Locate), cached per document version.
+
+Asks the file's eligible backends in configuration order and keeps the first non-empty answer;
+an unchanged document is asked once.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+
+from lspmux.routing.table import ROUTES
+from lspmux.session import forward
+
+if TYPE_CHECKING:
+    from lspmux.session.session import Session
+
+log = logging.getLogger("lspmux.session")
+
+_ROUTE = ROUTES[t.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
+
+
+async def document_symbols(
+    session: Session, uri: str, text: str, version: int | None
+) -> list[Any] | None:
+    cache: dict[str, tuple[Any, list[Any] | None]] = session.__dict__.setdefault(
+        "_symbol_cache", {}
+    )
+    key = (version, hash(text)) if version is None else (version, None)
+    hit = cache.get(uri)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    backends = await forward.ensure_running(session.backends_for(uri))
+    result: list[Any] | None = None
+    for backend in backends:
+        if not backend.supports(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):
+            continue
+        try:
+            answer = await backend.call(
+                t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, {"textDocument": {"uri": uri}}
+            )
+        except Exception as exc:
+            log.info("%s: documentSymbol failed: %s", backend.label, exc)
+            continue
+        if answer:
+            result = answer
+            break
+        if result is None:
+            result = answer
+    cache[uri] = (key, result)
+    return result

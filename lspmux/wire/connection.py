@@ -1,0 +1,280 @@
+"""One JSON-RPC peer over a byte stream: framing, dispatch, and the table of pending requests.
+
+`Connection` is an asyncio Protocol, so it sits directly on a pipe, a socket or a subprocess's
+stdout. Incoming requests and notifications go to the owner's handlers; responses complete the
+matching pending request. Every request sent through `request()` gets exactly one completion:
+the peer's response, a timeout error, or — when the stream closes — an error that names the
+peer. A response can be relayed without parsing it (`raw` callbacks); bad input is answered with
+a JSON-RPC error and the connection lives on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
+from lspmux.wire.framing import FrameError, FrameParser, frame
+from lspmux.wire.messages import (
+    Message,
+    decode,
+    error,
+    invalid_reason,
+    is_error_reply,
+    notification,
+    request,
+    sniff_response,
+)
+
+log = logging.getLogger("lspmux.wire")
+
+ResponseCallback = Callable[[Message], None]
+RawCallback = Callable[[bytes, int], None]
+
+
+class _Pending:
+    __slots__ = ("callback", "method", "raw", "timer")
+
+    def __init__(
+        self,
+        method: str,
+        callback: ResponseCallback,
+        raw: RawCallback | None,
+        timer: asyncio.TimerHandle | None,
+    ) -> None:
+        self.method = method
+        self.callback = callback
+        self.raw = raw
+        self.timer = timer
+
+
+class Connection(asyncio.Protocol):
+    """A framed JSON-RPC connection. `name` appears in every log line and error message."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        on_request: Callable[[Message], None],
+        on_notification: Callable[[Message], None],
+        on_close: Callable[[BaseException | None], None] | None = None,
+        reply_errors: bool = True,
+        max_write_buffer: int | None = None,
+        duplex: bool = True,
+    ) -> None:
+        self.name = name
+        self.duplex = duplex  # False: reads from one pipe, writes to another (attach_writer)
+        self.on_request = on_request
+        self.on_notification = on_notification
+        self.on_close = on_close
+        self.reply_errors = reply_errors
+        self.max_write_buffer = max_write_buffer
+        self._parser = FrameParser()
+        self._reader: asyncio.BaseTransport | None = None
+        self._writer: asyncio.WriteTransport | None = None
+        self._pending: dict[int, _Pending] = {}
+        self._next_id = 1
+        self._closed = False
+        self._debug = log.isEnabledFor(logging.DEBUG)
+
+    # -- transport plumbing ---------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._reader = transport
+        if self._writer is None and self.duplex:
+            self._writer = transport  # type: ignore[assignment]
+
+    def attach_writer(self, transport: asyncio.WriteTransport) -> None:
+        self._writer = transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.close(exc)
+
+    def eof_received(self) -> bool | None:
+        self.close(None)
+        return None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self, exc: BaseException | None = None) -> None:
+        """Close both directions; every pending request fails at once, naming this peer."""
+        if self._closed:
+            return
+        self._closed = True
+        self.fail_all(f"{self.name} closed the connection")
+        for t in (self._writer, self._reader):
+            if t is not None and not t.is_closing():
+                t.close()
+        if self.on_close is not None:
+            self.on_close(exc)
+
+    # -- incoming -------------------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        for item in self._parser.feed(data):
+            if isinstance(item, FrameError):
+                log.warning("%s: bad frame: %s", self.name, item.detail)
+                continue
+            self._dispatch_body(item)
+
+    def _dispatch_body(self, body: bytes) -> None:
+        sniffed = sniff_response(body)
+        if sniffed is not None:
+            pending = self._pending.get(sniffed[0])
+            if pending is not None and pending.raw is not None:
+                del self._pending[sniffed[0]]
+                if pending.timer is not None:
+                    pending.timer.cancel()
+                if self._debug:
+                    log.debug("%s → raw response %d (%d bytes)", self.name, sniffed[0], len(body))
+                pending.raw(body, sniffed[1])
+                return
+        msg = decode(body)
+        if is_error_reply(msg):
+            log.warning("%s: %s", self.name, msg["error"]["message"])
+            if self.reply_errors:
+                self.send(msg)
+            return
+        if self._debug:
+            log.debug("%s → %s", self.name, body[:500])
+        reason = invalid_reason(msg)
+        if reason is not None:
+            log.warning("%s: invalid message: %s", self.name, reason)
+            msg_id = msg.get("id")
+            if self.reply_errors and (msg_id is None or isinstance(msg_id, int | str)):
+                self.send(error(msg_id, InvalidRequest(f"invalid JSON-RPC message: {reason}")))
+            return
+        if "method" in msg:
+            if "id" in msg:
+                self.on_request(msg)
+            else:
+                self.on_notification(msg)
+            return
+        self._complete(msg)
+
+    def _complete(self, msg: Message) -> None:
+        msg_id = msg.get("id")
+        pending = self._pending.pop(msg_id, None) if isinstance(msg_id, int) else None
+        if pending is None:
+            log.debug("%s: response to unknown request %r", self.name, msg_id)
+            return
+        if pending.timer is not None:
+            pending.timer.cancel()
+        pending.callback(msg)
+
+    # -- outgoing -------------------------------------------------------------------------------
+
+    def send(self, msg: Message) -> None:
+        self.send_raw(orjson.dumps(msg))
+
+    def send_raw(self, body: bytes) -> None:
+        w = self._writer
+        if w is None or w.is_closing():
+            if self._debug:
+                log.debug("%s: dropped a message, the stream is closed", self.name)
+            return
+        if self._debug:
+            log.debug("%s ← %s", self.name, body[:500])
+        w.write(frame(body))
+        if self.max_write_buffer is not None and w.get_write_buffer_size() > self.max_write_buffer:
+            log.warning(
+                "%s: peer is not reading (%d bytes queued); disconnecting it",
+                self.name,
+                w.get_write_buffer_size(),
+            )
+            self.close(None)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self.send(notification(method, params))
+
+    def respond(self, msg_id: int | str | None, value: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": msg_id, "result": value})
+
+    def respond_error(self, msg_id: int | str | None, err: JsonRpcError | dict[str, Any]) -> None:
+        self.send(error(msg_id, err))
+
+    def request(
+        self,
+        method: str,
+        params: Any,
+        callback: ResponseCallback,
+        *,
+        timeout: float | None = None,
+        raw: RawCallback | None = None,
+    ) -> int:
+        """Send a request; `callback` gets the response dict (with "result" or "error") exactly
+        once. With `raw`, a response that can be sniffed is given as bytes instead. Returns the
+        id this peer sees, for `$/cancelRequest`."""
+        msg_id = self._next_id
+        self._next_id += 1
+        if self._closed:
+            callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
+            return msg_id
+        timer = None
+        if timeout is not None:
+            timer = asyncio.get_running_loop().call_later(timeout, self._timeout, msg_id, timeout)
+        self._pending[msg_id] = _Pending(method, callback, raw, timer)
+        self.send(request(msg_id, method, params))
+        return msg_id
+
+    async def call(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        """Send a request and wait for its result; an error response raises JsonRpcError."""
+        fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+
+        def done(msg: Message) -> None:
+            if not fut.done():
+                fut.set_result(msg)
+
+        self.request(method, params, done, timeout=timeout)
+        msg = await fut
+        if "error" in msg:
+            err = msg["error"] or {}
+            exc = JsonRpcError(str(err.get("message", "error")), err.get("data"))
+            exc.CODE = int(err.get("code", -32603))
+            raise exc
+        return msg.get("result")
+
+    def cancel(self, msg_id: int) -> bool:
+        """Tell the peer to cancel `msg_id` (it still answers, with a result or an error)."""
+        if msg_id not in self._pending:
+            return False
+        self.notify("$/cancelRequest", {"id": msg_id})
+        return True
+
+    def _timeout(self, msg_id: int, seconds: float) -> None:
+        pending = self._pending.pop(msg_id, None)
+        if pending is None:
+            return
+        log.warning(
+            "%s: %s (id %d) timed out after %gs", self.name, pending.method, msg_id, seconds
+        )
+        if not self._closed:
+            self.notify("$/cancelRequest", {"id": msg_id})
+        pending.callback(
+            error(
+                msg_id,
+                RequestFailed(
+                    f"{self.name} did not answer {pending.method} within {seconds:g}s "
+                    "(the request was cancelled; raise request_timeout in the config if the "
+                    "server needs longer)"
+                ),
+            )
+        )
+
+    def fail_all(self, reason: str) -> None:
+        """Fail every pending request at once with an error that says why."""
+        pending, self._pending = self._pending, {}
+        for msg_id, p in pending.items():
+            if p.timer is not None:
+                p.timer.cancel()
+            p.callback(error(msg_id, RequestFailed(f"{reason} before answering {p.method}")))
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)

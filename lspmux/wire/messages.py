@@ -1,0 +1,100 @@
+"""JSON-RPC message shapes on raw dicts: decoding, validation, replies, and the response sniff.
+
+Messages stay plain dicts. `decode()` turns a body into a message or a ready-made error reply
+(ParseError / InvalidRequest) for the peer. `sniff_response()` recognises a response from its
+first bytes, without parsing the rest, so a large answer can be relayed as raw bytes with only
+its id rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from lspmux.errors import InvalidRequest, JsonRpcError, ParseError
+
+Message = dict[str, Any]
+
+
+def request(id: int | str, method: str, params: Any = None) -> Message:
+    msg: Message = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def notification(method: str, params: Any = None) -> Message:
+    msg: Message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def result(id: int | str | None, value: Any) -> Message:
+    return {"jsonrpc": "2.0", "id": id, "result": value}
+
+
+def error(id: int | str | None, err: JsonRpcError | dict[str, Any]) -> Message:
+    body = err.to_response_error() if isinstance(err, JsonRpcError) else err
+    return {"jsonrpc": "2.0", "id": id, "error": body}
+
+
+def decode(body: bytes) -> Message | Message:
+    """A message dict, or an error *reply* (a dict with "error" and no "method") to send back.
+
+    Invalid JSON → ParseError with id null; JSON that is not a request, notification or
+    response → InvalidRequest, with the id when one can be read.
+    """
+    try:
+        msg = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return error(None, ParseError(f"invalid JSON: {exc}"))
+    if not isinstance(msg, dict):
+        kind = "a batch (JSON array)" if isinstance(msg, list) else type(msg).__name__
+        return error(None, InvalidRequest(f"expected a JSON object, got {kind}"))
+    return msg
+
+
+def invalid_reason(msg: Message) -> str | None:
+    """Why `msg` is not a valid JSON-RPC message, or None when it is."""
+    method = msg.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            return "'method' must be a string"
+        if "id" in msg and not isinstance(msg["id"], int | str):
+            return "'id' must be a number or a string"
+        params = msg.get("params")
+        if params is not None and not isinstance(params, dict | list):
+            return "'params' must be an object or an array"
+        return None
+    if "id" in msg and ("result" in msg or "error" in msg):
+        return None
+    return "neither a request, a notification nor a response (no 'method', no 'result'/'error')"
+
+
+def is_error_reply(msg: Message) -> bool:
+    """True for the error replies `decode()` produces (to be sent back, not handled)."""
+    return "error" in msg and "method" not in msg and msg.get("id", 0) is None
+
+
+# A response's head in the key orders real servers use: {"jsonrpc":"2.0","id":N,"result":…}
+# (serde, vscode-languageserver) and {"id":N,"jsonrpc":"2.0","result":…} (clangd).
+_SNIFF = re.compile(
+    rb'\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)\s*,\s*'
+    rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?="(?:result|error)"\s*:)'
+)
+
+
+def sniff_response(body: bytes) -> tuple[int, int] | None:
+    """(id, offset of the "result"/"error" key) when `body` plainly starts as a response."""
+    m = _SNIFF.match(body)
+    if m is None:
+        return None
+    return int(m.group(1)), m.end()
+
+
+def rewrite_response_id(body: bytes, offset: int, new_id: int | str) -> bytes:
+    """The response `body` (sniffed, with its result starting at `offset`) under another id."""
+    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(new_id) + b"," + body[offset:]
