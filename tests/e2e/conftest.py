@@ -1,0 +1,200 @@
+"""End-to-end harness: a real pytest-lsp client driving `lspmux proxy` over stdio, with the real
+language servers installed by scripts/setup-tests.
+
+`proxy` starts one proxy per test on a fresh copy of tests/data/workspace (so tests may edit
+files), with private XDG folders (no user config leaks in), and at teardown checks that the
+proxy and every server it started are gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import pytest_asyncio
+from lsprotocol import types as t
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def plain(value: Any) -> Any:
+    """pygls hands results of methods it does not know as namedtuples: make them dicts."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+class Proxy:
+    """One proxy process and its client."""
+
+    def __init__(self, client: LanguageClient, workspace: Path) -> None:
+        self.client = client
+        self.workspace = workspace
+        self.server_requests: list[tuple[str, Any]] = []
+        self.versions: dict[str, int] = {}
+
+    @property
+    def pid(self) -> int:
+        assert self.client._server is not None
+        return self.client._server.pid
+
+    def descendants(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    def uri(self, name: str) -> str:
+        return (self.workspace / name).as_uri()
+
+    def open(self, name: str, language_id: str, text: str | None = None) -> str:
+        uri = self.uri(name)
+        if text is None:
+            text = (self.workspace / name).read_text()
+        self.versions[uri] = 1
+        self.client.text_document_did_open(
+            t.DidOpenTextDocumentParams(
+                t.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
+            )
+        )
+        return uri
+
+    def change(self, uri: str, changes: list[t.TextDocumentContentChangeEvent]) -> int:
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            t.DidChangeTextDocumentParams(
+                t.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                changes,
+            )
+        )
+        return self.versions[uri]
+
+    async def request(self, method: str, params: Any, timeout: float = 60) -> Any:
+        result = await asyncio.wait_for(
+            self.client.protocol.send_request_async(method, params), timeout
+        )
+        return plain(result)
+
+    async def diagnostics_where(
+        self, uri: str, predicate: Callable[[list[t.Diagnostic]], bool], timeout: float = 60
+    ) -> list[t.Diagnostic]:
+        """Wait until the merged diagnostics of `uri` satisfy `predicate`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            diags = list(self.client.diagnostics.get(uri, []))
+            if predicate(diags):
+                return diags
+            if loop.time() > deadline:
+                raise AssertionError(f"diagnostics for {uri} never matched; last: {diags}")
+            await asyncio.sleep(0.1)
+
+
+def sources(diags: list[t.Diagnostic]) -> set[str]:
+    return {(d.source or "").lower() for d in diags}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", ws)
+    (ws / ".git").mkdir()  # a root marker, as a real project has
+    return ws
+
+
+def proxy_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)  # pytest-lsp's server_env replaces the environment: start from ours
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")
+    env["XDG_RUNTIME_DIR"] = str(tmp_path / "xdg-runtime")
+    env.pop("LSPMUX_ADDRESS", None)
+    return env
+
+
+async def start_proxy(
+    workspace: Path,
+    tmp_path: Path,
+    *,
+    config: str | None = None,
+    capabilities: str = "neovim",
+    extra_args: tuple[str, ...] = (),
+) -> Proxy:
+    args = [sys.executable, "-m", "lspmux", "proxy", "--log-level", "debug"]
+    args += ["--log-file", str(tmp_path / "lspmux.log")]
+    if config is not None:
+        cfg = tmp_path / "test-config.toml"
+        cfg.write_text(config)
+        args += ["--config", str(cfg)]
+    args += list(extra_args)
+    client = make_test_lsp_client()
+    proxy = Proxy(client, workspace)
+
+    @client.feature(t.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: Any) -> None:  # pytest-lsp has no default handler for it
+        proxy.server_requests.append((t.CLIENT_REGISTER_CAPABILITY, params))
+
+    @client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
+    def _ask(params: Any) -> Any:
+        proxy.server_requests.append((t.WINDOW_SHOW_MESSAGE_REQUEST, params))
+        actions = params.actions or []
+        return actions[0] if actions else None
+
+    @client.feature(t.WORKSPACE_APPLY_EDIT)
+    def _apply(params: Any) -> Any:
+        proxy.server_requests.append((t.WORKSPACE_APPLY_EDIT, params))
+        return t.ApplyWorkspaceEditResult(applied=True)
+
+    await client.start_io(*args, env=proxy_env(tmp_path), cwd=str(workspace))
+    await client.initialize_session(
+        t.InitializeParams(
+            capabilities=client_capabilities(capabilities),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[t.WorkspaceFolder(uri=workspace.as_uri(), name="workspace")],
+        )
+    )
+    return proxy
+
+
+@pytest_asyncio.fixture
+async def proxy_factory(tmp_path: Path, workspace: Path) -> AsyncIterator[Callable[..., Any]]:
+    started: list[Proxy] = []
+
+    async def factory(**kwargs: Any) -> Proxy:
+        proxy = await start_proxy(workspace, tmp_path, **kwargs)
+        started.append(proxy)
+        return proxy
+
+    yield factory
+    for proxy in started:
+        children = proxy.descendants()
+        try:
+            await asyncio.wait_for(proxy.client.shutdown_session(), 30)
+        finally:
+            await proxy.client.stop()
+        gone, alive = psutil.wait_procs(children, timeout=10)
+        leftovers = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        for p in leftovers:
+            p.kill()
+        assert not leftovers, f"processes survived the proxy: {leftovers}"
+        log = tmp_path / "lspmux.log"
+        if log.exists():
+            text = log.read_text(errors="replace")
+            assert "Traceback" not in text, f"lspmux logged a traceback:\n{text[-4000:]}"
+
+
+@pytest_asyncio.fixture
+async def proxy(proxy_factory: Callable[..., Any]) -> Proxy:
+    return await proxy_factory()
