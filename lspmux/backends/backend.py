@@ -219,6 +219,7 @@ class Backend:
         self._proc = None
         if self._ready is not None and not self._ready.done():
             _settle(self._ready, False)
+        self._ready = None  # the next ensure_running() starts a new process
         if len(self._crashes) >= CRASH_LIMIT:
             self.state = "failed"
             msg = (

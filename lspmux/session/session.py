@@ -32,6 +32,7 @@ from lspmux.errors import (
     InternalError,
     InvalidRequest,
     JsonRpcError,
+    RequestCancelled,
     RequestFailed,
     ServerNotInitialized,
 )
@@ -84,6 +85,7 @@ class Session:
         self._progress_tokens: dict[tuple[int, Any], str] = {}
         self._missing: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._shutdown_task: asyncio.Future[None] | None = None
 
     # -- wiring ---------------------------------------------------------------------------------
 
@@ -177,7 +179,7 @@ class Session:
             self.conn_send(_err(msg_id, InvalidRequest(f"{method} after shutdown")))
             return
         if method == t.SHUTDOWN:
-            self.spawn(self._shutdown(msg_id))
+            self._shutdown_task = asyncio.ensure_future(self._shutdown(msg_id))
             return
         local = LOCAL_HANDLERS.get(method)
         if local is not None:
@@ -311,7 +313,8 @@ class Session:
     def _cancel(self, params: dict[str, Any]) -> None:
         ex = self.inflight.get(params.get("id"))
         if ex is not None:
-            ex.cancel()
+            ex.cancel()  # tell every backend working on it
+            ex.reply_error(RequestCancelled("cancelled by the client"))
 
     def _did_open(self, params: dict[str, Any]) -> None:
         td = params["textDocument"]
@@ -363,6 +366,10 @@ class Session:
         self._uri_backends.pop(uri, None)
 
     def _exit(self) -> None:
+        task = self._shutdown_task
+        if task is not None and not task.done():  # exit right behind shutdown: finish it first
+            task.add_done_callback(lambda _t: self._exit())
+            return
         code = 0 if self.state == "shutdown" else 1
         self.state = "closed"
         if self.conn is not None:

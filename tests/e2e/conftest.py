@@ -184,7 +184,7 @@ async def proxy_factory(tmp_path: Path, workspace: Path) -> AsyncIterator[Callab
             await asyncio.wait_for(proxy.client.shutdown_session(), 30)
         finally:
             await proxy.client.stop()
-        gone, alive = psutil.wait_procs(children, timeout=10)
+        _gone, alive = psutil.wait_procs(children, timeout=10)
         leftovers = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
         for p in leftovers:
             p.kill()

@@ -1,0 +1,293 @@
+"""Faults: hanging, crashing and babbling servers (tests/servers/scripted.py, a server that
+misbehaves on purpose), a real server killed with SIGKILL, cancellation, and a client sending
+malformed frames."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
+
+from tests.e2e.conftest import Proxy, proxy_env, sources
+
+SCRIPTED = Path(__file__).resolve().parent.parent / "servers" / "scripted.py"
+
+
+def scripted_config(mode: str, log: Path, *, timeout: float = 30) -> str:
+    return f"""
+[servers.scripted]
+command = [{json.dumps(sys.executable)}, {json.dumps(str(SCRIPTED))}, "{mode}"]
+file_types = [".fault"]
+root_markers = [".git"]
+request_timeout = {timeout}
+env = {{ SCRIPTED_LOG = {json.dumps(str(log))} }}
+settings = {{ scripted = {{ answer = "42" }} }}
+"""
+
+
+def received(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+async def hover(proxy: Proxy, uri: str, timeout: float = 30) -> Any:
+    return await asyncio.wait_for(
+        proxy.client.text_document_hover_async(
+            t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(0, 0))
+        ),
+        timeout,
+    )
+
+
+async def test_hanging_server_times_out_with_an_error_and_a_cancel(
+    proxy_factory: Any, tmp_path: Path
+) -> None:
+    log = tmp_path / "scripted.jsonl"
+    proxy = await proxy_factory(config=scripted_config("hang", log, timeout=1.5))
+    (proxy.workspace / "a.fault").write_text("hello\n")
+    uri = proxy.open("a.fault", "plaintext")
+    started = time.monotonic()
+    with pytest.raises(JsonRpcException) as info:
+        await hover(proxy, uri)
+    assert time.monotonic() - started < 20
+    assert "scripted" in str(info.value) and "1.5s" in str(info.value)
+    for _ in range(100):  # the cancel is written to the server right after the error
+        hover_ids = [m["id"] for m in received(log) if m.get("method") == "textDocument/hover"]
+        cancels = [m["params"]["id"] for m in received(log) if m.get("method") == "$/cancelRequest"]
+        if hover_ids and hover_ids[0] in cancels:
+            break
+        await asyncio.sleep(0.05)
+    assert hover_ids and hover_ids[0] in cancels
+
+
+async def test_client_cancel_reaches_the_server_and_answers_at_once(
+    proxy_factory: Any, tmp_path: Path
+) -> None:
+    log = tmp_path / "scripted.jsonl"
+    proxy = await proxy_factory(config=scripted_config("hang", log))
+    (proxy.workspace / "a.fault").write_text("hello\n")
+    uri = proxy.open("a.fault", "plaintext")
+    params = t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(0, 0))
+    future = proxy.client.protocol.send_request("textDocument/hover", params, msg_id="cancel-me")
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if any(m.get("method") == "textDocument/hover" for m in received(log)):
+            break
+    proxy.client.protocol.notify("$/cancelRequest", t.CancelParams(id="cancel-me"))
+    with pytest.raises(JsonRpcException) as info:
+        await asyncio.wait_for(asyncio.wrap_future(future), 5)
+    assert "cancelled" in str(info.value)
+    for _ in range(100):
+        if any(m.get("method") == "$/cancelRequest" for m in received(log)):
+            break
+        await asyncio.sleep(0.05)
+    hover_id = next(m["id"] for m in received(log) if m.get("method") == "textDocument/hover")
+    assert any(
+        m.get("method") == "$/cancelRequest" and m["params"]["id"] == hover_id
+        for m in received(log)
+    )
+
+
+async def test_server_to_client_requests_are_answered(proxy_factory: Any, tmp_path: Path) -> None:
+    log = tmp_path / "scripted.jsonl"
+    proxy = await proxy_factory(config=scripted_config("ask", log))
+    (proxy.workspace / "a.fault").write_text("hello\n")
+    uri = proxy.open("a.fault", "plaintext")
+    result = await hover(proxy, uri)
+    # showMessageRequest went to the client (which picked the first action); the
+    # configuration came from lspmux's settings for this server.
+    assert result.contents.value == 'chose {"title": "yes"} configured ["42"]'
+    assert any(m == t.WINDOW_SHOW_MESSAGE_REQUEST for m, _ in proxy.server_requests)
+
+
+async def test_garbage_from_a_server_does_not_break_the_session(
+    proxy_factory: Any, tmp_path: Path
+) -> None:
+    log = tmp_path / "scripted.jsonl"
+    proxy = await proxy_factory(config=scripted_config("garbage", log))
+    (proxy.workspace / "a.fault").write_text("hello\n")
+    uri = proxy.open("a.fault", "plaintext")
+    for _ in range(3):
+        result = await hover(proxy, uri)
+        assert result.contents.value == "scripted hover"
+
+
+async def test_crashing_server_fails_fast_naming_the_server(
+    proxy_factory: Any, tmp_path: Path
+) -> None:
+    log = tmp_path / "scripted.jsonl"
+    proxy = await proxy_factory(config=scripted_config("crash", log))
+    (proxy.workspace / "a.fault").write_text("hello\n")
+    uri = proxy.open("a.fault", "plaintext")
+    started = time.monotonic()
+    with pytest.raises(JsonRpcException) as info:
+        await hover(proxy, uri)
+    assert time.monotonic() - started < 10
+    assert "scripted" in str(info.value)
+    # It is restarted and given the open document again.
+    for _ in range(200):
+        opens = [m for m in received(log) if m.get("method") == "textDocument/didOpen"]
+        if len(opens) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    assert len(opens) >= 2 and opens[-1]["params"]["textDocument"]["text"] == "hello\n"
+
+
+def _server_pid(proxy: Proxy, needle: str) -> int:
+    for p in proxy.descendants():
+        try:
+            if needle in " ".join(p.cmdline()):
+                return p.pid
+        except psutil.Error:
+            continue
+    raise AssertionError(f"no {needle} process under the proxy")
+
+
+async def test_killed_server_restarts_with_the_edited_text(proxy: Proxy) -> None:
+    uri = proxy.open("app.py", "python")
+    await proxy.diagnostics_where(uri, lambda ds: "basedpyright" in sources(ds))
+    # Edit before the kill: define the missing name.
+    proxy.change(
+        uri,
+        [
+            t.TextDocumentContentChangePartial(
+                range=t.Range(t.Position(17, 4), t.Position(17, 18)),
+                text="renamed_before = 1",
+            )
+        ],
+    )
+    pid = _server_pid(proxy, "basedpyright")
+    os.kill(pid, signal.SIGKILL)
+    # Edit after the kill, while the server is down or restarting.
+    proxy.change(
+        uri,
+        [
+            t.TextDocumentContentChangePartial(
+                range=t.Range(t.Position(18, 0), t.Position(18, 0)),
+                text="    after_kill = renamed_before\n",
+            )
+        ],
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            result = await asyncio.wait_for(
+                proxy.client.text_document_hover_async(
+                    t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(18, 6))
+                ),
+                30,
+            )
+        except JsonRpcException:
+            result = None
+        if result is not None and "after_kill" in result.contents.value:
+            break
+        assert time.monotonic() < deadline, f"no hover after restart: {result}"
+        await asyncio.sleep(0.5)
+    assert "Literal[1]" in result.contents.value  # renamed_before = 1, edited before the kill
+    assert _server_pid(proxy, "basedpyright") != pid
+    # Diagnostics follow the replayed text: the undefined name is gone.
+    await proxy.diagnostics_where(
+        uri,
+        lambda ds: (
+            "basedpyright" in sources(ds)
+            and not any(str(d.code) == "reportUndefinedVariable" for d in ds)
+        ),
+    )
+
+
+async def _raw_exchange(proc: asyncio.subprocess.Process, data: bytes, count: int) -> list[dict]:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(data)
+    await proc.stdin.drain()
+    out = []
+    for _ in range(count):
+        header = await asyncio.wait_for(proc.stdout.readuntil(b"\r\n\r\n"), 20)
+        length = int(header.split(b":")[1].split(b"\r\n")[0])
+        out.append(json.loads(await proc.stdout.readexactly(length)))
+    return out
+
+
+def _frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def test_malformed_frames_get_errors_and_the_session_continues(
+    workspace: Path, tmp_path: Path
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "lspmux",
+        "proxy",
+        "--log-level",
+        "debug",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=proxy_env(tmp_path),
+        cwd=str(workspace),
+    )
+    try:
+        replies = await _raw_exchange(
+            proc,
+            _frame(b"{not json")
+            + b"X-Junk: 1\r\n\r\n"  # a header block without Content-Length: skipped, logged
+            + _frame(b'{"jsonrpc":"2.0","id":7}')
+            + _frame(b"[1, 2]")
+            + b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+            + _frame(
+                b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":'
+                b'{"processId":null,"capabilities":{}}}'
+            ),
+            4,
+        )
+        assert replies[0]["error"]["code"] == -32700 and replies[0]["id"] is None
+        assert replies[1]["error"]["code"] == -32600 and replies[1]["id"] == 7
+        assert replies[2]["error"]["code"] == -32600
+        assert replies[3]["id"] == 1 and "capabilities" in replies[3]["result"]
+        replies = await _raw_exchange(
+            proc,
+            _frame(b'{"jsonrpc":"2.0","id":2,"method":"shutdown"}')
+            + _frame(b'{"jsonrpc":"2.0","method":"exit"}'),
+            1,
+        )
+        assert replies[0] == {"jsonrpc": "2.0", "id": 2, "result": None}
+        assert await asyncio.wait_for(proc.wait(), 20) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+
+
+async def test_requests_before_initialize_are_refused(workspace: Path, tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "lspmux",
+        "proxy",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=proxy_env(tmp_path),
+        cwd=str(workspace),
+    )
+    try:
+        replies = await _raw_exchange(
+            proc,
+            _frame(b'{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{}}'),
+            1,
+        )
+        assert replies[0]["error"]["code"] == -32002
+    finally:
+        proc.stdin.close()  # type: ignore[union-attr]
+        await asyncio.wait_for(proc.wait(), 20)

@@ -1,0 +1,119 @@
+"""A language server that misbehaves on purpose, for fault-injection tests (stdlib only).
+
+Usage: scripted.py MODE, where MODE is
+  hang     never answers textDocument/hover (answers everything else)
+  ask      on hover, asks the client window/showMessageRequest and workspace/configuration,
+           and answers the hover with what it was told
+  garbage  writes a malformed frame and invalid JSON before answering each hover
+  crash    exits with code 3 when it receives textDocument/hover
+It records every message it receives, one JSON per line, in $SCRIPTED_LOG when set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "hang"
+LOG = os.environ.get("SCRIPTED_LOG")
+out = sys.stdout.buffer
+inp = sys.stdin.buffer
+
+
+def write(msg: dict[str, Any]) -> None:
+    body = json.dumps(msg).encode()
+    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    out.flush()
+
+
+def read() -> dict[str, Any] | None:
+    length = None
+    while True:
+        line = inp.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    assert length is not None
+    msg = json.loads(inp.read(length))
+    if LOG:
+        with open(LOG, "a") as f:
+            f.write(json.dumps(msg) + "\n")
+    return msg
+
+
+next_id = 1000
+waiting: dict[int, Any] = {}
+
+
+def ask(method: str, params: Any) -> Any:
+    """Send a request to the client and read until its answer arrives."""
+    global next_id
+    next_id += 1
+    write({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params})
+    while True:
+        msg = read()
+        if msg is None:
+            sys.exit(0)
+        if msg.get("id") == next_id and "method" not in msg:
+            return msg.get("result", msg.get("error"))
+        handle(msg)
+
+
+def handle(msg: dict[str, Any]) -> None:
+    method = msg.get("method")
+    msg_id = msg.get("id")
+    if method == "initialize":
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "result": {
+                    "capabilities": {"hoverProvider": True, "textDocumentSync": 2},
+                    "serverInfo": {"name": "scripted", "version": MODE},
+                },
+            }
+        )
+    elif method == "shutdown":
+        write({"jsonrpc": "2.0", "id": msg_id, "result": None})
+    elif method == "exit":
+        sys.exit(0)
+    elif method == "textDocument/hover":
+        if MODE == "hang":
+            return
+        if MODE == "crash":
+            sys.exit(3)
+        if MODE == "garbage":
+            out.write(b"Content-Length: 5\r\n\r\n{oops")
+            out.write(b"Content-Type: nothing\r\n\r\n")
+            out.flush()
+        value = "scripted hover"
+        if MODE == "ask":
+            choice = ask(
+                "window/showMessageRequest",
+                {"type": 3, "message": "Pick one", "actions": [{"title": "yes"}, {"title": "no"}]},
+            )
+            config = ask("workspace/configuration", {"items": [{"section": "scripted.answer"}]})
+            value = f"chose {json.dumps(choice)} configured {json.dumps(config)}"
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "result": {"contents": {"kind": "plaintext", "value": value}},
+            }
+        )
+    elif msg_id is not None and method is not None:
+        write({"jsonrpc": "2.0", "id": msg_id, "result": None})
+
+
+while True:
+    message = read()
+    if message is None:
+        break
+    handle(message)
