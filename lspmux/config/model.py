@@ -24,22 +24,42 @@ PROJECT_BIN_DIRS: tuple[str, ...] = ("node_modules/.bin", ".venv/bin", "venv/bin
 #: `lspmux.diagnostics.linters` must handle every one of them.
 LINTER_FORMATS: tuple[str, ...] = ("biome", "swiftlint", "json", "regex")
 
-#: Keys of `LinterConfig.json` (format = "json"). Every one but `severity_map` is a dotted path:
-#: `items` from the top of the tool's output to the list of findings ("" when the output is that
-#: list), the others from one finding to its field.
-JSON_MAPPING_KEYS: tuple[str, ...] = (
-    "items",
-    "line",
-    "column",
-    "end_line",
-    "end_column",
-    "severity",
-    "message",
-    "code",
+#: Field paths of `LinterConfig.json` (format = "json"), each a dotted path inside one finding
+#: (a numeric part indexes a list), with the path used when the key is left out. `file`, when
+#: set, skips findings about other files.
+JSON_FIELD_PATHS: dict[str, str | None] = {
+    "line": "line",
+    "column": "column",
+    "end_line": "endLine",
+    "end_column": "endColumn",
+    "severity": "severity",
+    "message": "message",
+    "code": "code",
+    "file": None,
+}
+
+#: How a column count is measured (`column_unit`), by the names a config may use.
+COLUMN_UNITS: tuple[str, ...] = ("utf-32", "utf-16", "utf-8", "chars", "codepoints", "bytes")
+
+#: Settings both generic formats read, from `LinterConfig.json` or `LinterConfig.options`
+#: (json wins): the tool's severity words → LSP names, the severity when a finding has none,
+#: a prefix for codes (shellcheck's 2086 → "SC2086"), a link template with `{code}`, and what
+#: a column counts.
+MAPPING_SETTINGS: tuple[str, ...] = (
     "severity_map",
+    "default_severity",
+    "code_prefix",
+    "code_url",
+    "column_unit",
 )
 
-#: Named groups a `LinterConfig.regex` may use (`line` and `message` are required).
+#: Every key `LinterConfig.json` may hold: `items` (the dotted path from the top of the output
+#: to the list of findings; "" when the output is that list, or JSON Lines), the field paths,
+#: and the shared settings.
+JSON_MAPPING_KEYS: tuple[str, ...] = ("items", *JSON_FIELD_PATHS, *MAPPING_SETTINGS)
+
+#: Named groups a `LinterConfig.regex` may use (`line` and `message` are required; a finding
+#: whose `file` group names another file is skipped).
 REGEX_GROUPS: tuple[str, ...] = (
     "line",
     "column",
@@ -48,6 +68,7 @@ REGEX_GROUPS: tuple[str, ...] = (
     "severity",
     "code",
     "message",
+    "file",
 )
 
 #: Diagnostic severities, by their LSP names: the values of `json.severity_map`.
