@@ -46,13 +46,15 @@ class LinterOutputError(Exception):
         self.tool = tool
         self.reason = message
         self.excerpt = excerpt(output or "")
-        text = f"{tool}: {message}" if tool else message
+        detail = message
         if output is not None:
             if output.strip():
-                text += f" (output began: {self.excerpt!r})"
+                detail += f" (output began: {self.excerpt!r})"
             else:
-                text += " (the output was empty)"
-        super().__init__(text)
+                detail += " (the output was empty)"
+        #: The message without the tool's name.
+        self.detail = detail
+        super().__init__(f"{tool}: {detail}" if tool else detail)
 
 
 class LinterFailure(Exception):

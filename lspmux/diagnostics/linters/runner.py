@@ -1,0 +1,431 @@
+"""Running command-line linters on the buffer's current text, and scheduling those runs.
+
+`run_linter` runs one tool once: argv without a shell, placeholders substituted, the text fed
+on stdin or through a temporary file beside the original (always deleted), stdout and stderr
+read concurrently, a timeout that kills the whole process group, and every way of failing
+turned into a `LinterFailure` whose message says what to do. `LinterScheduler` decides when
+to run: per (uri, linter), changes are debounced, open/save run at once, and a newer run kills
+the older one. Parsing the output is `generic.parse_output`'s job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+import psutil
+
+from lspmux.config.model import PROJECT_BIN_DIRS, LinterConfig
+from lspmux.diagnostics.linters import LinterFailure, LinterOutputError, excerpt
+from lspmux.diagnostics.linters.generic import parse_output
+from lspmux.text import Encoding
+
+log = logging.getLogger(__name__)
+
+Event = Literal["open", "save", "change"]
+
+#: How to install the tools lspmux knows, for the "not found" message.
+INSTALL_HINTS: dict[str, str] = {
+    "biome": "npm install --save-dev --save-exact @biomejs/biome",
+    "swiftlint": "brew install swiftlint, or a release from github.com/realm/SwiftLint",
+    "shellcheck": "apt install shellcheck, or brew install shellcheck",
+}
+TEMP_PREFIX = "lspmux-"
+
+__all__ = ["LinterFailure", "LinterRun", "LinterScheduler", "run_linter", "temp_name"]
+
+
+@attrs.frozen
+class LinterRun:
+    """The outcome of one run: diagnostics, or the failure that replaced them."""
+
+    linter: str
+    uri: str
+    diagnostics: list[dict[str, Any]] | None
+    error: LinterFailure | None
+    #: Seconds from start to result.
+    duration: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @classmethod
+    async def execute(
+        cls,
+        config: LinterConfig,
+        *,
+        uri: str,
+        path: str,
+        text: str,
+        root: Path,
+        encoding: Encoding = "utf-16",
+    ) -> LinterRun:
+        """Run the linter; a failure is recorded, not raised (cancellation still propagates)."""
+        started = time.monotonic()
+        try:
+            diagnostics = await run_linter(
+                config, path=path, text=text, root=root, encoding=encoding
+            )
+        except LinterFailure as err:
+            return cls(config.name, uri, None, err, time.monotonic() - started)
+        except Exception as err:  # a bug must not take the session down: log it, report it
+            log.exception("linter %s failed unexpectedly on %s", config.name, path)
+            failure = LinterFailure(f"{config.name}: internal error on {path}: {err!r}")
+            return cls(config.name, uri, None, failure, time.monotonic() - started)
+        return cls(config.name, uri, diagnostics, None, time.monotonic() - started)
+
+
+def temp_name(original: str) -> str:
+    """The name of the temporary copy of `original`: `lspmux-<random>-<name>`.
+
+    It sits beside the original (so the tool finds the project's configuration) and keeps the
+    whole original name at its end (so `*.test.js` or `*.d.ts` patterns still match). It is not
+    a dotfile: tools and configurations that skip hidden files (Biome with `!**/.*`, ESLint's
+    old defaults) would otherwise lint nothing and report no problems.
+    """
+    return f"{TEMP_PREFIX}{secrets.token_hex(4)}-{original}"
+
+
+async def run_linter(
+    config: LinterConfig,
+    *,
+    path: str,
+    text: str,
+    root: Path,
+    encoding: Encoding = "utf-16",
+) -> list[dict[str, Any]]:
+    """Lint `text` (the buffer of `path`) with `config`'s command; raises LinterFailure."""
+    root = Path(root)
+    original = Path(os.path.abspath(Path(path) if os.path.isabs(path) else root / path))
+    argv = config.resolve_command(root)
+    if argv is None:
+        raise LinterFailure(_not_found(config, root))
+    temp: Path | None = None
+    if config.input == "stdin":
+        target, data = original, text.encode("utf-8")
+    else:
+        temp = original.with_name(temp_name(original.name))
+        try:
+            with open(temp, "xb") as fh:
+                fh.write(text.encode("utf-8"))
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise LinterFailure(
+                f"{config.name}: cannot write the temporary copy of {original.name} beside it "
+                f"({err.strerror or err}); use input = 'stdin' if the tool can read stdin"
+            ) from None
+        target, data = temp, None
+    try:
+        argv = substitute(
+            argv,
+            file=str(target),
+            root=str(root),
+            filename=original.name,
+            append_file=temp is not None,
+        )
+        rc, stdout, stderr = await _execute(config, argv, data, root, original.name)
+    finally:
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+    diagnostics = _interpret(config, rc, stdout, stderr, str(target), text, original.name, encoding)
+    if temp is not None:
+        for diag in diagnostics:
+            diag["message"] = (
+                diag["message"].replace(str(temp), str(original)).replace(temp.name, original.name)
+            )
+    return diagnostics
+
+
+def substitute(
+    argv: list[str],
+    *,
+    file: str,
+    root: str,
+    filename: str | None = None,
+    append_file: bool = False,
+) -> list[str]:
+    """Replace ${file}, ${root} and ${filename} in every argument after the executable.
+
+    `file` is the path the tool reads (the temporary copy when input = "file"); `filename` is
+    the original file's name (default: `file`'s). A ${filename} that is a whole argument and
+    starts with "-" becomes "./-name", so the tool cannot take it for an option. With
+    `append_file`, the file is appended when no argument mentions ${file}.
+    """
+    name = filename if filename is not None else os.path.basename(file)
+    out = [argv[0]]
+    used = False
+    for arg in argv[1:]:
+        if "${file}" in arg:
+            used = True
+        if arg == "${filename}" and name.startswith("-"):
+            out.append("./" + name)
+            continue
+        out.append(
+            arg.replace("${file}", file).replace("${root}", root).replace("${filename}", name)
+        )
+    if append_file and not used:
+        out.append(file)
+    return out
+
+
+async def _execute(
+    config: LinterConfig, argv: list[str], data: bytes | None, root: Path, shown: str
+) -> tuple[int, str, str]:
+    env = {**os.environ, **config.env} if config.env else None
+    log.debug("linter %s: running %s in %s", config.name, argv, root)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=root,
+            env=env,
+            start_new_session=True,  # its own process group, killed as a whole
+        )
+    except OSError as exc:
+        raise LinterFailure(f"{config.name}: cannot start {argv[0]} in {root}: {exc}") from None
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(data), timeout=config.timeout)
+    except TimeoutError:
+        await _kill(proc)
+        raise LinterFailure(
+            f"{config.name} timed out after {config.timeout:g}s on {shown} (killed); "
+            "raise its `timeout` or check that it does not wait for input"
+        ) from None
+    except BaseException:  # cancelled: a newer run, didClose, shutdown
+        await _kill(proc)
+        raise
+    assert proc.returncode is not None
+    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+async def _kill(proc: asyncio.subprocess.Process) -> None:
+    """Kill the process, its process group, and any descendant that left the group."""
+    try:
+        descendants = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for child in descendants:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), timeout=5)
+
+
+def _interpret(
+    config: LinterConfig,
+    rc: int,
+    stdout: str,
+    stderr: str,
+    target: str,
+    text: str,
+    shown: str,
+    encoding: Encoding,
+) -> list[dict[str, Any]]:
+    name = config.name
+    ok = rc in config.ok_exit_codes
+    if rc < 0:
+        raise LinterFailure(f"{name} was killed by signal {-rc} on {shown}{_stderr_head(stderr)}")
+    if not stdout.strip():
+        if rc == 0 and config.format in ("json", "regex"):
+            return []
+        raise LinterFailure(
+            f"{name} exited with code {rc} on {shown} and printed nothing on stdout"
+            f"{_stderr_head(stderr)}"
+        )
+    try:
+        diagnostics = parse_output(config, stdout, path=target, text=text, encoding=encoding)
+    except LinterOutputError as err:
+        status = "" if ok else f" (exit code {rc})"
+        raise LinterFailure(
+            f"{name}: cannot read its output on {shown}{status}: {err.detail}{_stderr_head(stderr)}"
+        ) from None
+    if config.format == "regex" and not diagnostics and rc != 0:
+        raise LinterFailure(
+            f"{name} exited with code {rc} on {shown} but no line of its output matched the "
+            f"regex: {excerpt(stdout)!r}{_stderr_head(stderr)}"
+        )
+    return diagnostics
+
+
+def _stderr_head(stderr: str, lines: int = 5) -> str:
+    head = [line.rstrip()[:200] for line in stderr.strip().splitlines() if line.strip()][:lines]
+    return "; stderr: " + " | ".join(head) if head else ""
+
+
+def _not_found(config: LinterConfig, root: Path) -> str:
+    exe = config.command[0] if config.command else "(empty command)"
+    hint = INSTALL_HINTS.get(os.path.basename(exe))
+    where = ", ".join(str(root / d) for d in PROJECT_BIN_DIRS)
+    install = f"install it ({hint})" if hint else "install it"
+    return (
+        f"{config.name}: command {exe!r} not found on PATH or in {where}; {install}, "
+        f"or turn the linter off with `disabled = true` under [linters.{config.name}]"
+    )
+
+
+class _Slot:
+    """The state of one (uri, linter): a pending debounce timer and a running task."""
+
+    __slots__ = ("task", "timer")
+
+    def __init__(self) -> None:
+        self.timer: asyncio.TimerHandle | None = None
+        self.task: asyncio.Task[None] | None = None
+
+
+class LinterScheduler:
+    """Per (linter, uri): debounce changes, run on open/save/change per config.run_on, a newer
+    run cancels (kills) an older one, reports results via a callback.
+
+    `on_result(uri, linter_name, diagnostics, error)` gets the diagnostics and None, or None
+    and a message for the user. A cancelled run reports nothing.
+    """
+
+    def __init__(
+        self,
+        on_result: Callable[[str, str, list[dict[str, Any]] | None, str | None], None],
+        *,
+        loop: asyncio.AbstractEventLoop | None = None,
+        encoding: Encoding = "utf-16",
+    ) -> None:
+        self._on_result = on_result
+        self._loop = loop
+        self._encoding = encoding
+        self._slots: dict[tuple[str, str], _Slot] = {}
+        self._last: dict[tuple[str, str], LinterRun] = {}
+        #: Runs started so far (for status and tests).
+        self.started = 0
+
+    def schedule(
+        self,
+        config: LinterConfig,
+        *,
+        uri: str,
+        path: str,
+        text_provider: Callable[[], str | None],
+        root: Path,
+        event: Event,
+    ) -> None:
+        """Lint `uri` for `event`: a change waits `config.debounce` seconds (a newer event
+        restarts the wait); open and save run now. The text is read when the run starts; a
+        provider returning None (the document was closed) skips the run."""
+        if config.disabled or event not in config.run_on:
+            return
+        loop = self._loop or asyncio.get_running_loop()
+        key = (uri, config.name)
+        slot = self._slots.setdefault(key, _Slot())
+        if slot.timer is not None:
+            slot.timer.cancel()
+            slot.timer = None
+        args = (key, config, path, text_provider, Path(root))
+        if event == "change" and config.debounce > 0:
+            slot.timer = loop.call_later(config.debounce, self._start, *args)
+        else:
+            self._start(*args)
+
+    def cancel(self, uri: str) -> None:
+        """Forget `uri` (didClose): drop pending runs, kill running ones."""
+        for key in [k for k in self._slots if k[0] == uri]:
+            slot = self._slots.pop(key)
+            if slot.timer is not None:
+                slot.timer.cancel()
+            if slot.task is not None:
+                slot.task.cancel()
+            self._last.pop(key, None)
+
+    def running(self, uri: str | None = None) -> int:
+        """How many runs are in progress (for `uri`, or in all)."""
+        return sum(
+            1
+            for (u, _), slot in self._slots.items()
+            if (uri is None or u == uri) and slot.task is not None and not slot.task.done()
+        )
+
+    def last_run(self, uri: str, linter: str) -> LinterRun | None:
+        """The latest finished run of `linter` on `uri`."""
+        return self._last.get((uri, linter))
+
+    async def aclose(self) -> None:
+        """Kill everything and wait until the processes are gone."""
+        tasks = []
+        for slot in self._slots.values():
+            if slot.timer is not None:
+                slot.timer.cancel()
+            if slot.task is not None and not slot.task.done():
+                slot.task.cancel()
+                tasks.append(slot.task)
+        self._slots.clear()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _start(
+        self,
+        key: tuple[str, str],
+        config: LinterConfig,
+        path: str,
+        text_provider: Callable[[], str | None],
+        root: Path,
+    ) -> None:
+        slot = self._slots.get(key)
+        if slot is None:  # cancelled meanwhile
+            return
+        slot.timer = None
+        if slot.task is not None and not slot.task.done():
+            slot.task.cancel()  # the older run's process is killed as the task unwinds
+        loop = self._loop or asyncio.get_running_loop()
+        slot.task = loop.create_task(
+            self._run(key, config, path, text_provider, root),
+            name=f"lint {config.name} {key[0]}",
+        )
+
+    async def _run(
+        self,
+        key: tuple[str, str],
+        config: LinterConfig,
+        path: str,
+        text_provider: Callable[[], str | None],
+        root: Path,
+    ) -> None:
+        uri, name = key
+        text = text_provider()
+        if text is None:
+            return
+        self.started += 1
+        run = await LinterRun.execute(
+            config, uri=uri, path=path, text=text, root=root, encoding=self._encoding
+        )
+        if self._slots.get(key) is None:  # closed while the tool was finishing
+            return
+        self._last[key] = run
+        if run.error is not None:
+            log.info("linter %s on %s failed: %s", name, path, run.error)
+        else:
+            log.debug(
+                "linter %s on %s: %d diagnostics in %.3fs",
+                name,
+                path,
+                len(run.diagnostics or ()),
+                run.duration,
+            )
+        try:
+            self._on_result(
+                uri, name, run.diagnostics, None if run.error is None else str(run.error)
+            )
+        except Exception:
+            log.exception("linter result callback failed for %s on %s", name, uri)
