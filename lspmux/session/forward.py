@@ -48,7 +48,7 @@ _FAMILY_ALIASES = {
 class Exchange:
     """One client request in flight: its targets (for cancellation) and its single answer."""
 
-    __slots__ = ("answered", "client_id", "method", "params", "session", "targets")
+    __slots__ = ("answered", "client_id", "method", "params", "per_backend", "session", "targets")
 
     def __init__(self, session: Session, msg: Message) -> None:
         self.session = session
@@ -57,6 +57,14 @@ class Exchange:
         self.params: Any = msg.get("params")
         self.targets: list[tuple[Backend, int]] = []
         self.answered = False
+        #: Params that differ per backend (by backend name): a code action request carries
+        #: each backend's own diagnostics.
+        self.per_backend: dict[str, Any] | None = None
+
+    def params_for(self, backend: Backend) -> Any:
+        if self.per_backend is None:
+            return self.params
+        return self.per_backend.get(backend.name, self.params)
 
     def sent(self, backend: Backend, backend_id: int | None) -> None:
         if backend_id is not None:
@@ -101,6 +109,8 @@ def dispatch(session: Session, msg: Message, route: Route | None, backends: list
     if not eligible:
         ex.reply_error(_nobody(method, backends))
         return
+    if method == t.TEXT_DOCUMENT_CODE_ACTION:
+        ex.per_backend = _code_action_params(session, ex.params, eligible)
     if route.policy is Policy.FIRST:
         family = RESOLVE_FAMILY.get(method)
         if family is not None:
@@ -187,7 +197,7 @@ def _first(
                 on_answer(backend)
             ex.reply(value)
 
-        ex.sent(backend, backend.request(ex.method, ex.params, on_msg, raw=on_raw))
+        ex.sent(backend, backend.request(ex.method, ex.params_for(backend), on_msg, raw=on_raw))
 
     attempt(0)
 
@@ -223,7 +233,38 @@ def _merge(ex: Exchange, eligible: list[Backend]) -> None:
         return on_msg
 
     for backend in eligible:
-        ex.sent(backend, backend.request(ex.method, ex.params, collect(backend)))
+        ex.sent(backend, backend.request(ex.method, ex.params_for(backend), collect(backend)))
+
+
+def _code_action_params(
+    session: Session, params: Any, eligible: list[Backend]
+) -> dict[str, Any] | None:
+    """Per backend, the code action params with only the diagnostics that backend produced (as
+    it published them, with their `data`); linters' diagnostics go to no backend."""
+    if not isinstance(params, dict):
+        return None
+    context = params.get("context")
+    uri = (params.get("textDocument") or {}).get("uri")
+    if not isinstance(context, dict) or not isinstance(uri, str):
+        return None
+    diagnostics = context.get("diagnostics")
+    if not isinstance(diagnostics, list) or not diagnostics:
+        return None
+    names = list(dict.fromkeys(b.name for b in eligible))
+    split = session.store.attribute(uri, diagnostics, sources=names)
+    out: dict[str, Any] = {}
+    for name in names:
+        own = split.get(name, [])
+        out[name] = {**params, "context": {**context, "diagnostics": own}}
+        log.debug(
+            "%s: codeAction for %s gets %d of %d diagnostics (codes %s)",
+            name,
+            uri,
+            len(own),
+            len(diagnostics),
+            sorted({str(d.get("code")) for d in own}),
+        )
+    return out
 
 
 def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:

@@ -36,9 +36,19 @@ from lspmux.errors import (
     RequestFailed,
     ServerNotInitialized,
 )
-from lspmux.routing.table import LOCAL_METHODS, ROUTES, Policy, Route
-from lspmux.session import forward
+from lspmux.locate import methods as locate_methods
+from lspmux.routing.table import (
+    LOCAL_METHODS,
+    LOCATE_DESCRIBE,
+    LOCATE_RESOLVE,
+    LOCATE_RESOLVE_RANGE,
+    ROUTES,
+    Policy,
+    Route,
+)
+from lspmux.session import forward, linting
 from lspmux.session.documents import Documents, uri_to_path
+from lspmux.session.linting import SessionLinting, wait_settled
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message, decode
@@ -73,6 +83,7 @@ class Session:
         self.documents = Documents(self.encoding)
         self.store = DiagnosticStore()
         self.puller = Puller(self)
+        self.linting = SessionLinting(self)
         self.config: Config = Config()
         self.client_capabilities: dict[str, Any] = {}
         self.roots: list[Path] = []
@@ -83,6 +94,9 @@ class Session:
         self._origin: dict[Backend, int] = {}
         self._uri_backends: dict[str, list[Backend]] = {}
         self._progress_tokens: dict[tuple[int, Any], str] = {}
+        #: (backend, uri) → the version of this session's text the backend last diagnosed
+        #: for it, or was last re-sent (see `_resync`).
+        self._synced_for: dict[tuple[int, str], int] = {}
         self._missing: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._shutdown_task: asyncio.Future[None] | None = None
@@ -211,8 +225,6 @@ class Session:
         forward.dispatch(self, msg, route, up)
 
     async def _with_locate(self, msg: Message, route: Route) -> None:
-        from lspmux.locate import methods as locate_methods
-
         wants = "range" if route.range else "position"
         try:
             params = await locate_methods.rewrite_params(self, msg["params"], wants=wants)
@@ -285,6 +297,7 @@ class Session:
         self.conn_send({"jsonrpc": "2.0", "id": msg_id, "result": None})
 
     async def release_backends(self) -> None:
+        await self.linting.aclose()  # kill linter runs first: they need no backend
         for doc in list(self.documents):
             for backend in self._uri_backends.get(doc.uri, []):
                 backend.close_document(self, doc.uri)
@@ -332,6 +345,7 @@ class Session:
             if backend.state not in ("running", "starting", "failed"):
                 self.spawn(backend.ensure_running())
             self.puller.schedule(backend, uri)
+        self.linting.opened(uri, lang)
 
     def _did_change(self, params: dict[str, Any]) -> None:
         td = params["textDocument"]
@@ -347,6 +361,7 @@ class Session:
         for backend in self.backends_for(uri):
             backend.change_document(self, uri, doc.version, changes, old, doc.text)
             self.puller.schedule(backend, uri, delay=DEBOUNCE)
+        self.linting.changed(uri)
 
     def _did_save(self, params: dict[str, Any]) -> None:
         uri = params["textDocument"]["uri"]
@@ -355,6 +370,7 @@ class Session:
         for backend in self.backends_for(uri):
             backend.save_document(uri, text)
             self.puller.schedule(backend, uri)
+        self.linting.saved(uri)
 
     def _did_close(self, params: dict[str, Any]) -> None:
         uri = params["textDocument"]["uri"]
@@ -363,6 +379,7 @@ class Session:
             backend.close_document(self, uri)
         self.store.forget(uri)
         self.puller.forget(uri)
+        self.linting.closed(uri)
         self._uri_backends.pop(uri, None)
 
     def _exit(self) -> None:
@@ -371,6 +388,8 @@ class Session:
             task.add_done_callback(lambda _t: self._exit())
             return
         code = 0 if self.state == "shutdown" else 1
+        if self.state == "running":  # exit without shutdown: give back what it holds
+            self.spawn(self.release_backends())
         self.state = "closed"
         if self.conn is not None:
             self.conn.close(None)
@@ -399,11 +418,21 @@ class Session:
             token = self._progress_tokens.get((id(backend), params.get("token")))
             if token is not None:
                 params = {**params, "token": token}
+            elif self.pool.shared and not self._owns_token(params.get("token")):
+                return  # progress of another client's request (shared pool)
             self.conn_send({"jsonrpc": "2.0", "method": method, "params": params})
             return
         if method == t.WINDOW_LOG_MESSAGE and isinstance(params.get("message"), str):
             params = {**params, "message": f"[{backend.name}] {params['message']}"}
         self.conn_send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _owns_token(self, token: Any) -> bool:
+        """Whether one of this client's requests in flight carries this progress token."""
+        return token is not None and any(
+            isinstance(ex.params, dict)
+            and token in (ex.params.get("workDoneToken"), ex.params.get("partialResultToken"))
+            for ex in self.inflight.values()
+        )
 
     def publish_from(self, backend: Backend, params: dict[str, Any]) -> None:
         uri = params.get("uri")
@@ -417,9 +446,26 @@ class Session:
             mine = backend.holder_version(uri, self, version)
             if mine is None:
                 return  # stale: the server has seen a newer text since
+            if backend.documents[uri].text != doc.text:
+                self._resync(backend, uri)  # computed for another client's text (shared pool)
+                return
+            self._synced_for[(id(backend), uri)] = doc.version
             version = mine
         if self.store.update(uri, backend.name, params.get("diagnostics") or [], version):
             self.publish(uri)
+
+    def _resync(self, backend: Backend, uri: str) -> None:
+        """A shared backend holds the text of the client that changed the document last, so a
+        publish for another client's text is never shown here. When this session has no
+        diagnostics from `backend` for its current text yet, its text is sent back, at most
+        once per version of this session's document (two clients cannot ping-pong)."""
+        doc = self.documents.get(uri)
+        key = (id(backend), uri)
+        if doc is None or self._synced_for.get(key) == doc.version:
+            return
+        self._synced_for[key] = doc.version
+        log.debug("%s: re-sending %s to %s for its diagnostics", self.client_id, uri, backend.label)
+        backend.resync(self, uri, doc.version, doc.text)
 
     def publish(self, uri: str) -> None:
         doc = self.documents.get(uri)
@@ -517,11 +563,34 @@ async def _pull_diagnostics(session: Session, msg: Message) -> Any:
     uri = _uri_of(params)
     if uri is None:
         return {"items": []}
+    await wait_settled(session, uri)  # a linter run or backend pull for it may be in flight
     result_id = session.store.result_id(uri)
     if params.get("previousResultId") == result_id:
         return {"kind": "unchanged", "resultId": result_id}
     return {"kind": "full", "resultId": result_id, "items": session.store.merged(uri)}
 
+
+async def _locate_resolve(session: Session, msg: Message) -> Any:
+    return await locate_methods.resolve(session, msg.get("params") or {})
+
+
+async def _locate_resolve_range(session: Session, msg: Message) -> Any:
+    return await locate_methods.resolve_range(session, msg.get("params") or {})
+
+
+async def _locate_describe(session: Session, msg: Message) -> Any:
+    return await locate_methods.describe(session, msg.get("params") or {})
+
+
+LOCAL_HANDLERS.update(
+    {
+        LOCATE_RESOLVE: _locate_resolve,
+        LOCATE_RESOLVE_RANGE: _locate_resolve_range,
+        LOCATE_DESCRIBE: _locate_describe,
+    }
+)
+
+LOCAL_HANDLERS[linting.STATUS_METHOD] = linting.diagnostic_status
 
 _NOTIFICATIONS: dict[str, Callable[[Session, dict[str, Any]], None]] = {
     t.CANCEL_REQUEST: Session._cancel,

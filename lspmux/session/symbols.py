@@ -34,6 +34,28 @@ async def document_symbols(
         return hit[1]
     backends = await forward.ensure_running(session.backends_for(uri))
     result: list[Any] | None = None
+    # A file the client has not opened is opened on the backends for the question only.
+    borrowed = uri not in session.documents
+    if borrowed:
+        for backend in backends:
+            language_id = backend.config.language_ids[0] if backend.config.language_ids else ""
+            backend.open_document(_LOCATE, uri, language_id, 0, text)
+    try:
+        result = await _ask(backends, uri)
+    finally:
+        if borrowed:
+            for backend in backends:
+                backend.close_document(_LOCATE, uri)
+    cache[uri] = (key, result)
+    return result
+
+
+#: The holder of documents Locate opens on backends by itself.
+_LOCATE = object()
+
+
+async def _ask(backends: list[Any], uri: str) -> list[Any] | None:
+    result: list[Any] | None = None
     for backend in backends:
         if not backend.supports(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):
             continue
@@ -49,5 +71,4 @@ async def document_symbols(
             break
         if result is None:
             result = answer
-    cache[uri] = (key, result)
     return result

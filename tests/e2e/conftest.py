@@ -12,6 +12,7 @@ import asyncio
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,18 @@ class Proxy:
         )
         return plain(result)
 
+    async def raw_request(self, method: str, params: Any, timeout: float = 60) -> Any:
+        """A request whose params pygls would insist on typing (e.g. hover with `locate`
+        instead of textDocument + position): sent as the plain dict it is."""
+        from concurrent.futures import Future
+
+        protocol = self.client.protocol
+        msg_id = f"raw-{len(protocol._request_futures)}-{id(params)}"
+        future: Future[Any] = Future()
+        protocol._request_futures[msg_id] = future
+        protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return plain(await asyncio.wait_for(asyncio.wrap_future(future), timeout))
+
     async def diagnostics_where(
         self, uri: str, predicate: Callable[[list[t.Diagnostic]], bool], timeout: float = 60
     ) -> list[t.Diagnostic]:
@@ -118,8 +131,10 @@ def workspace(tmp_path: Path) -> Path:
 def proxy_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)  # pytest-lsp's server_env replaces the environment: start from ours
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")
-    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")
-    env["XDG_RUNTIME_DIR"] = str(tmp_path / "xdg-runtime")
+    # Short: Unix socket paths (Biome's daemon socket lives in the cache folder, lspmux's in
+    # the runtime folder) must stay under 108 bytes.
+    env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="lspmux-cache-")
+    env["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="lspmux-rt-")
     env.pop("LSPMUX_ADDRESS", None)
     return env
 

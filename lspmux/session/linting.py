@@ -1,0 +1,234 @@
+"""Command-line linters inside a session: when they run, where their results go, and how their
+failures reach the user.
+
+`SessionLinting` owns one `LinterScheduler` per session. The session calls it once per event:
+`opened`, `changed`, `saved` (each schedules the file's linters per their `run_on`), `closed`
+(drops waiting runs, kills running ones) and `aclose` (kills everything, at shutdown or
+disconnect). A run reads the buffer when it starts and remembers the document version it read;
+its diagnostics become the linter's slice in the session's `DiagnosticStore`, and are
+published, only while that version is still the document's current one (a newer run is on its
+way otherwise). A run that fails (tool missing, crashed, timed out, unreadable output) leaves
+the other sources alone and sends one `window/logMessage` per (linter, kind of failure) for
+the whole session, never one per keystroke.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+
+from lspmux.config.model import LinterConfig
+from lspmux.diagnostics.linters.runner import Event, LinterScheduler
+from lspmux.session.documents import uri_to_path
+
+if TYPE_CHECKING:
+    from lspmux.session.session import Session
+
+log = logging.getLogger("lspmux.session")
+
+#: window/logMessage types: failures that need the user to act are errors, slow or odd runs
+#: are warnings.
+_MESSAGE_TYPE: dict[str, int] = {
+    "missing": 1,
+    "crash": 1,
+    "internal": 1,
+    "timeout": 2,
+    "output": 2,
+    "io": 2,
+}
+
+
+class SessionLinting:
+    """The glue between a Session's document events and its command-line linters."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._scheduler: LinterScheduler | None = None
+        #: (uri, linter) → the document version the latest started run read.
+        self._versions: dict[tuple[str, str], int | None] = {}
+        #: (linter, kind) pairs already reported to the client.
+        self._reported: set[tuple[str, str]] = set()
+        #: Every failure message reported, newest last (for `lspmux doctor` and tests).
+        self.failures: list[str] = []
+        self._closed = False
+
+    @property
+    def scheduler(self) -> LinterScheduler:
+        if self._scheduler is None:
+            self._scheduler = LinterScheduler(self._on_result, encoding=self.session.encoding)
+        return self._scheduler
+
+    # -- events from the session -----------------------------------------------------------
+
+    def opened(self, uri: str, language_id: str | None = None) -> None:
+        self._schedule(uri, "open", language_id)
+
+    def changed(self, uri: str) -> None:
+        self._schedule(uri, "change")
+
+    def saved(self, uri: str) -> None:
+        self._schedule(uri, "save")
+
+    def closed(self, uri: str) -> None:
+        if self._scheduler is not None:
+            self._scheduler.cancel(uri)
+        for key in [k for k in self._versions if k[0] == uri]:
+            del self._versions[key]
+
+    def busy(self, uri: str) -> bool:
+        """Whether a linter run for `uri` is waiting for its debounce or running."""
+        return self._scheduler is not None and self._scheduler.busy(uri)
+
+    def linters_for(self, uri: str, language_id: str | None = None) -> list[LinterConfig]:
+        if not uri.startswith("file:"):
+            return []
+        if language_id is None:
+            doc = self.session.documents.get(uri)
+            language_id = doc.language_id if doc is not None else None
+        return self.session.config.linters_for(uri_to_path(uri), language_id)
+
+    async def aclose(self) -> None:
+        """Stop every run (their processes are killed) and accept no more."""
+        self._closed = True
+        if self._scheduler is not None:
+            await self._scheduler.aclose()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _schedule(self, uri: str, event: Event, language_id: str | None = None) -> None:
+        if self._closed:
+            return
+        linters = self.linters_for(uri, language_id)
+        if not linters:
+            return
+        path = uri_to_path(uri)
+        for config in linters:
+            self.scheduler.schedule(
+                config,
+                uri=uri,
+                path=path,
+                text_provider=self._text_provider(uri, config.name),
+                root=self._root(config, path),
+                event=event,
+            )
+
+    def _root(self, config: LinterConfig, path: str) -> Path:
+        root = config.find_root(path)
+        for workspace in self.session.roots:  # a marker above the workspace is not its root
+            if Path(path).is_relative_to(workspace) and not root.is_relative_to(workspace):
+                return workspace
+        return root
+
+    def _text_provider(self, uri: str, name: str) -> Any:
+        def provide() -> str | None:
+            doc = self.session.documents.get(uri)
+            if doc is None:
+                return None
+            self._versions[(uri, name)] = doc.version
+            return str(doc.text)
+
+        return provide
+
+    def _on_result(
+        self,
+        uri: str,
+        linter: str,
+        diagnostics: list[dict[str, Any]] | None,
+        error: str | None,
+    ) -> None:
+        if self._closed:
+            return
+        if error is not None or diagnostics is None:
+            self._report_failure(uri, linter, error or f"{linter}: no result")
+            return
+        doc = self.session.documents.get(uri)
+        version = self._versions.get((uri, linter))
+        if doc is None or doc.version != version:
+            log.debug("linter %s: result for %s v%s is stale; dropped", linter, uri, version)
+            return
+        if self.session.store.update(uri, linter, diagnostics, version):
+            self.session.publish(uri)
+
+    def _report_failure(self, uri: str, linter: str, message: str) -> None:
+        run = self._scheduler.last_run(uri, linter) if self._scheduler is not None else None
+        kind = getattr(run.error, "kind", "failed") if run is not None else "failed"
+        if (linter, kind) in self._reported:
+            return
+        self._reported.add((linter, kind))
+        path = uri_to_path(uri)
+        name = Path(path).name
+        text = f"lspmux: {message}"
+        if name not in message:
+            text += f" (linting {path})"
+        self.failures.append(text)
+        log.warning("%s: %s", self.session.client_id, text)
+        self.session.conn_send(
+            {
+                "jsonrpc": "2.0",
+                "method": t.WINDOW_LOG_MESSAGE,
+                "params": {"type": _MESSAGE_TYPE.get(kind, 1), "message": text},
+            }
+        )
+
+
+async def wait_settled(session: Session, uri: str, timeout: float = 2.0) -> None:
+    """Wait (at most `timeout` seconds) until no linter run or backend pull for `uri` is
+    pending and every server of the file that can report diagnostics has reported once, so
+    a pull right after didOpen/didChange answers with more than an empty list."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    started = loop.time()
+    while loop.time() < deadline:
+        if not _pending(session, uri):
+            if loop.time() - started > 0.05:
+                log.debug("pull of %s waited %.2fs for its sources", uri, loop.time() - started)
+            return
+        await asyncio.sleep(0.02)
+    log.debug("pull of %s answered after %.1fs with sources still pending", uri, timeout)
+
+
+def _pending(session: Session, uri: str) -> bool:
+    return bool(pending_sources(session, uri))
+
+
+def pending_sources(session: Session, uri: str) -> list[str]:
+    """The sources of `uri` lspmux still waits for: linters waiting or running, servers being
+    pulled, and servers (not failed) that have not reported for the document yet."""
+    pending: list[str] = []
+    if session.linting.busy(uri):
+        scheduler = session.linting.scheduler
+        pending += [
+            c.name for c in session.linting.linters_for(uri) if scheduler.busy_with(uri, c.name)
+        ]
+    reported = set(session.store.sources(uri))
+    for backend in session.backends_for(uri):
+        if backend.state in ("failed", "stopping") or not backend.config.feature_enabled(
+            "diagnostics"
+        ):
+            continue
+        if backend.name not in reported or session.puller.busy(uri, backend):
+            pending.append(backend.name)
+    return list(dict.fromkeys(pending))
+
+
+#: lspmux's own request: which sources of a document have not reported yet (`lspmux
+#: diagnostics` waits for them).
+STATUS_METHOD = "lspmux/diagnosticStatus"
+
+
+async def diagnostic_status(session: Session, msg: dict[str, Any]) -> dict[str, Any]:
+    """`lspmux/diagnosticStatus` {uri} → {version, pending: [source], failures: [message]}."""
+    params = msg.get("params") or {}
+    uri = params.get("uri") or (params.get("textDocument") or {}).get("uri")
+    if not isinstance(uri, str):
+        return {"version": None, "pending": [], "failures": list(session.linting.failures)}
+    doc = session.documents.get(uri)
+    return {
+        "version": doc.version if doc is not None else None,
+        "pending": pending_sources(session, uri),
+        "failures": list(session.linting.failures),
+    }

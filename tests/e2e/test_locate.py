@@ -1,0 +1,80 @@
+"""Locate through `lspmux proxy`, with real basedpyright answering documentSymbol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
+
+from tests.e2e.conftest import Proxy
+
+
+async def test_symbol_scope_and_find_resolve_to_an_lsp_position(proxy: Proxy) -> None:
+    proxy.open("app.py", "python")
+    result = await proxy.request(
+        "locate/resolve", {"locate": "app.py:Greeter.greet@return <|>message"}
+    )
+    assert result["position"] == {"line": 11, "character": 15}
+    assert result["scope"]["kind"] == "symbol"
+    assert result["scope"]["symbol_path"] == ["Greeter", "greet"]
+    assert result["match"]["count"] == 1
+    assert result["label"] == "app.py:12:16"
+
+
+async def test_natural_position_of_a_symbol_without_opening_it(proxy: Proxy) -> None:
+    # The client never opened app.py: lspmux reads it and asks the server for its symbols.
+    result = await proxy.request("locate/resolve", {"locate": "app.py:Greeter.__init__"})
+    assert result["position"] == {"line": 6, "character": 8}
+
+
+async def test_unsaved_text_is_what_locate_sees(proxy: Proxy) -> None:
+    uri = proxy.open("app.py", "python")
+    proxy.change(
+        uri,
+        [
+            t.TextDocumentContentChangePartial(
+                range=t.Range(t.Position(11, 15), t.Position(11, 22)), text="message.upper()"
+            )
+        ],
+    )
+    result = await proxy.request(
+        "locate/resolve",
+        {
+            "locate": {
+                "file_path": "app.py",
+                "scope": {"symbol_path": ["Greeter", "greet"]},
+                "find": "message.<|>upper",
+            }
+        },
+    )
+    assert result["position"] == {"line": 11, "character": 23}
+
+
+async def test_locate_inside_an_ordinary_request(proxy: Proxy) -> None:
+    proxy.open("app.py", "python")
+    hover = await proxy.raw_request(
+        "textDocument/hover", {"locate": "app.py:main@<|>greeter = Greeter"}
+    )
+    assert "greeter: Greeter" in str(hover)
+
+
+async def test_describe_round_trips(proxy: Proxy) -> None:
+    uri = proxy.open("app.py", "python")
+    position = {"line": 16, "character": 18}  # print(greeter.<g>reet())
+    described = await proxy.request(
+        "locate/describe", {"textDocument": {"uri": uri}, "position": position}
+    )
+    assert described["locate"].startswith("app.py:main")
+    again = await proxy.request("locate/resolve", {"locate": described["locate"]})
+    assert again["position"] == position
+
+
+async def test_unknown_symbol_is_an_error_with_candidates(proxy: Proxy) -> None:
+    proxy.open("app.py", "python")
+    with pytest.raises(JsonRpcException) as info:
+        await proxy.request("locate/resolve", {"locate": "app.py:Greeter.greeet"})
+    err: Any = info.value
+    assert "-32803" in str(err) or "greeet" in str(err)
+    assert "greet" in str(err)
