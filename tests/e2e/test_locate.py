@@ -78,3 +78,29 @@ async def test_unknown_symbol_is_an_error_with_candidates(proxy: Proxy) -> None:
     err: Any = info.value
     assert "-32803" in str(err) or "greeet" in str(err)
     assert "greet" in str(err)
+
+
+def test_locate_command_line(workspace, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    from tests.e2e.conftest import proxy_env
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "lspmux", "locate", *args],
+            cwd=workspace,
+            env=proxy_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    found = run("app.py:Greeter.greet@return <|>message")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "app.py:12:16"
+    ranged = run("--range", "app.py@undefined_<|>name")
+    assert ranged.stdout.strip() == "app.py:18:5-18:19"
+    missing = run("app.py:Greeter.nope")
+    assert missing.returncode == 1
+    assert "Greeter.greet" in missing.stderr  # the nearest existing paths are suggested
