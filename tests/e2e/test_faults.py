@@ -291,3 +291,81 @@ async def test_requests_before_initialize_are_refused(workspace: Path, tmp_path:
     finally:
         proc.stdin.close()  # type: ignore[union-attr]
         await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_idle_server_stops_and_starts_again_on_demand(
+    proxy_factory: Any, tmp_path: Path
+) -> None:
+    log = tmp_path / "scripted.jsonl"
+    config = scripted_config("ask", log) + "idle_timeout = 1\n"
+    proxy = await proxy_factory(config=config)
+    (proxy.workspace / "a.fault").write_text("hello\n")
+    uri = proxy.open("a.fault", "plaintext")
+    assert "configured" in (await hover(proxy, uri)).contents.value
+    first = _server_pid(proxy, "scripted.py")
+    for _ in range(100):  # unused for 1 s: shut down properly (shutdown, then exit)
+        await asyncio.sleep(0.1)
+        if not any("scripted.py" in " ".join(p.cmdline()) for p in proxy.descendants()):
+            break
+    else:
+        raise AssertionError("the idle server was not stopped")
+    methods = [m.get("method") for m in received(log)]
+    assert "shutdown" in methods and "exit" in methods
+    # Used again: started on demand, the open document replayed, the request answered.
+    assert "configured" in (await hover(proxy, uri)).contents.value
+    assert _server_pid(proxy, "scripted.py") != first
+    opens = [m for m in received(log) if m.get("method") == "textDocument/didOpen"]
+    assert len(opens) == 2
+
+
+async def test_a_client_that_vanishes_leaves_no_server_behind(
+    workspace: Path, tmp_path: Path
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "lspmux",
+        "proxy",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=proxy_env(tmp_path),
+        cwd=str(workspace),
+    )
+    text = (workspace / "hello.c").read_text()
+    opened = {
+        "jsonrpc": "2.0",
+        "method": "textDocument/didOpen",
+        "params": {
+            "textDocument": {
+                "uri": (workspace / "hello.c").as_uri(),
+                "languageId": "c",
+                "version": 1,
+                "text": text,
+            }
+        },
+    }
+    await _raw_exchange(
+        proc,
+        _frame(
+            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":'
+            b'{"processId":null,"rootUri":"'
+            + workspace.as_uri().encode()
+            + b'","capabilities":{}}}'
+        )
+        + _frame(json.dumps(opened).encode()),
+        1,
+    )
+    parent = psutil.Process(proc.pid)
+    for _ in range(200):
+        children = parent.children(recursive=True)
+        if any("clangd" in " ".join(c.cmdline()) for c in children):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("clangd never started")
+    assert proc.stdin is not None
+    proc.stdin.close()  # the editor crashed: no shutdown, no exit
+    assert await asyncio.wait_for(proc.wait(), 30) != 0
+    _gone, alive = psutil.wait_procs(children, timeout=10)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
