@@ -41,7 +41,7 @@ async def run_proxy(load_config: ConfigLoader) -> int:
     conn.attach_writer(writer)  # type: ignore[arg-type]
     await loop.connect_read_pipe(lambda: conn, sys.stdin.buffer)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.add_signal_handler(sig, lambda s=sig: on_exit(session, 128 + s))
+        loop.add_signal_handler(sig, on_exit, session, 128 + sig)
     try:
         code = await done
     finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -137,7 +138,7 @@ class Backend:
                 cwd=self.root,
                 env=dict(self.config.env),
                 conn=conn,
-                on_exit=lambda code, c=conn: self._on_exit(c, code),
+                on_exit=functools.partial(self._on_exit, conn),
             )
         except OSError as exc:
             log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
@@ -260,6 +261,14 @@ class Backend:
         if self.state != "failed":
             self.state = "stopped"
         self.host.backend_event(self, "stopped", reason)
+
+    async def restart(self, reason: str = "reload") -> bool:
+        """Stop the server and start it again with its documents replayed (`lspmux reload`);
+        also gives a failed server a fresh start."""
+        await self.stop(reason)
+        self._crashes.clear()
+        self.state = "stopped"
+        return await self.ensure_running()
 
     async def _terminate(self, proc: ServerProcess, conn: Connection) -> None:
         if not conn.closed:
@@ -403,6 +412,15 @@ class Backend:
         del self.documents[uri]
         self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         return True
+
+    def resync(self, holder: object, uri: str, version: int, text: str) -> None:
+        """Give the server `holder`'s text again (a shared document another holder changed)."""
+        doc = self.documents.get(uri)
+        if doc is None or holder not in doc.holders:
+            return
+        doc.holders[holder] = version
+        if doc.text != text:
+            self._send_full(uri, doc, text)
 
     def holder_version(self, uri: str, holder: object, server_version: int | None) -> int | None:
         """The holder's version matching a version this server reported, or None when stale."""

@@ -17,7 +17,7 @@ import contextlib
 import copy
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +144,12 @@ def for_backend(client: Mapping[str, Any] | None) -> dict[str, Any]:
     window = caps.setdefault("window", {})
     window["workDoneProgress"] = True
     td = caps.setdefault("textDocument", {})
-    # Pull diagnostics are asked of backends by lspmux itself only when it was built to
-    # (see the diagnostics module); without this, servers push, which every server supports.
+    # Backends are not told that lspmux can pull: then every server pushes (basedpyright,
+    # rust-analyzer), re-publishing only what changed, while servers that offer pull anyway
+    # (ruff) are pulled by lspmux.diagnostics.pull. Declaring `diagnostic` with
+    # dynamicRegistration works too (basedpyright then registers pull and sends
+    # workspace/diagnostic/refresh on every edit, and lspmux re-pulls every open file of it),
+    # but costs a pull per open file per edit for no gain.
     td.pop("diagnostic", None)
     for section in _DYNAMIC:
         if section in td:
@@ -168,7 +172,7 @@ def supports(
     value = capabilities.get(route.capability)
     if route.capability == "workspace":  # file operations: workspace.fileOperations.<op>
         ops = (value or {}).get("fileOperations") or {}
-        key = method.rsplit("/", 1)[-1]
+        key = method.rsplit("/", 1)[-1].removesuffix("Files")  # willRenameFiles → willRename
         return bool(ops.get(key))
     if route.capability == "textDocumentSync":
         sync = value
@@ -185,7 +189,7 @@ def resolve_provider(capabilities: Mapping[str, Any], capability: str) -> bool:
 FALLBACK_TRIGGERS = [".", ":", "<", '"', "'", "/", "@"]
 
 
-def merge_for_client(per_server: list[Mapping[str, Any] | None]) -> dict[str, Any]:
+def merge_for_client(per_server: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
     """The `ServerCapabilities` lspmux announces: every routed feature some backend may offer,
     trigger characters and commands unioned, incremental sync, UTF-16 positions."""
     caps: dict[str, Any] = {

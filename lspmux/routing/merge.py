@@ -27,14 +27,17 @@ def tag(item: dict[str, Any], origin: int) -> dict[str, Any]:
 def untag(item: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
     """(origin, item with its original data) — origin None when the item was not tagged."""
     data = item.get("data")
-    if isinstance(data, dict) and TAG in data and len(data) == 1:
-        origin, original = data[TAG]
-        out = dict(item)
-        if original is None:
-            out.pop("data", None)
-        else:
-            out["data"] = original
-        return int(origin), out
+    if isinstance(data, dict) and len(data) == 1:
+        tagged = data.get(TAG)
+        # Anything but [int, data] (a client's garbage) is not a tag: the item goes untagged.
+        if isinstance(tagged, list) and len(tagged) == 2 and type(tagged[0]) is int:
+            origin, original = tagged
+            out = dict(item)
+            if original is None:
+                out.pop("data", None)
+            else:
+                out["data"] = original
+            return origin, out
     return None, item
 
 

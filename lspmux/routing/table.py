@@ -4,7 +4,7 @@ Every method lspmux routes is spelled here (through `lsprotocol.types` constants
 else. A `Route` names its policy (see DESIGN.md's routing table), the feature name users put in
 `only_features` / `except_features`, the server capability that makes a backend eligible, and
 the registration method a server may use to offer it dynamically. `docs/routing.md` is checked
-against this table by `tests/unit/routing/test_table.py`.
+against this table by `tests/unit/routing/test_routing_doc.py`.
 """
 
 from __future__ import annotations

@@ -6,18 +6,25 @@ matching pending request. Every request sent through `request()` gets exactly on
 the peer's response, a timeout error, or — when the stream closes — an error that names the
 peer. A response can be relayed without parsing it (`raw` callbacks); bad input is answered with
 a JSON-RPC error and the connection lives on.
+
+Writes are coalesced per read: while any connection handles the messages of one read, what is
+sent on every connection is held and written at the end of that read, one write per
+connection. Forty pipelined requests that arrive in one read go to a backend in one write (one
+system call, one wake-up of the server), not forty; a message sent outside a read (a timer, a
+task) is written at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
+from lspmux.errors import InternalError, InvalidRequest, JsonRpcError, RequestFailed
 from lspmux.wire.framing import FrameError, FrameParser, frame
 from lspmux.wire.messages import (
     Message,
@@ -34,6 +41,35 @@ log = logging.getLogger("lspmux.wire")
 
 ResponseCallback = Callable[[Message], None]
 RawCallback = Callable[[bytes, int], None]
+
+
+class _Batch:
+    """The connections with writes held back while one read is handled (see the module doc).
+
+    asyncio runs every protocol callback of a loop on the loop's thread, one at a time; the batch
+    is per thread so that loops in other threads never share it."""
+
+    def __init__(self) -> None:
+        self.local = threading.local()
+
+    def open(self) -> list[Connection] | None:
+        """Start holding writes: the list to flush, or None when a batch is already open."""
+        if getattr(self.local, "dirty", None) is not None:
+            return None
+        dirty: list[Connection] = []
+        self.local.dirty = dirty
+        return dirty
+
+    def close(self, dirty: list[Connection]) -> None:
+        self.local.dirty = None
+        for conn in dirty:
+            try:
+                conn._flush()
+            except Exception:  # one broken stream must not keep the others' messages
+                log.exception("%s: write failed", conn.name)
+
+
+_BATCH = _Batch()
 
 
 class _Pending:
@@ -80,6 +116,7 @@ class Connection(asyncio.Protocol):
         self._next_id = 1
         self._closed = False
         self._debug = log.isEnabledFor(logging.DEBUG)
+        self._held: list[bytes] = []  # framed messages held until the current read is handled
 
     # -- transport plumbing ---------------------------------------------------------------------
 
@@ -107,6 +144,7 @@ class Connection(asyncio.Protocol):
         if self._closed:
             return
         self._closed = True
+        self._flush()  # what was sent before the close still goes out
         self.fail_all(f"{self.name} closed the connection")
         for t in (self._writer, self._reader):
             if t is not None and not t.is_closing():
@@ -117,14 +155,20 @@ class Connection(asyncio.Protocol):
     # -- incoming -------------------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        for item in self._parser.feed(data):
-            if isinstance(item, FrameError):
-                log.warning("%s: bad frame: %s", self.name, item.detail)
-                continue
-            self._dispatch_body(item)
+        dirty = _BATCH.open()
+        try:
+            for item in self._parser.feed(data):
+                if isinstance(item, FrameError):
+                    log.warning("%s: bad frame: %s", self.name, item.detail)
+                    continue
+                self._dispatch_body(item)
+        finally:
+            if dirty is not None:
+                _BATCH.close(dirty)
 
     def _dispatch_body(self, body: bytes) -> None:
-        sniffed = sniff_response(body)
+        # Only a connection waiting for answers can relay one raw (a client's requests skip this).
+        sniffed = sniff_response(body) if self._pending else None
         if sniffed is not None:
             pending = self._pending.get(sniffed[0])
             if pending is not None and pending.raw is not None:
@@ -151,10 +195,20 @@ class Connection(asyncio.Protocol):
                 self.send(error(msg_id, InvalidRequest(f"invalid JSON-RPC message: {reason}")))
             return
         if "method" in msg:
-            if "id" in msg:
-                self.on_request(msg)
-            else:
-                self.on_notification(msg)
+            try:
+                if "id" in msg:
+                    self.on_request(msg)
+                else:
+                    self.on_notification(msg)
+            except Exception as exc:  # a bad message must not take the connection down
+                log.exception("%s: handling %s failed", self.name, msg["method"])
+                if "id" in msg and self.reply_errors:
+                    self.send(
+                        error(
+                            msg["id"],
+                            InternalError(f"lspmux could not handle {msg['method']}: {exc!r}"),
+                        )
+                    )
             return
         self._complete(msg)
 
@@ -181,7 +235,29 @@ class Connection(asyncio.Protocol):
             return
         if self._debug:
             log.debug("%s ← %s", self.name, body[:500])
+        dirty = getattr(_BATCH.local, "dirty", None)
+        if dirty is not None:  # inside a read: hold it, flushed when the read is handled
+            if not self._held:
+                dirty.append(self)
+            self._held.append(frame(body))
+            return
         w.write(frame(body))
+        self._check_write_buffer(w)
+
+    def _flush(self) -> None:
+        held = self._held
+        if not held:
+            return
+        self._held = []
+        w = self._writer
+        if w is None or w.is_closing():
+            if self._debug:
+                log.debug("%s: dropped %d messages, the stream is closed", self.name, len(held))
+            return
+        w.write(held[0] if len(held) == 1 else b"".join(held))
+        self._check_write_buffer(w)
+
+    def _check_write_buffer(self, w: asyncio.WriteTransport) -> None:
         if self.max_write_buffer is not None and w.get_write_buffer_size() > self.max_write_buffer:
             log.warning(
                 "%s: peer is not reading (%d bytes queued); disconnecting it",

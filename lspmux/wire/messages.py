@@ -18,6 +18,12 @@ from lspmux.errors import InvalidRequest, JsonRpcError, ParseError
 Message = dict[str, Any]
 
 
+class ErrorReply(dict[str, Any]):
+    """An error reply `decode()` made for a body that is not a message: to be sent back."""
+
+    __slots__ = ()
+
+
 def request(id: int | str, method: str, params: Any = None) -> Message:
     msg: Message = {"jsonrpc": "2.0", "id": id, "method": method}
     if params is not None:
@@ -50,10 +56,10 @@ def decode(body: bytes) -> Message | Message:
     try:
         msg = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        return error(None, ParseError(f"invalid JSON: {exc}"))
+        return ErrorReply(error(None, ParseError(f"invalid JSON: {exc}")))
     if not isinstance(msg, dict):
         kind = "a batch (JSON array)" if isinstance(msg, list) else type(msg).__name__
-        return error(None, InvalidRequest(f"expected a JSON object, got {kind}"))
+        return ErrorReply(error(None, InvalidRequest(f"expected a JSON object, got {kind}")))
     return msg
 
 
@@ -75,8 +81,9 @@ def invalid_reason(msg: Message) -> str | None:
 
 
 def is_error_reply(msg: Message) -> bool:
-    """True for the error replies `decode()` produces (to be sent back, not handled)."""
-    return "error" in msg and "method" not in msg and msg.get("id", 0) is None
+    """True for the error replies `decode()` produces (to be sent back, not handled) — not for
+    a peer's own error response with id null, which must not be echoed back to it."""
+    return isinstance(msg, ErrorReply)
 
 
 # A response's head in the key orders real servers use: {"jsonrpc":"2.0","id":N,"result":…}

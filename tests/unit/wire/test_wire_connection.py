@@ -1,0 +1,402 @@
+"""Connection over an in-memory transport: exactly one completion per request, dispatch, errors.
+
+The transport is a test double with the four methods `Connection` uses (write, is_closing,
+close, get_write_buffer_size); the event loop is real, so timeouts are real timers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import pytest
+
+from lspmux.errors import InvalidRequest, JsonRpcError, ParseError, RequestFailed
+from lspmux.wire.connection import Connection
+from lspmux.wire.framing import FrameParser, frame
+from lspmux.wire.messages import Message
+
+
+class FakeTransport:
+    """Records what the connection writes; can pretend the peer does not read."""
+
+    def __init__(self, *, stalled: bool = False) -> None:
+        self.written = bytearray()
+        self.closed = False
+        self.stalled = stalled
+        self._parser = FrameParser()
+        self.messages: list[Message] = []
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+        for body in self._parser.feed(data):
+            assert isinstance(body, bytes)
+            self.messages.append(orjson.loads(body))
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return len(self.written) if self.stalled else 0
+
+
+class Peer:
+    """A Connection on a FakeTransport, with everything it dispatches recorded."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.requests: list[Message] = []
+        self.notifications: list[Message] = []
+        self.closes: list[BaseException | None] = []
+        self.transport = FakeTransport(stalled=kwargs.pop("stalled", False))
+        self.conn = Connection(
+            "peer-x",
+            on_request=self.requests.append,
+            on_notification=self.notifications.append,
+            on_close=self.closes.append,
+            **kwargs,
+        )
+        self.conn.connection_made(self.transport)  # type: ignore[arg-type]
+
+    def receive(self, msg: Message | bytes) -> None:
+        body = msg if isinstance(msg, bytes) else orjson.dumps(msg)
+        self.conn.data_received(frame(body))
+
+    @property
+    def sent(self) -> list[Message]:
+        return self.transport.messages
+
+
+class Completions:
+    def __init__(self) -> None:
+        self.calls: list[Message] = []
+
+    def __call__(self, msg: Message) -> None:
+        self.calls.append(msg)
+
+
+# -- requests: exactly one completion -------------------------------------------------------------
+
+
+async def test_response_completes_the_request_once() -> None:
+    p = Peer()
+    done = Completions()
+    msg_id = p.conn.request("textDocument/hover", {"x": 1}, done, timeout=5)
+    assert p.sent == [
+        {"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/hover", "params": {"x": 1}}
+    ]
+    assert p.conn.pending_count == 1
+    p.receive({"jsonrpc": "2.0", "id": msg_id, "result": {"contents": "hi"}})
+    p.receive({"jsonrpc": "2.0", "id": msg_id, "result": "again"})  # a duplicate: ignored
+    assert done.calls == [{"jsonrpc": "2.0", "id": msg_id, "result": {"contents": "hi"}}]
+    assert p.conn.pending_count == 0
+    await asyncio.sleep(0)
+
+
+async def test_ids_are_distinct_and_responses_may_come_out_of_order() -> None:
+    p = Peer()
+    done = [Completions() for _ in range(3)]
+    ids = [p.conn.request("m", None, d) for d in done]
+    assert len(set(ids)) == 3
+    for i in reversed(ids):
+        p.receive({"jsonrpc": "2.0", "id": i, "result": i})
+    assert [d.calls[0]["result"] for d in done] == ids
+
+
+async def test_error_response_completes_the_request() -> None:
+    p = Peer()
+    done = Completions()
+    msg_id = p.conn.request("m", None, done)
+    err = {"code": -32601, "message": "nope"}
+    p.receive({"jsonrpc": "2.0", "id": msg_id, "error": err})
+    assert done.calls == [{"jsonrpc": "2.0", "id": msg_id, "error": err}]
+
+
+async def test_timeout_completes_with_an_error_and_cancels_at_the_peer() -> None:
+    p = Peer()
+    done = Completions()
+    msg_id = p.conn.request("textDocument/definition", {}, done, timeout=0.01)
+    await asyncio.sleep(0.05)
+    assert len(done.calls) == 1
+    err = done.calls[0]["error"]
+    assert err["code"] == RequestFailed.CODE
+    assert "peer-x" in err["message"] and "textDocument/definition" in err["message"]
+    assert {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}} in p.sent
+    # the late answer finds nothing pending: still exactly one completion
+    p.receive({"jsonrpc": "2.0", "id": msg_id, "result": None})
+    assert len(done.calls) == 1
+    assert p.conn.pending_count == 0
+
+
+async def test_a_response_before_the_timeout_cancels_the_timer() -> None:
+    p = Peer()
+    done = Completions()
+    msg_id = p.conn.request("m", None, done, timeout=0.02)
+    p.receive({"jsonrpc": "2.0", "id": msg_id, "result": 1})
+    await asyncio.sleep(0.05)
+    assert len(done.calls) == 1 and done.calls[0]["result"] == 1
+    assert not any(m.get("method") == "$/cancelRequest" for m in p.sent)
+
+
+async def test_close_fails_every_pending_request_naming_the_peer() -> None:
+    p = Peer()
+    done = [Completions() for _ in range(3)]
+    for i, d in enumerate(done):
+        p.conn.request(f"method/{i}", None, d, timeout=0.05)
+    p.conn.connection_lost(None)
+    for i, d in enumerate(done):
+        assert len(d.calls) == 1
+        err = d.calls[0]["error"]
+        assert err["code"] == RequestFailed.CODE
+        assert "peer-x closed the connection" in err["message"]
+        assert f"method/{i}" in err["message"]
+    assert p.transport.closed
+    assert p.closes == [None]
+    await asyncio.sleep(0.08)  # the timers were cancelled: no second completion
+    assert all(len(d.calls) == 1 for d in done)
+
+
+async def test_eof_closes_and_close_is_idempotent() -> None:
+    p = Peer()
+    done = Completions()
+    p.conn.request("m", None, done)
+    assert p.conn.eof_received() is None
+    p.conn.close(None)
+    p.conn.connection_lost(None)
+    assert p.conn.closed
+    assert len(done.calls) == 1
+    assert p.closes == [None]
+
+
+async def test_request_on_a_closed_connection_completes_at_once() -> None:
+    p = Peer()
+    p.conn.close()
+    done = Completions()
+    p.conn.request("m", None, done, timeout=1)
+    assert len(done.calls) == 1
+    assert "not running" in done.calls[0]["error"]["message"]
+    assert p.conn.pending_count == 0
+
+
+async def test_fail_all_gives_the_reason() -> None:
+    p = Peer()
+    done = Completions()
+    p.conn.request("workspace/symbol", None, done)
+    p.conn.fail_all("peer-x crashed")
+    assert done.calls[0]["error"]["message"] == "peer-x crashed before answering workspace/symbol"
+    assert not p.conn.closed
+
+
+async def test_cancel_sends_cancel_request_only_for_pending_ids() -> None:
+    p = Peer()
+    msg_id = p.conn.request("m", None, Completions())
+    assert p.conn.cancel(msg_id)
+    assert p.sent[-1] == {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}}
+    assert not p.conn.cancel(msg_id + 100)
+
+
+async def test_call_returns_the_result_or_raises() -> None:
+    p = Peer()
+    task = asyncio.ensure_future(p.conn.call("m", {"a": 1}, timeout=1))
+    await asyncio.sleep(0)
+    p.receive({"jsonrpc": "2.0", "id": p.sent[-1]["id"], "result": [1, 2]})
+    assert await task == [1, 2]
+    task = asyncio.ensure_future(p.conn.call("m"))
+    await asyncio.sleep(0)
+    p.receive(
+        {"jsonrpc": "2.0", "id": p.sent[-1]["id"], "error": {"code": -32001, "message": "bad"}}
+    )
+    with pytest.raises(JsonRpcError) as info:
+        await task
+    assert info.value.CODE == -32001 and info.value.message == "bad"
+
+
+# -- raw responses ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":%d,"result":{"items":[1,2,3]}}',
+        b'{"id":%d,"jsonrpc":"2.0","result":null}',
+        b'{"jsonrpc":"2.0","id":%d,"error":{"code":-1,"message":"m"}}',
+    ],
+)
+async def test_raw_callback_gets_the_sniffed_body(body: bytes) -> None:
+    p = Peer()
+    done = Completions()
+    raws: list[tuple[bytes, int]] = []
+    msg_id = p.conn.request("m", None, done, timeout=0.02, raw=lambda b, o: raws.append((b, o)))
+    full = body % msg_id
+    p.receive(full)
+    assert done.calls == []
+    assert len(raws) == 1
+    got, offset = raws[0]
+    assert got == full
+    assert got[offset:].startswith((b'"result"', b'"error"'))
+    await asyncio.sleep(0.05)  # the timer was cancelled
+    assert done.calls == [] and len(raws) == 1
+
+
+async def test_raw_request_with_an_unsniffable_response_gets_the_dict() -> None:
+    p = Peer()
+    done = Completions()
+    raws: list[tuple[bytes, int]] = []
+    msg_id = p.conn.request("m", None, done, raw=lambda b, o: raws.append((b, o)))
+    p.receive(b'{"result":42,"jsonrpc":"2.0","id":%d}' % msg_id)  # result first: no sniff
+    assert raws == []
+    assert done.calls == [{"result": 42, "jsonrpc": "2.0", "id": msg_id}]
+
+
+# -- incoming requests and notifications -------------------------------------------------------------
+
+
+async def test_requests_and_notifications_go_to_their_handlers() -> None:
+    p = Peer()
+    req = {"jsonrpc": "2.0", "id": 1, "method": "workspace/configuration", "params": {}}
+    req_s = {"jsonrpc": "2.0", "id": "s1", "method": "window/showMessageRequest"}
+    note = {"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 3}}
+    for m in (req, note, req_s):
+        p.receive(m)
+    assert p.requests == [req, req_s]
+    assert p.notifications == [note]
+    assert p.sent == []
+
+
+async def test_many_messages_in_one_chunk_in_order() -> None:
+    p = Peer()
+    msgs = [{"jsonrpc": "2.0", "method": f"n/{i}"} for i in range(50)]
+    p.conn.data_received(b"".join(frame(orjson.dumps(m)) for m in msgs))
+    assert p.notifications == msgs
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+
+
+async def test_bad_json_gets_a_parse_error_and_the_connection_lives_on() -> None:
+    p = Peer()
+    p.receive(b"{not json")
+    assert len(p.sent) == 1
+    assert p.sent[0]["id"] is None and p.sent[0]["error"]["code"] == ParseError.CODE
+    p.receive({"jsonrpc": "2.0", "method": "still/alive"})
+    assert p.notifications[-1]["method"] == "still/alive"
+    assert not p.conn.closed
+
+
+@pytest.mark.parametrize(
+    ("body", "reply_id"),
+    [
+        (b"[1, 2]", None),
+        (b'{"jsonrpc":"2.0","id":7}', 7),
+        (b'{"jsonrpc":"2.0","id":"x","method":5}', "x"),
+        (b'{"jsonrpc":"2.0","method":"m","params":3}', None),
+    ],
+)
+async def test_invalid_messages_get_invalid_request_with_their_id(
+    body: bytes, reply_id: Any
+) -> None:
+    p = Peer()
+    p.receive(body)
+    assert len(p.sent) == 1
+    assert p.sent[0]["id"] == reply_id
+    assert p.sent[0]["error"]["code"] == InvalidRequest.CODE
+    assert p.requests == [] and p.notifications == []
+
+
+async def test_no_error_replies_when_reply_errors_is_off() -> None:
+    p = Peer(reply_errors=False)
+    p.receive(b"{not json")
+    p.receive(b'{"jsonrpc":"2.0","id":7}')
+    assert p.sent == []
+    assert not p.conn.closed
+
+
+async def test_a_peer_error_with_id_null_is_not_echoed_back() -> None:
+    """A peer that could not read one of our messages answers with an error and id null; that
+    is logged, not sent back (two peers doing so would ping-pong forever)."""
+    p = Peer()
+    p.receive({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "bad"}})
+    assert p.sent == []
+
+
+async def test_a_response_to_an_unknown_request_is_ignored() -> None:
+    p = Peer()
+    p.receive({"jsonrpc": "2.0", "id": 999, "result": None})
+    p.receive({"jsonrpc": "2.0", "id": "str", "result": None})
+    assert p.sent == [] and p.requests == [] and p.notifications == []
+
+
+async def test_a_bad_frame_is_skipped() -> None:
+    p = Peer()
+    p.conn.data_received(b"X-Junk: 1\r\n\r\n" + frame(b'{"jsonrpc":"2.0","method":"ok"}'))
+    assert [n["method"] for n in p.notifications] == ["ok"]
+    assert p.sent == []
+
+
+# -- outgoing ----------------------------------------------------------------------------------------
+
+
+async def test_max_write_buffer_disconnects_a_peer_that_does_not_read() -> None:
+    p = Peer(stalled=True, max_write_buffer=1000)
+    done = Completions()
+    p.conn.request("m", None, done)
+    assert not p.conn.closed
+    p.conn.notify("big", {"blob": "x" * 2000})
+    assert p.conn.closed
+    assert p.transport.closed
+    assert (
+        len(done.calls) == 1 and "peer-x closed the connection" in done.calls[0]["error"]["message"]
+    )
+    assert p.closes == [None]
+    before = len(p.transport.written)
+    p.conn.notify("after", None)  # dropped: the stream is closed
+    assert len(p.transport.written) == before
+
+
+async def test_a_reading_peer_is_not_disconnected() -> None:
+    p = Peer(max_write_buffer=10)
+    p.conn.notify("big", {"blob": "x" * 2000})
+    assert not p.conn.closed
+
+
+async def test_respond_and_respond_error() -> None:
+    p = Peer()
+    p.conn.respond(3, {"ok": True})
+    p.conn.respond_error("s", RequestFailed("no"))
+    assert p.sent == [
+        {"jsonrpc": "2.0", "id": 3, "result": {"ok": True}},
+        {"jsonrpc": "2.0", "id": "s", "error": {"code": RequestFailed.CODE, "message": "no"}},
+    ]
+
+
+async def test_separate_writer_for_pipes() -> None:
+    requests: list[Message] = []
+    conn = Connection(
+        "pipes", on_request=requests.append, on_notification=lambda m: None, duplex=False
+    )
+    reader, writer = FakeTransport(), FakeTransport()
+    conn.connection_made(reader)  # type: ignore[arg-type]
+    conn.notify("dropped")  # no writer yet
+    conn.attach_writer(writer)  # type: ignore[arg-type]
+    conn.notify("n")
+    assert reader.written == b""
+    assert writer.messages == [{"jsonrpc": "2.0", "method": "n"}]
+    conn.close()
+    assert reader.closed and writer.closed
+
+
+async def test_a_handler_that_raises_answers_with_an_error_and_the_connection_lives_on() -> None:
+    def boom(msg: Message) -> None:
+        raise KeyError("textDocument")  # e.g. Session._did_open on a didOpen without params
+
+    conn = Connection("peer-x", on_request=boom, on_notification=boom)
+    transport = FakeTransport()
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    conn.data_received(frame(b'{"jsonrpc":"2.0","method":"textDocument/didOpen"}'))
+    conn.data_received(frame(b'{"jsonrpc":"2.0","id":4,"method":"textDocument/hover"}'))
+    assert not conn.closed
+    assert transport.messages[-1]["id"] == 4
+    assert transport.messages[-1]["error"]["code"] == -32603

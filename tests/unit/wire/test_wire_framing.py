@@ -1,0 +1,191 @@
+"""FrameParser: bytes in any chunking → the same bodies; faults reported in-line, then recovery."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lspmux.wire.framing import MAX_HEADER, FrameError, FrameParser, encode, frame
+
+
+def feed_all(chunks: list[bytes]) -> list[bytes | FrameError]:
+    parser = FrameParser()
+    out: list[bytes | FrameError] = []
+    for chunk in chunks:
+        out.extend(parser.feed(chunk))
+    return out
+
+
+def split_at(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({min(c, len(data)) for c in cuts})
+    chunks, prev = [], 0
+    for p in points:
+        chunks.append(data[prev:p])
+        prev = p
+    chunks.append(data[prev:])
+    return chunks
+
+
+bodies = st.lists(st.binary(min_size=0, max_size=200), min_size=1, max_size=8)
+
+
+@given(bodies=bodies, cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=30))
+def test_any_split_yields_the_same_bodies(bodies: list[bytes], cuts: list[int]) -> None:
+    stream = b"".join(frame(b) for b in bodies)
+    assert feed_all(split_at(stream, cuts)) == bodies
+
+
+@given(bodies=bodies)
+def test_byte_by_byte(bodies: list[bytes]) -> None:
+    stream = b"".join(frame(b) for b in bodies)
+    parser = FrameParser()
+    out: list[bytes | FrameError] = []
+    for i in range(len(stream)):
+        out.extend(parser.feed(stream[i : i + 1]))
+    assert out == bodies
+    assert parser.buffered == 0
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        b"Content-Length: 2\r\n",
+        b"content-length: 2\r\n",
+        b"CONTENT-LENGTH:2\r\n",
+        b"Content-Length:    2   \r\n",
+        b"Content-Length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n",
+        b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n",
+        b"X-Unknown: whatever: with colons\r\nContent-Length: 2\r\nX-Other: 1\r\n",
+    ],
+    ids=["plain", "lower", "upper-nospace", "spaces", "type-after", "type-before", "unknown"],
+)
+def test_header_variants(headers: bytes) -> None:
+    assert feed_all([headers + b"\r\n{}"]) == [b"{}"]
+
+
+NEXT = frame(b'{"next":1}')
+
+
+@pytest.mark.parametrize(
+    ("bad", "detail"),
+    [
+        (b"Content-Type: x\r\n\r\n", "without Content-Length"),
+        (b"Content-Length: -5\r\n\r\n", "negative Content-Length -5"),
+        (b"Content-Length: abc\r\n\r\n", "not a number"),
+        (b"Content-Length: 1.5\r\n\r\n", "not a number"),
+        (b"Content-Length: \r\n\r\n", "not a number"),
+        (b"garbage line\r\n\r\n", "malformed header line"),
+    ],
+)
+def test_bad_header_is_reported_then_the_next_frame_is_read(bad: bytes, detail: str) -> None:
+    out = feed_all([bad + NEXT])
+    assert len(out) == 2
+    assert isinstance(out[0], FrameError)
+    assert detail in out[0].detail
+    assert out[1] == b'{"next":1}'
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64])
+def test_recovery_is_independent_of_chunking(chunk: int) -> None:
+    stream = b"Content-Length: x\r\n\r\n" + NEXT + b"X-Junk: 1\r\n\r\n" + NEXT
+    chunks = [stream[i : i + chunk] for i in range(0, len(stream), chunk)]
+    out = feed_all(chunks)
+    assert [type(x) for x in out] == [FrameError, bytes, FrameError, bytes]
+
+
+def test_zero_length_body() -> None:
+    assert feed_all([b"Content-Length: 0\r\n\r\n" + NEXT]) == [b"", b'{"next":1}']
+
+
+def test_header_block_that_never_ends() -> None:
+    parser = FrameParser()
+    out: list[bytes | FrameError] = []
+    junk = b"X" * 4096
+    for _ in range(MAX_HEADER // len(junk) + 2):
+        out.extend(parser.feed(junk))
+    assert len(out) == 1 and isinstance(out[0], FrameError)
+    assert str(MAX_HEADER) in out[0].detail
+    assert parser.buffered < MAX_HEADER
+    # the stream goes on: a fresh frame after the garbage is read (the header block that
+    # carries the tail of the garbage is reported, the frame after it is whole).
+    out = parser.feed(b"\r\n\r\n" + NEXT)
+    assert out[-1] == b'{"next":1}'
+
+
+def test_a_slow_header_is_not_garbage() -> None:
+    parser = FrameParser()
+    assert parser.feed(b"Content-Len") == []
+    assert parser.feed(b"gth: 2\r\n") == []
+    assert parser.feed(b"\r") == []
+    assert parser.feed(b"\n{") == []
+    assert parser.feed(b"}") == [b"{}"]
+
+
+def test_huge_body_in_chunks() -> None:
+    body = orjson.dumps({"items": [{"label": f"item{i}", "kind": 6} for i in range(100_000)]})
+    assert len(body) > 2_500_000
+    stream = frame(body) + NEXT
+    step = 65_536
+    out = feed_all([stream[i : i + step] for i in range(0, len(stream), step)])
+    assert out == [body, b'{"next":1}']
+
+
+def test_huge_body_in_one_chunk() -> None:
+    body = b"x" * (8 * 1024 * 1024)
+    assert feed_all([frame(body)]) == [body]
+
+
+def test_encode_frames_orjson() -> None:
+    msg = {"jsonrpc": "2.0", "id": 1, "result": {"text": "héllo 😀"}}
+    framed = encode(msg)
+    (body,) = feed_all([framed])
+    assert isinstance(body, bytes)
+    assert orjson.loads(body) == msg
+    head = framed[: framed.index(b"\r\n\r\n")]
+    assert head == b"Content-Length: %d" % len(body)
+
+
+def test_content_length_counts_bytes_not_characters() -> None:
+    body = '{"t":"😀😀"}'.encode()
+    assert len(body) != len(body.decode())
+    assert feed_all([frame(body) + NEXT]) == [body, b'{"next":1}']
+
+
+def test_frame_error_equality_and_repr() -> None:
+    assert FrameError("a") == FrameError("a")
+    assert FrameError("a") != FrameError("b")
+    assert FrameError("a") != "a"
+    assert repr(FrameError("a")) == "FrameError('a')"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"Content-Type: x\r\n\r\n",
+        b"Content-Length: abc\r\n\r\n",
+        b"Content-Length: -1\r\n\r\n",
+        b"X-Junk: 1\r\n\r\n",
+    ],
+)
+def test_the_body_of_a_bad_frame_does_not_desynchronise_the_stream(bad: bytes) -> None:
+    """A bad header usually comes with a body; it runs into the next header
+    (`{...}Content-Length: 10`). Every frame after it must still be read."""
+    body = b'{"jsonrpc":"2.0","id":1,"method":"x"}'
+    out = feed_all([bad + body + NEXT + NEXT + NEXT])
+    assert [x for x in out if isinstance(x, bytes)] == [b'{"next":1}'] * 3
+    assert all(isinstance(x, FrameError) for x in out[:-3])
+
+
+garbage = st.binary(max_size=300).filter(lambda b: b"content-length:" not in b.lower())
+
+
+@given(garbage=garbage, bodies=bodies, cuts=st.lists(st.integers(0, 3000), max_size=10))
+def test_good_frames_after_garbage_are_all_read(
+    garbage: bytes, bodies: list[bytes], cuts: list[int]
+) -> None:
+    stream = b"X-Bad: header\r\n\r\n" + garbage + b"".join(frame(b) for b in bodies)
+    out = feed_all(split_at(stream, cuts))
+    got = [x for x in out if isinstance(x, bytes)]
+    assert got[-len(bodies) :] == bodies
