@@ -369,3 +369,22 @@ async def test_a_client_that_vanishes_leaves_no_server_behind(
     assert await asyncio.wait_for(proc.wait(), 30) != 0
     _gone, alive = psutil.wait_procs(children, timeout=10)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+
+
+async def test_a_failing_server_contributes_nothing_and_the_others_answer(
+    proxy_factory: Any, tmp_path: Path
+) -> None:
+    log = tmp_path / "scripted.jsonl"
+    # A server that fails every definition request, beside basedpyright for .py files.
+    config = scripted_config("fail", log).replace('file_types = [".fault"]', 'file_types = [".py"]')
+    proxy = await proxy_factory(config=config)
+    uri = proxy.open("app.py", "python")
+    result = await proxy.client.text_document_definition_async(
+        t.DefinitionParams(t.TextDocumentIdentifier(uri), t.Position(line=15, character=16))
+    )
+    assert result  # basedpyright's answer; the failure contributed nothing
+    first = result[0]
+    target = first.target_range if hasattr(first, "target_range") else first.range
+    assert target.start.line == 3
+    asked = [m for m in received(log) if m.get("method") == "textDocument/definition"]
+    assert len(asked) == 1  # the failing server really was asked, and failed

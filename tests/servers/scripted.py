@@ -6,6 +6,7 @@ Usage: scripted.py MODE, where MODE is
            and answers the hover with what it was told
   garbage  writes a malformed frame and invalid JSON before answering each hover
   crash    exits with code 3 when it receives textDocument/hover
+  fail     offers hover, definition and completion, and answers each with an error
 It records every message it receives, one JSON per line, in $SCRIPTED_LOG when set.
 """
 
@@ -75,7 +76,12 @@ def handle(msg: dict[str, Any]) -> None:
                 "jsonrpc": "2.0",
                 "id": msg_id,
                 "result": {
-                    "capabilities": {"hoverProvider": True, "textDocumentSync": 2},
+                    "capabilities": {
+                        "hoverProvider": True,
+                        "definitionProvider": MODE == "fail",
+                        "completionProvider": {} if MODE == "fail" else None,
+                        "textDocumentSync": 2,
+                    },
                     "serverInfo": {"name": "scripted", "version": MODE},
                 },
             }
@@ -84,6 +90,12 @@ def handle(msg: dict[str, Any]) -> None:
         write({"jsonrpc": "2.0", "id": msg_id, "result": None})
     elif method == "exit":
         sys.exit(0)
+    elif MODE == "fail" and method in (
+        "textDocument/hover",
+        "textDocument/definition",
+        "textDocument/completion",
+    ):
+        write({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": "on purpose"}})
     elif method == "textDocument/hover":
         if MODE == "hang":
             return
