@@ -197,10 +197,28 @@ def walk(
         stack.append((sub, [*chain, node], list(reversed(node.children))))
 
 
+_INDEX: dict[int, tuple[list[Sym], dict[str, list[Sym]]]] = {}
+_INDEX_SIZE = 4096
+
+
+def _named(nodes: list[Sym], name: str) -> list[Sym]:
+    """The nodes called `name`, through an index kept per sibling list (a file with thousands
+    of top-level symbols is looked up in O(1), not scanned)."""
+    hit = _INDEX.get(id(nodes))
+    if hit is None or hit[0] is not nodes:
+        index: dict[str, list[Sym]] = {}
+        for node in nodes:
+            index.setdefault(node.name, []).append(node)
+        if len(_INDEX) >= _INDEX_SIZE:
+            _INDEX.clear()
+        hit = _INDEX[id(nodes)] = (nodes, index)
+    return hit[1].get(name, [])
+
+
 def _match(nodes: list[Sym], path: tuple[str, ...], loose: bool) -> list[Sym] | None:
     if not path:
         return []
-    for node in nodes:
+    for node in nodes if loose else _named(nodes, path[0]):
         if node.name == path[0] or (loose and loose_name(node.name) == path[0]):
             rest = _match(node.children, path[1:], loose)
             if rest is not None:
