@@ -38,6 +38,8 @@ class Puller:
         self.session = session
         self._result_ids: dict[tuple[int, str], str] = {}
         self._timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
+        #: Pulls sent and not yet answered, per (backend, uri).
+        self._inflight: dict[tuple[int, str], int] = {}
 
     def schedule(self, backend: Backend, uri: str, *, delay: float = 0.0) -> None:
         if backend.state != "running" or not offers_pull(backend):
@@ -56,6 +58,15 @@ class Puller:
             if doc.uri in backend.documents:
                 self.schedule(backend, doc.uri)
 
+    def busy(self, uri: str, backend: Backend | None = None) -> bool:
+        """Whether a pull for `uri` (from `backend`, or any) is scheduled or unanswered."""
+        if backend is not None:
+            key = (id(backend), uri)
+            return key in self._timers or self._inflight.get(key, 0) > 0
+        return any(k[1] == uri for k in self._timers) or any(
+            k[1] == uri and n > 0 for k, n in self._inflight.items()
+        )
+
     def forget(self, uri: str) -> None:
         for key in [k for k in self._timers if k[1] == uri]:
             self._timers.pop(key).cancel()
@@ -68,6 +79,11 @@ class Puller:
         doc = self.session.documents.get(uri)
         if doc is None:
             return
+        held = backend.documents.get(uri)
+        if held is not None and held.text != doc.text:  # a shared server has another's text
+            self.session.resync_document(backend, uri)  # at most once per version of ours
+            if held.text != doc.text:
+                return  # keep what this session has for its own text
         version = doc.version
         params: dict[str, Any] = {"textDocument": {"uri": uri}}
         provider = backend.capabilities.get("diagnosticProvider")
@@ -78,6 +94,11 @@ class Puller:
             params["previousResultId"] = previous
 
         def done(resp: dict[str, Any]) -> None:
+            left = self._inflight.get(key, 1) - 1
+            if left > 0:
+                self._inflight[key] = left
+            else:
+                self._inflight.pop(key, None)
             if "error" in resp:
                 err = resp["error"] or {}
                 if err.get("code") == -32802 and (err.get("data") or {}).get("retriggerRequest"):
@@ -97,4 +118,5 @@ class Puller:
             if self.session.store.update(uri, backend.name, items, version):
                 self.session.publish(uri)
 
-        backend.request(t.TEXT_DOCUMENT_DIAGNOSTIC, params, done)
+        if backend.request(t.TEXT_DOCUMENT_DIAGNOSTIC, params, done) is not None:
+            self._inflight[key] = self._inflight.get(key, 0) + 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,13 @@ _MESSAGE_TYPE: dict[str, int] = {
 }
 
 
+def store_source(linter: str) -> str:
+    """The name a linter's slice has in the diagnostics store: never a server's name, so
+    `[linters.biome]` and `[servers.biome]` together keep two slices (and code actions send
+    neither server a linter's diagnostics)."""
+    return f"linter:{linter}"
+
+
 class SessionLinting:
     """The glue between a Session's document events and its command-line linters."""
 
@@ -52,7 +60,7 @@ class SessionLinting:
         self._versions: dict[tuple[str, str], int | None] = {}
         #: (linter, kind) pairs already reported to the client.
         self._reported: set[tuple[str, str]] = set()
-        #: Every failure message reported, newest last (for `lspmux doctor` and tests).
+        #: Every failure message reported, newest last (`lspmux/diagnosticStatus` returns them).
         self.failures: list[str] = []
         self._closed = False
 
@@ -123,7 +131,7 @@ class SessionLinting:
                 return workspace
         return root
 
-    def _text_provider(self, uri: str, name: str) -> Any:
+    def _text_provider(self, uri: str, name: str) -> Callable[[], str | None]:
         def provide() -> str | None:
             doc = self.session.documents.get(uri)
             if doc is None:
@@ -150,7 +158,7 @@ class SessionLinting:
         if doc is None or doc.version != version:
             log.debug("linter %s: result for %s v%s is stale; dropped", linter, uri, version)
             return
-        if self.session.store.update(uri, linter, diagnostics, version):
+        if self.session.store.update(uri, store_source(linter), diagnostics, version):
             self.session.publish(uri)
 
     def _report_failure(self, uri: str, linter: str, message: str) -> None:

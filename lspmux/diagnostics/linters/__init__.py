@@ -59,7 +59,15 @@ class LinterOutputError(Exception):
 
 class LinterFailure(Exception):
     """A linter run produced no usable result: not installed, timed out, crashed, or printed
-    something that could not be parsed. The message is meant for the user (window/logMessage)."""
+    something that could not be parsed. The message is meant for the user (window/logMessage).
+
+    `kind` names the way it failed ("missing", "timeout", "crash", "output", "io",
+    "internal"), so a session reports each (linter, kind) once, not once per keystroke.
+    """
+
+    def __init__(self, message: str, kind: str = "failed") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def excerpt(output: str, limit: int = 200) -> str:

@@ -80,7 +80,7 @@ class LinterRun:
             return cls(config.name, uri, None, err, time.monotonic() - started)
         except Exception as err:  # a bug must not take the session down: log it, report it
             log.exception("linter %s failed unexpectedly on %s", config.name, path)
-            failure = LinterFailure(f"{config.name}: internal error on {path}: {err!r}")
+            failure = LinterFailure(f"{config.name}: internal error on {path}: {err!r}", "internal")
             return cls(config.name, uri, None, failure, time.monotonic() - started)
         return cls(config.name, uri, diagnostics, None, time.monotonic() - started)
 
@@ -109,7 +109,7 @@ async def run_linter(
     original = Path(os.path.abspath(Path(path) if os.path.isabs(path) else root / path))
     argv = config.resolve_command(root)
     if argv is None:
-        raise LinterFailure(_not_found(config, root))
+        raise LinterFailure(_not_found(config, root), "missing")
     temp: Path | None = None
     if config.input == "stdin":
         target, data = original, text.encode("utf-8")
@@ -123,7 +123,8 @@ async def run_linter(
                 temp.unlink()
             raise LinterFailure(
                 f"{config.name}: cannot write the temporary copy of {original.name} beside it "
-                f"({err.strerror or err}); use input = 'stdin' if the tool can read stdin"
+                f"({err.strerror or err}); use input = 'stdin' if the tool can read stdin",
+                "io",
             ) from None
         target, data = temp, None
     try:
@@ -196,14 +197,17 @@ async def _execute(
             start_new_session=True,  # its own process group, killed as a whole
         )
     except OSError as exc:
-        raise LinterFailure(f"{config.name}: cannot start {argv[0]} in {root}: {exc}") from None
+        raise LinterFailure(
+            f"{config.name}: cannot start {argv[0]} in {root}: {exc}", "missing"
+        ) from None
     try:
         out, err = await asyncio.wait_for(proc.communicate(data), timeout=config.timeout)
     except TimeoutError:
         await _kill(proc)
         raise LinterFailure(
             f"{config.name} timed out after {config.timeout:g}s on {shown} (killed); "
-            "raise its `timeout` or check that it does not wait for input"
+            "raise its `timeout` or check that it does not wait for input",
+            "timeout",
         ) from None
     except BaseException:  # cancelled: a newer run, didClose, shutdown
         await _kill(proc)
@@ -240,25 +244,30 @@ def _interpret(
     name = config.name
     ok = rc in config.ok_exit_codes
     if rc < 0:
-        raise LinterFailure(f"{name} was killed by signal {-rc} on {shown}{_stderr_head(stderr)}")
+        raise LinterFailure(
+            f"{name} was killed by signal {-rc} on {shown}{_stderr_head(stderr)}", "crash"
+        )
     if not stdout.strip():
         if rc == 0 and config.format in ("json", "regex"):
             return []
         raise LinterFailure(
             f"{name} exited with code {rc} on {shown} and printed nothing on stdout"
-            f"{_stderr_head(stderr)}"
+            f"{_stderr_head(stderr)}",
+            "crash",
         )
     try:
         diagnostics = parse_output(config, stdout, path=target, text=text, encoding=encoding)
     except LinterOutputError as err:
         status = "" if ok else f" (exit code {rc})"
         raise LinterFailure(
-            f"{name}: cannot read its output on {shown}{status}: {err.detail}{_stderr_head(stderr)}"
+            f"{name}: cannot read its output on {shown}{status}: {err.detail}{_stderr_head(stderr)}",
+            "output",
         ) from None
     if config.format == "regex" and not diagnostics and rc != 0:
         raise LinterFailure(
             f"{name} exited with code {rc} on {shown} but no line of its output matched the "
-            f"regex: {excerpt(stdout)!r}{_stderr_head(stderr)}"
+            f"regex: {excerpt(stdout)!r}{_stderr_head(stderr)}",
+            "output",
         )
     return diagnostics
 
@@ -355,6 +364,21 @@ class LinterScheduler:
             1
             for (u, _), slot in self._slots.items()
             if (uri is None or u == uri) and slot.task is not None and not slot.task.done()
+        )
+
+    def busy(self, uri: str) -> bool:
+        """Whether a run for `uri` is waiting for its debounce or in progress."""
+        return any(
+            u == uri
+            and (slot.timer is not None or (slot.task is not None and not slot.task.done()))
+            for (u, _), slot in self._slots.items()
+        )
+
+    def busy_with(self, uri: str, linter: str) -> bool:
+        """Whether `linter`'s run for `uri` is waiting for its debounce or in progress."""
+        slot = self._slots.get((uri, linter))
+        return slot is not None and (
+            slot.timer is not None or (slot.task is not None and not slot.task.done())
         )
 
     def last_run(self, uri: str, linter: str) -> LinterRun | None:
