@@ -2,6 +2,12 @@
 
 import sys
 
-from lspmux.cli import main
+from lspmux.daemon.shim import run_if_client
 
-sys.exit(main())
+# The shim first, before lspmux.cli and its imports: an editor waits for it at every start.
+code = run_if_client(sys.argv[1:])
+if code is None:
+    from lspmux.cli import main
+
+    code = main()
+sys.exit(code)

@@ -90,6 +90,13 @@ class Pool:
     def sessions_of(self, backend: Backend) -> set[PoolSession]:
         return self.sessions.get(backend, set())
 
+    def remove(self, backend: Backend) -> None:
+        """Forget a (stopped) backend: the next `get` for its key creates a new one."""
+        self.sessions.pop(backend, None)
+        for key, known in list(self.backends.items()):
+            if known is backend:
+                del self.backends[key]
+
     async def stop_all(self) -> None:
         backends = list(self.backends.values())
         await asyncio.gather(
@@ -103,7 +110,13 @@ class Pool:
     # -- BackendHost ------------------------------------------------------------------------------
 
     def server_notification(self, backend: Backend, msg: Message) -> None:
-        for session in tuple(self.sessions_of(backend)):
+        sessions = tuple(self.sessions_of(backend))
+        if msg.get("method") == "textDocument/publishDiagnostics" and len(sessions) > 1:
+            uri = (msg.get("params") or {}).get("uri")
+            doc = backend.documents.get(uri) if isinstance(uri, str) else None
+            if doc is not None:  # an open document: only to the sessions holding it
+                sessions = tuple(s for s in sessions if s in doc.holders)
+        for session in sessions:
             session.backend_notification(backend, msg)
 
     def server_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
@@ -113,11 +126,19 @@ class Pool:
             for session in tuple(sessions):  # every session sees registrations (already answered)
                 session.backend_request(backend, msg, reply)
             return
+        if method == "window/workDoneProgress/create":  # backend-wide progress: every session
+            reply(None)
+            for session in tuple(sessions):
+                session.backend_request(backend, msg, lambda _v: None)
+            return
         if not sessions:
             log.info("%s: %s with no client attached; answering null", backend.label, method)
             reply(None)
             return
-        target = max(sessions, key=lambda s: s.last_active)
+        # Edits and prompts go to the session that caused them: one waiting for this backend
+        # (executeCommand → applyEdit), else the most recently active one.
+        waiting = [s for s in sessions if _waits_on(s, backend)]
+        target = max(waiting or sessions, key=lambda s: s.last_active)
         target.backend_request(backend, msg, reply)
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
@@ -154,3 +175,9 @@ class Pool:
                 }
             )
         return rows
+
+
+def _waits_on(session: PoolSession, backend: Backend) -> bool:
+    """Whether one of `session`'s requests in flight was sent to `backend`."""
+    inflight = getattr(session, "inflight", None) or {}
+    return any(b is backend for ex in inflight.values() for b, _ in getattr(ex, "targets", ()))

@@ -413,6 +413,8 @@ LINTER_KEYS: dict[str, Checker] = {
 GLOBAL_KEYS: dict[str, Checker] = {
     "request_timeout": _seconds(zero_ok=False),
     "idle_timeout": _seconds(zero_ok=True),
+    "instance_timeout": _seconds(zero_ok=False),
+    "allowed_servers": _list_of(_non_empty_string, "a list of commands or paths"),
 }
 
 _SECTIONS: dict[str, dict[str, Checker]] = {"servers": SERVER_KEYS, "linters": LINTER_KEYS}
@@ -694,6 +696,8 @@ def _build(state: _State, files: Sequence[str]) -> Config:
         linters=linters,
         request_timeout=request_timeout,
         idle_timeout=idle_timeout,
+        instance_timeout=state.globals.get("instance_timeout", 300.0),
+        allowed_servers=state.globals.get("allowed_servers"),
         origins=dict(origins),
         files=tuple(files),
     )

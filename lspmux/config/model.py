@@ -188,6 +188,11 @@ class Config:
     request_timeout: float = 30.0
     #: Default idle timeout (seconds) for servers that do not set one; None: never.
     idle_timeout: float | None = None
+    #: Daemon: seconds an instance may have no client before it is shut down.
+    instance_timeout: float = 300.0
+    #: Daemon: the servers a client may name (`--server-path`, `lspMux.server`), as command
+    #: names or paths; None: the commands of the configured servers and their resolved paths.
+    allowed_servers: tuple[str, ...] | None = None
     #: Where each effective value came from: dotted key → file path or "defaults".
     origins: Mapping[str, str] = attrs.field(factory=dict)
     #: Files that were read, in merge order.

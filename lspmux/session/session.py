@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from lsprotocol import types as t
@@ -94,8 +94,9 @@ class Session:
         self._origin: dict[Backend, int] = {}
         self._uri_backends: dict[str, list[Backend]] = {}
         self._progress_tokens: dict[tuple[int, Any], str] = {}
+        self._progress_owner: dict[str, tuple[Backend, Any]] = {}  # client token → origin
         #: (backend, uri) → the version of this session's text the backend last diagnosed
-        #: for it, or was last re-sent (see `_resync`).
+        #: for it, or was last re-sent (see `resync_document`).
         self._synced_for: dict[tuple[int, str], int] = {}
         self._missing: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -225,7 +226,7 @@ class Session:
         forward.dispatch(self, msg, route, up)
 
     async def _with_locate(self, msg: Message, route: Route) -> None:
-        wants = "range" if route.range else "position"
+        wants: Literal["position", "range"] = "range" if route.range else "position"
         try:
             params = await locate_methods.rewrite_params(self, msg["params"], wants=wants)
         except JsonRpcError as exc:
@@ -328,6 +329,17 @@ class Session:
         if ex is not None:
             ex.cancel()  # tell every backend working on it
             ex.reply_error(RequestCancelled("cancelled by the client"))
+
+    def _progress_cancel(self, params: dict[str, Any]) -> None:
+        """The user cancelled a progress: only the server that created it hears of it, under
+        the token it knows."""
+        owner = self._progress_owner.get(params.get("token"))  # type: ignore[arg-type]
+        if owner is not None:
+            backend, token = owner
+            backend.notify(t.WINDOW_WORK_DONE_PROGRESS_CANCEL, {"token": token})
+            return
+        for backend in self.backends:  # a token the client created: whoever reports on it
+            backend.notify(t.WINDOW_WORK_DONE_PROGRESS_CANCEL, params)
 
     def _did_open(self, params: dict[str, Any]) -> None:
         td = params["textDocument"]
@@ -447,14 +459,14 @@ class Session:
             if mine is None:
                 return  # stale: the server has seen a newer text since
             if backend.documents[uri].text != doc.text:
-                self._resync(backend, uri)  # computed for another client's text (shared pool)
+                self.resync_document(backend, uri)  # computed for another client's text
                 return
             self._synced_for[(id(backend), uri)] = doc.version
             version = mine
         if self.store.update(uri, backend.name, params.get("diagnostics") or [], version):
             self.publish(uri)
 
-    def _resync(self, backend: Backend, uri: str) -> None:
+    def resync_document(self, backend: Backend, uri: str) -> None:
         """A shared backend holds the text of the client that changed the document last, so a
         publish for another client's text is never shown here. When this session has no
         diagnostics from `backend` for its current text yet, its text is sent back, at most
@@ -483,6 +495,7 @@ class Session:
             reply(None)
             token = f"lspmux/{backend.name}/{params.get('token')}"
             self._progress_tokens[(id(backend), params.get("token"))] = token
+            self._progress_owner[token] = (backend, params.get("token"))
             if (self.client_capabilities.get("window") or {}).get("workDoneProgress"):
                 self._client_request(method, {"token": token}, lambda _r: None)
             return
@@ -594,6 +607,7 @@ LOCAL_HANDLERS[linting.STATUS_METHOD] = linting.diagnostic_status
 
 _NOTIFICATIONS: dict[str, Callable[[Session, dict[str, Any]], None]] = {
     t.CANCEL_REQUEST: Session._cancel,
+    t.WINDOW_WORK_DONE_PROGRESS_CANCEL: Session._progress_cancel,
     t.TEXT_DOCUMENT_DID_OPEN: Session._did_open,
     t.TEXT_DOCUMENT_DID_CHANGE: Session._did_change,
     t.TEXT_DOCUMENT_DID_SAVE: Session._did_save,

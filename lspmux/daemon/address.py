@@ -1,0 +1,184 @@
+"""Where the daemon listens and how a client proves it may talk to it (stdlib only).
+
+Responsible for: parsing and formatting addresses (`unix:PATH`, `tcp:HOST:PORT`), the default
+socket path (`$XDG_RUNTIME_DIR/lspmux/lspmux.sock`, else `<tmp>/lspmux-<uid>/lspmux.sock`),
+creating and checking the private directory that holds the socket and its lock files (0700,
+owned by the user; anything else is refused), loopback checks for TCP, and loading the TCP
+token (`--token-file`, a 0600 file, or `LSPMUX_TOKEN`).
+
+The shim imports this module, so it must import nothing beyond the standard library.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+SOCKET_NAME = "lspmux.sock"
+TOKEN_ENV = "LSPMUX_TOKEN"
+ADDRESS_ENV = "LSPMUX_ADDRESS"
+#: sun_path holds 108 bytes on Linux (104 on macOS), with the terminating NUL.
+MAX_SOCKET_PATH = 103
+
+
+class AddressError(ValueError):
+    """An address that cannot be parsed or must not be used; the message says why."""
+
+
+class Address:
+    """A parsed address: kind "unix" (with `path`) or "tcp" (with `host` and `port`)."""
+
+    __slots__ = ("host", "kind", "path", "port")
+
+    def __init__(self, kind: str, path: str = "", host: str = "", port: int = 0) -> None:
+        self.kind = kind
+        self.path = path
+        self.host = host
+        self.port = port
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Address) and str(other) == str(self)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __repr__(self) -> str:
+        return f"Address({str(self)!r})"
+
+    def __str__(self) -> str:
+        if self.kind == "unix":
+            return f"unix:{self.path}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"tcp:{host}:{self.port}"
+
+    @property
+    def is_unix(self) -> bool:
+        return self.kind == "unix"
+
+    def lock_path(self, name: str) -> Path:
+        """A lock file beside the socket (for TCP: in the default private directory)."""
+        if self.is_unix:
+            return Path(f"{self.path}.{name}")
+        return default_dir() / f"tcp-{self.host}-{self.port}.{name}"
+
+
+def parse(text: str) -> Address:
+    """`unix:PATH`, `tcp:HOST:PORT` (`tcp:[::1]:PORT` for IPv6), or a bare absolute path."""
+    if text.startswith("unix:"):
+        path = text[5:]
+        if not path:
+            raise AddressError(
+                f"{text!r}: unix: needs a path, e.g. unix:/run/user/1000/lspmux.sock"
+            )
+        return Address("unix", path=os.path.abspath(os.path.expanduser(path)))
+    if text.startswith("tcp:"):
+        rest = text[4:]
+        if rest.startswith("["):
+            host, sep, port = rest[1:].partition("]:")
+        else:
+            host, sep, port = rest.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise AddressError(f"{text!r}: expected tcp:HOST:PORT, e.g. tcp:127.0.0.1:27631")
+        return Address("tcp", host=host, port=int(port))
+    if text.startswith("/"):
+        return Address("unix", path=text)
+    raise AddressError(f"{text!r}: expected unix:PATH or tcp:HOST:PORT")
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress  # only the daemon asks; the shim must start fast
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def default_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / "lspmux"
+    tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP") or "/tmp"
+    return Path(tmp) / f"lspmux-{os.getuid()}"
+
+
+def default_address(environ: Mapping[str, str] | None = None) -> Address:
+    return Address("unix", path=str(default_dir(environ) / SOCKET_NAME))
+
+
+def resolve(text: str | None, environ: Mapping[str, str] | None = None) -> Address:
+    """The address given on the command line, else `$LSPMUX_ADDRESS`, else the default."""
+    env = os.environ if environ is None else environ
+    text = text or env.get(ADDRESS_ENV) or None
+    return parse(text) if text else default_address(env)
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (mode 0700) if needed and check it is private: a directory, not a link,
+    owned by this user, with no group or other permission bits. Raises AddressError."""
+    try:
+        os.makedirs(path.parent, mode=0o700, exist_ok=True)
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise AddressError(f"cannot create {path}: {exc.strerror}") from exc
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise AddressError(f"{path} is not a directory; refusing to put the socket there")
+    if st.st_uid != os.getuid():
+        raise AddressError(
+            f"{path} belongs to uid {st.st_uid}, not to you (uid {os.getuid()}); "
+            "refusing to put the socket there"
+        )
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        raise AddressError(
+            f"{path} has mode {mode:04o}: other users could reach the socket. "
+            f"Remove it or run `chmod 700 {path}`"
+        )
+    return path
+
+
+def check_socket_dir(address: Address) -> None:
+    """For a unix address: its folder must be private (created when it is missing), and the
+    path short enough for a socket."""
+    if address.is_unix:
+        if len(os.fsencode(address.path)) > MAX_SOCKET_PATH:
+            raise AddressError(
+                f"{address.path} is too long for a Unix socket (at most {MAX_SOCKET_PATH} "
+                "bytes); choose a shorter path with --listen/--connect unix:PATH"
+            )
+        private_dir(Path(address.path).parent)
+
+
+def load_token(
+    token_file: str | Path | None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """The TCP token: from `token_file` (which must not be readable by others), else
+    `$LSPMUX_TOKEN`, else None."""
+    env = os.environ if environ is None else environ
+    if token_file is not None:
+        path = Path(token_file)
+        try:
+            st = path.stat()
+        except OSError as exc:
+            raise AddressError(f"cannot read the token file {path}: {exc.strerror}") from exc
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            raise AddressError(
+                f"the token file {path} is readable by other users; run `chmod 600 {path}`"
+            )
+        token = path.read_text().strip()
+        if not token:
+            raise AddressError(f"the token file {path} is empty")
+        return token
+    token = env.get(TOKEN_ENV, "").strip()
+    return token or None

@@ -1,0 +1,648 @@
+"""`lspmux server`: the daemon that shares one warm backend per (server, workspace root).
+
+Responsible for: listening (a private Unix socket, or opt-in loopback TCP with a token), being
+the only daemon for its address (an flock held for its lifetime, and a live socket is never
+replaced), the handshake on each connection's first message, one `Session` per client over the
+shared `Pool`, shutting down instances nobody used for `instance_timeout`, `lspmux/status` and
+`lspmux/reload`, and a clean stop (every backend shut down) on SIGTERM/SIGINT.
+
+The handshake. A connection's first message is one of:
+
+- `initialize`, optionally with `initializationOptions.lspMux` = `{"version": "1", "method":
+  "connect", "server", "args", "env", "cwd"}` (the Rust lspmux protocol; `token` on TCP). The
+  key is removed, then the message goes to a new Session. With a `server`, the session uses
+  exactly that server for every file (matched against the configured servers to reuse their
+  settings, and only when the allow-list permits it); without, it routes by file type over the
+  whole configuration like `lspmux proxy`. `method` "status" and "reload" are also understood.
+- `lspmux/status` or `lspmux/reload` (params: `root`, and `token` on TCP): answered, then the
+  connection is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import hmac
+import itertools
+import logging
+import os
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+
+from lspmux import __version__
+from lspmux.backends.backend import Backend
+from lspmux.backends.pool import Pool
+from lspmux.config.model import Config, LinterConfig, ServerConfig
+from lspmux.daemon.address import (
+    Address,
+    AddressError,
+    check_socket_dir,
+    default_dir,
+    is_loopback,
+    private_dir,
+)
+from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
+from lspmux.session.session import Session
+from lspmux.wire.framing import frame
+from lspmux.wire.messages import Message, error
+
+log = logging.getLogger("lspmux.daemon")
+
+#: Bytes queued for a client that does not read before it is disconnected.
+CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
+#: Seconds a new connection may take to send its first message.
+HANDSHAKE_TIMEOUT = 30.0
+#: Largest first message accepted.
+HANDSHAKE_LIMIT = 16 * 1024 * 1024
+#: Environment variables a client may not set for a server it starts.
+UNSAFE_ENV_PREFIXES = ("LD_", "DYLD_")
+
+ConfigLoader = Callable[[Path | None], Config]
+
+
+class DaemonError(Exception):
+    """The daemon cannot start; the message says why and what to do."""
+
+
+# -- which servers a client may start -------------------------------------------------------
+
+
+def resolve_executable(command: str) -> str | None:
+    """The real path of the program `command` names (PATH lookup for a bare name), or None."""
+    if os.sep in command:
+        return os.path.realpath(command) if os.access(command, os.X_OK) else None
+    found = shutil.which(command)
+    return os.path.realpath(found) if found else None
+
+
+class AllowList:
+    """The servers a client may name: command names, and the real paths they resolve to."""
+
+    def __init__(self, config: Config) -> None:
+        entries = config.allowed_servers
+        if entries is None:
+            entries = tuple(s.command[0] for s in config.servers.values() if s.command)
+        self.entries = tuple(entries)
+        self.names = {e for e in self.entries if os.sep not in e}
+        self.paths = {p for e in self.entries if (p := resolve_executable(e)) is not None}
+
+    def permits(self, server: str) -> bool:
+        if os.sep not in server and server in self.names:
+            return True
+        resolved = resolve_executable(server)
+        return resolved is not None and resolved in self.paths
+
+    def refusal(self, server: str, config_file: str) -> str:
+        return (
+            f"lspmux: the daemon does not start {server!r}: it is not a configured server nor "
+            f"in allowed_servers. To allow it, add it to {config_file}, e.g. "
+            f'allowed_servers = ["{server}"] (or configure it as [servers.NAME] with '
+            f'command = ["{server}"]), then restart the daemon'
+        )
+
+
+@attrs.frozen
+class OneServerConfig(Config):
+    """A configuration where one server serves every file, with no linters (`lspMux` connect
+    and `--server-path`: exactly that server, like the Rust lspmux)."""
+
+    def servers_for(self, path: str, language_id: str | None = None) -> list[ServerConfig]:
+        return [s for s in self.servers.values() if not s.disabled]
+
+    def linters_for(self, path: str, language_id: str | None = None) -> list[LinterConfig]:
+        return []
+
+
+def match_server(config: Config, server: str) -> ServerConfig | None:
+    """The configured server `server` names: by name, by command name, then by real path."""
+    base = os.path.basename(server)
+    for s in config.servers.values():
+        if s.name == base and s.command and os.path.basename(s.command[0]) == base:
+            return s
+    for s in config.servers.values():
+        if s.command and os.path.basename(s.command[0]) == base:
+            return s
+    resolved = resolve_executable(server)
+    if resolved is not None:
+        for s in config.servers.values():
+            if s.command and resolve_executable(s.command[0]) == resolved:
+                return s
+    return None
+
+
+def one_server_config(
+    config: Config, server: str, args: Sequence[str], env: Mapping[str, str]
+) -> OneServerConfig:
+    """`config` reduced to the one server a client named, reusing its configured settings."""
+    match = match_server(config, server)
+    safe_env = {k: v for k, v in env.items() if not k.startswith(UNSAFE_ENV_PREFIXES)}
+    if match is not None:
+        command = (server, *args) if args else (server, *match.command[1:])
+        name = match.name
+        if tuple(command[1:]) != tuple(match.command[1:]):
+            name = f"{name}+{_digest(command)}"  # other arguments: another instance
+        chosen = attrs.evolve(
+            match, name=name, command=command, env={**match.env, **safe_env}, disabled=False
+        )
+    else:
+        command = (server, *args)
+        name = os.path.basename(server) + (f"+{_digest(command)}" if args else "")
+        chosen = ServerConfig(
+            name=name,
+            command=command,
+            env=safe_env,
+            request_timeout=config.request_timeout,
+            idle_timeout=config.idle_timeout,
+        )
+    return OneServerConfig(
+        servers={chosen.name: chosen},
+        linters={},
+        request_timeout=config.request_timeout,
+        idle_timeout=config.idle_timeout,
+        instance_timeout=config.instance_timeout,
+        allowed_servers=config.allowed_servers,
+        origins=config.origins,
+        files=config.files,
+    )
+
+
+def _digest(command: Sequence[str]) -> str:
+    return hashlib.sha256("\0".join(command).encode()).hexdigest()[:8]
+
+
+# -- the daemon ------------------------------------------------------------------------------
+
+
+class ClientInfo:
+    __slots__ = ("connected_at", "cwd", "id", "peer", "server")
+
+    def __init__(self, client_id: str, server: str | None, cwd: str | None, peer: str) -> None:
+        self.id = client_id
+        self.server = server
+        self.cwd = cwd
+        self.peer = peer
+        self.connected_at = time.monotonic()
+
+
+class Daemon:
+    def __init__(
+        self,
+        address: Address,
+        load_config: Callable[[Path | None], Config],
+        *,
+        token: str | None = None,
+        config_file_hint: str = "~/.config/lspmux/config.toml",
+        client_write_limit: int = CLIENT_WRITE_LIMIT,
+    ) -> None:
+        self.address = address
+        self.load_config = load_config
+        self.token = token
+        self.config_file_hint = config_file_hint
+        self.client_write_limit = client_write_limit
+        self.config = load_config(None)  # the daemon's own: defaults, user file, --config
+        self.allow = AllowList(self.config)
+        self.pool = Pool(shared=True)
+        self.clients: dict[Session, ClientInfo] = {}
+        self.started_at = time.monotonic()
+        self._ids = itertools.count(1)
+        self._idle_since: dict[Backend, float] = {}
+        self._server: asyncio.AbstractServer | None = None
+        self._lock_fd: int | None = None
+        self._stopped: asyncio.Future[int] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self.handshakes: set[_Handshake] = set()
+
+    # -- listening --------------------------------------------------------------------------
+
+    def _take_lock(self) -> None:
+        path = self.address.lock_path("pid")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.read(fd, 32).decode(errors="replace").strip()
+            os.close(fd)
+            raise DaemonError(
+                f"another lspmux daemon (pid {other or '?'}) is already running for "
+                f"{self.address}; stop it first, or choose another address with --listen"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.address.is_unix:
+            try:
+                check_socket_dir(self.address)
+            except AddressError as exc:
+                raise DaemonError(str(exc)) from None
+            self._take_lock()
+            try:
+                sock = self._bind_unix()
+            except OSError as exc:
+                raise DaemonError(f"cannot listen on {self.address}: {exc.strerror}") from None
+            self._server = await loop.create_unix_server(
+                lambda: _Handshake(self, "unix"), sock=sock
+            )
+        else:
+            if not is_loopback(self.address.host):
+                raise DaemonError(
+                    f"{self.address}: lspmux listens on TCP only on a loopback address "
+                    "(127.0.0.1, ::1); use a Unix socket or an SSH tunnel to reach it from "
+                    "another machine"
+                )
+            if not self.token:
+                raise DaemonError(
+                    f"{self.address}: a TCP listener needs a token: give --token-file FILE "
+                    "(mode 0600) or set LSPMUX_TOKEN"
+                )
+            try:  # the lock file lives in the private folder of the default socket
+                private_dir(default_dir())
+            except AddressError as exc:
+                raise DaemonError(str(exc)) from None
+            self._take_lock()
+            try:
+                self._server = await loop.create_server(
+                    lambda: _Handshake(self, "tcp"), self.address.host, self.address.port
+                )
+            except OSError as exc:
+                raise DaemonError(f"cannot listen on {self.address}: {exc.strerror}") from None
+        log.info("listening on %s (pid %d)", self.address, os.getpid())
+
+    def _bind_unix(self) -> socket.socket:
+        path = self.address.path
+        if os.path.exists(path) or os.path.islink(path):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.settimeout(1.0)
+                probe.connect(path)
+            except OSError:
+                os.unlink(path)  # a stale socket: nobody listens on it
+            else:
+                raise DaemonError(f"another lspmux daemon already listens on {self.address}")
+            finally:
+                probe.close()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # the socket is 0600 from the moment it exists
+        try:
+            sock.bind(path)
+        except BaseException:
+            sock.close()
+            raise
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        sock.listen(128)
+        sock.setblocking(False)
+        return sock
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._stopped = loop.create_future()
+        await self.start()  # a DaemonError here leaves the other daemon's socket alone
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, self.stop, 0)
+        reaper = asyncio.ensure_future(self._reap_loop())
+        try:
+            return await self._stopped
+        finally:
+            reaper.cancel()
+            await self.close()
+
+    def stop(self, code: int = 0) -> None:
+        if self._stopped is not None and not self._stopped.done():
+            log.info("stopping")
+            self._stopped.set_result(code)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for hs in list(self.handshakes):
+            hs.abort()
+        for session in list(self.clients):
+            if session.conn is not None:
+                session.conn.close(None)
+        await self.pool.stop_all()
+        if self.address.is_unix:
+            with contextlib.suppress(OSError):
+                os.unlink(self.address.path)
+        self._release_lock()
+        log.info("stopped")
+
+    # -- instances without clients ------------------------------------------------------------
+
+    async def _reap_loop(self) -> None:
+        while True:
+            timeout = self.config.instance_timeout
+            await asyncio.sleep(min(max(timeout / 4, 0.1), 10.0))
+            self.reap(time.monotonic())
+
+    def reap(self, now: float) -> list[Backend]:
+        """Shut down the instances that had no client for `instance_timeout`."""
+        timeout = self.config.instance_timeout
+        reaped = []
+        for backend in list(self.pool.backends.values()):
+            if self.pool.sessions_of(backend):
+                self._idle_since.pop(backend, None)
+                continue
+            since = self._idle_since.setdefault(backend, now)
+            if now - since >= timeout:
+                self._idle_since.pop(backend, None)
+                self.pool.remove(backend)  # a client arriving now gets a fresh instance
+                log.info(
+                    "%s: no client for %.0fs (instance_timeout); shutting it down",
+                    backend.label,
+                    now - since,
+                )
+                self._spawn(backend.stop("no client"))
+                reaped.append(backend)
+        return reaped
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("daemon task failed", exc_info=task.exception())
+
+    # -- status and reload ------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        now = time.monotonic()
+        daemon_rss = None
+        with contextlib.suppress(Exception):
+            import psutil
+
+            daemon_rss = psutil.Process().memory_info().rss
+        instances = self.pool.describe()
+        clients = []
+        for session, info in self.clients.items():
+            clients.append(
+                {
+                    "id": info.id,
+                    "server": info.server,
+                    "cwd": info.cwd,
+                    "roots": [str(r) for r in session.roots],
+                    "state": session.state,
+                    "open_documents": sum(1 for _ in session.documents),
+                    "instances": [b.label for b in session.backends],
+                    "connected": now - info.connected_at,
+                    "idle": now - session.last_active,
+                }
+            )
+        return {
+            "pid": os.getpid(),
+            "version": __version__,
+            "address": str(self.address),
+            "uptime": now - self.started_at,
+            "rss": daemon_rss,
+            "instance_timeout": self.config.instance_timeout,
+            "instances": instances,
+            "clients": clients,
+        }
+
+    async def reload(self, root: str | None) -> dict[str, Any]:
+        """Restart the instances of `root` (every instance when None); the daemon's own
+        configuration (allow-list, instance_timeout) is read again too."""
+        with contextlib.suppress(Exception):
+            self.config = self.load_config(None)
+            self.allow = AllowList(self.config)
+        wanted = os.path.realpath(root) if root else None
+        targets = [
+            b for b in self.pool.backends.values() if wanted is None or str(b.root) == wanted
+        ]
+        log.info("reload %s: restarting %d instance(s)", root or "(all)", len(targets))
+        results = await asyncio.gather(*(b.restart("reload") for b in targets))
+        return {
+            "restarted": [
+                {"server": b.name, "root": str(b.root), "running": ok}
+                for b, ok in zip(targets, results, strict=True)
+            ]
+        }
+
+    # -- the handshake ----------------------------------------------------------------------
+
+    def _check_token(self, kind: str, given: Any) -> str | None:
+        """None when the connection may proceed; else why not."""
+        if kind != "tcp":
+            return None
+        if not isinstance(given, str) or not self.token:
+            return "lspmux: this TCP listener needs the token (lspMux.token / params.token)"
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
+            return "lspmux: wrong token"
+        return None
+
+    def first_message(self, hs: _Handshake, body: bytes, rest: bytes) -> None:
+        try:
+            msg = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            msg = None
+        if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
+            hs.reply_and_close(error(None, InvalidRequest("lspmux: expected initialize first")))
+            return
+        method = msg["method"]
+        msg_id = msg.get("id")
+        raw_params = msg.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        if method in ("lspmux/status", "lspmux/reload"):
+            refused = self._check_token(hs.kind, params.get("token"))
+            if refused:
+                hs.reply_and_close(error(msg_id, RequestFailed(refused)))
+            elif method == "lspmux/status":
+                hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": self.status()})
+            else:
+                self._spawn(self._reload_reply(hs, msg_id, params.get("root")))
+            return
+        if method != "initialize":
+            hs.reply_and_close(
+                error(msg_id, InvalidRequest(f"lspmux: expected initialize first, got {method}"))
+            )
+            return
+        init = params.get("initializationOptions")
+        options = init.pop("lspMux", None) if isinstance(init, dict) else None
+        if isinstance(init, dict) and not init:
+            del params["initializationOptions"]
+        if options is not None and not isinstance(options, dict):
+            hs.reply_and_close(error(msg_id, InvalidRequest("lspmux: lspMux must be an object")))
+            return
+        options = options or {}
+        refused = self._check_token(hs.kind, options.get("token"))
+        if refused:
+            log.warning("refused a %s client: %s", hs.kind, refused)
+            hs.reply_and_close(error(msg_id, RequestFailed(refused)))
+            return
+        if options and str(options.get("version", "1")) != "1":
+            hs.reply_and_close(
+                error(
+                    msg_id,
+                    InvalidRequest(f"lspmux: unsupported lspMux version {options.get('version')}"),
+                )
+            )
+            return
+        kind = options.get("method", "connect")
+        if kind == "status":
+            hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": self.status()})
+            return
+        if kind == "reload":
+            self._spawn(self._reload_reply(hs, msg_id, options.get("cwd")))
+            return
+        if kind != "connect":
+            hs.reply_and_close(
+                error(msg_id, InvalidRequest(f"lspmux: unknown lspMux method {kind!r}"))
+            )
+            return
+        try:
+            session = self._new_session(options, hs.peer)
+        except JsonRpcError as exc:
+            log.warning("refused a client: %s", exc.message)
+            hs.reply_and_close(error(msg_id, exc))
+            return
+        msg["params"] = params
+        hs.hand_over(session, frame(orjson.dumps(msg)) + rest)
+
+    async def _reload_reply(self, hs: _Handshake, msg_id: Any, root: Any) -> None:
+        try:
+            result = await self.reload(root if isinstance(root, str) and root else None)
+        except Exception as exc:
+            log.exception("reload failed")
+            hs.reply_and_close(error(msg_id, RequestFailed(f"lspmux: reload failed: {exc}")))
+            return
+        hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def _new_session(self, options: Mapping[str, Any], peer: str) -> Session:
+        server = options.get("server")
+        if server is not None and (not isinstance(server, str) or not server):
+            raise InvalidRequest("lspmux: lspMux.server must be a command name or path")
+        args = options.get("args") or []
+        env = options.get("env") or {}
+        cwd = options.get("cwd")
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise InvalidRequest("lspmux: lspMux.args must be a list of strings")
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise InvalidRequest("lspmux: lspMux.env must map names to strings")
+        if cwd is not None and not isinstance(cwd, str):
+            raise InvalidRequest("lspmux: lspMux.cwd must be a path")
+        if server is not None and not self.allow.permits(server):
+            raise RequestFailed(self.allow.refusal(server, self.config_file_hint))
+        client_id = f"client-{next(self._ids)}"
+        base_loader = self.load_config
+        fallback = Path(cwd) if cwd else None
+
+        def load(root: Path | None) -> Config:
+            config = base_loader(root or fallback)
+            if server is None:
+                return config
+            return one_server_config(config, server, args, env)
+
+        session = Session(self.pool, load, client_id=client_id, on_exit=self._client_gone)
+        self.clients[session] = ClientInfo(client_id, server, cwd, peer)
+        log.info(
+            "%s: connected from %s (%s)",
+            client_id,
+            peer,
+            f"server {server} {' '.join(args)}".rstrip() if server else "routing by file type",
+        )
+        return session
+
+    def _client_gone(self, session: Session, code: int) -> None:
+        info = self.clients.pop(session, None)
+        log.info("%s: gone (exit code %d)", info.id if info else session.client_id, code)
+
+
+class _Handshake(asyncio.Protocol):
+    """Reads a connection's first message, then hands the transport to a Session."""
+
+    def __init__(self, daemon: Daemon, kind: str) -> None:
+        self.daemon = daemon
+        self.kind = kind
+        self.peer = kind
+        self.transport: asyncio.Transport | None = None
+        self._buf = bytearray()
+        self._done = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{self.kind}:{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else self.kind
+        if self.kind == "tcp":
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.daemon.handshakes.add(self)
+        self._timer = asyncio.get_running_loop().call_later(HANDSHAKE_TIMEOUT, self.abort)
+
+    def data_received(self, data: bytes) -> None:
+        if self._done:
+            return
+        buf = self._buf
+        buf += data
+        end = buf.find(b"\r\n\r\n")
+        if end < 0:
+            if len(buf) > 65536:
+                self.abort()
+            return
+        length = None
+        for line in bytes(buf[:end]).split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length" and value.strip().isdigit():
+                length = int(value.strip())
+        if length is None or length > HANDSHAKE_LIMIT:
+            self.abort()
+            return
+        start = end + 4
+        if len(buf) < start + length:
+            return
+        self._finish()
+        self.daemon.first_message(
+            self, bytes(buf[start : start + length]), bytes(buf[start + length :])
+        )
+
+    def _finish(self) -> None:
+        self._done = True
+        self.daemon.handshakes.discard(self)
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def reply_and_close(self, msg: Message) -> None:
+        self._finish()
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(frame(orjson.dumps(msg)))
+            self.transport.close()
+
+    def hand_over(self, session: Session, data: bytes) -> None:
+        transport = self.transport
+        assert transport is not None
+        limit = self.daemon.client_write_limit
+        conn = session.connection(session.client_id, max_write_buffer=limit)
+        transport.set_protocol(conn)
+        conn.connection_made(transport)
+        conn.data_received(data)
+
+    def abort(self) -> None:
+        self._finish()
+        if self.transport is not None:
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()

@@ -1,0 +1,162 @@
+"""The stdio shim (lspmux.daemon.shim): options, the lspMux rewrite, the byte pump, and the
+promise that it imports nothing heavy."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lspmux.daemon import shim
+from lspmux.daemon.address import parse
+
+
+def framed(msg: dict[str, Any]) -> bytes:
+    body = json.dumps(msg).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_parse_args_without_argparse() -> None:
+    args = shim.parse_args(
+        ["--connect", "unix:/x.sock", "--server-path=clangd", "--pass-env", "A", "--", "-v", "x"]
+    )
+    assert args is not None
+    assert (args.connect, args.server_path, args.pass_env) == ("unix:/x.sock", "clangd", ["A"])
+    assert args.server_args == ["-v", "x"]
+    assert shim.parse_args(["--help"]) is None
+    assert shim.parse_args(["--bogus"]) is None
+    assert shim.parse_args(["--connect"]) is None
+
+
+def test_argparse_declares_the_same_options() -> None:
+    ns = shim.build_parser().parse_args(["--connect", "unix:/x", "--server-path", "ra", "--", "a"])
+    fast = shim.parse_args(["--connect", "unix:/x", "--server-path", "ra", "--", "a"])
+    assert fast is not None
+    for name in ("connect", "server_path", "server_args", "pass_env", "no_autostart"):
+        assert getattr(ns, name) == getattr(fast, name), name
+
+
+def _options(words: list[str], env: dict[str, str], *, rust: bool = False, addr: str = "unix:/s"):  # type: ignore[no-untyped-def]
+    args = shim.parse_args(words)
+    assert args is not None
+    return shim.lspmux_options(
+        args, rust_compat=rust, address=parse(addr), environ=env, token=env.get("LSPMUX_TOKEN")
+    )
+
+
+def test_when_the_shim_names_a_server() -> None:
+    assert _options([], {}) is None  # `lspmux client`: route by file type, nothing to add
+    by_env = _options([], {"LSPMUX_SERVER": "clangd"})
+    assert by_env is not None and by_env["server"] == "clangd" and by_env["method"] == "connect"
+    rust = _options([], {}, rust=True)  # bare `lspmux`: the Rust lspmux default
+    assert rust is not None and rust["server"] == "rust-analyzer"
+    given = _options(["--server-path", "ra", "--pass-env", "HOME", "--", "--x"], {"HOME": "/h"})
+    assert given is not None
+    assert (given["server"], given["args"], given["env"]) == ("ra", ["--x"], {"HOME": "/h"})
+    assert given["cwd"] == os.getcwd() and given["version"] == "1"
+    tcp = _options([], {"LSPMUX_TOKEN": "t"}, addr="tcp:127.0.0.1:9")
+    assert tcp == {"version": "1", "token": "t"}
+
+
+def test_rewrite_initialize_adds_lspmux_and_keeps_the_rest() -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"initializationOptions": {"keep": 1}, "capabilities": {}},
+    }
+    out = shim.rewrite_initialize(json.dumps(init).encode(), {"version": "1", "server": "x"})
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head == b"Content-Length: %d" % len(body)
+    msg = json.loads(body)
+    assert msg["params"]["initializationOptions"] == {
+        "keep": 1,
+        "lspMux": {"version": "1", "server": "x"},
+    }
+    other = json.dumps({"jsonrpc": "2.0", "method": "initialized"}).encode()
+    assert shim.rewrite_initialize(other, {"version": "1"}).endswith(other)
+
+
+def test_read_frame_returns_the_first_message_and_what_follows() -> None:
+    r, w = os.pipe()
+    first = framed({"id": 1, "method": "initialize"})
+    second = framed({"method": "initialized"})
+    os.write(w, first[:7])
+    threading.Timer(0.05, lambda: (os.write(w, first[7:] + second[:5]), os.close(w))).start()
+    got = shim.read_frame(r, bytearray())
+    assert got is not None
+    assert json.loads(got[0]) == {"id": 1, "method": "initialize"}
+    assert got[1] == second[:5]
+    assert shim.read_frame(r, bytearray()) is None
+    os.close(r)
+
+
+def test_pump_copies_both_ways_until_the_daemon_closes() -> None:
+    ours, daemon_side = socket.socketpair()
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    result: list[int] = []
+    t = threading.Thread(target=lambda: result.append(shim.pump(ours, b"FIRST", in_r, out_w)))
+    t.start()
+    os.write(in_w, b"from-editor")
+    os.close(in_w)  # the editor leaves: the daemon sees end of input
+    received = b""
+    while True:
+        data = daemon_side.recv(100)
+        if not data:
+            break
+        received += data
+    assert received == b"FIRSTfrom-editor"
+    daemon_side.sendall(b"from-daemon")
+    daemon_side.close()
+    t.join(5)
+    os.close(out_w)
+    assert os.read(out_r, 100) == b"from-daemon"
+    assert result == [0]
+
+
+def test_run_if_client_decides_by_the_first_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[list[str], bool]] = []
+    monkeypatch.setattr(
+        shim, "main", lambda argv, rust_compat=False: calls.append((list(argv), rust_compat)) or 0
+    )
+    assert shim.run_if_client(["client", "--connect", "unix:/x"]) == 0
+    assert shim.run_if_client(["--server-path", "clangd"]) == 0
+    assert shim.run_if_client(["proxy"]) is None
+    assert shim.run_if_client(["--help"]) is None
+    assert shim.run_if_client(["status"]) is None
+    assert calls == [(["--connect", "unix:/x"], False), (["--server-path", "clangd"], True)]
+
+
+HEAVY = ("asyncio", "lsprotocol", "orjson", "attrs", "logging", "lspmux.config", "lspmux.session")
+
+
+@pytest.mark.parametrize("entry", ["-m lspmux client", "lspmux.cli"])
+def test_the_client_path_imports_nothing_heavy(entry: str, tmp_path: Path) -> None:
+    # Run the real entry points against a missing daemon, then list what got imported.
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['lspmux', 'client', '--no-autostart', '--connect', 'unix:/nonexistent/s']\n"
+        "try:\n"
+        + (
+            "    runpy.run_module('lspmux', run_name='__main__')\n"
+            if entry.startswith("-m")
+            else "    from lspmux.cli import main; main()\n"
+        )
+        + "except SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
+    loaded = set(out.stdout.split())
+    assert "lspmux.daemon.shim" in loaded, out.stderr
+    heavy = {m for m in loaded if m.startswith(HEAVY)}
+    assert not heavy, f"the client imported {sorted(heavy)}"

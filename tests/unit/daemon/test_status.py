@@ -1,0 +1,69 @@
+"""`lspmux status` rendering (lspmux.daemon.status)."""
+
+from __future__ import annotations
+
+from lspmux.daemon.status import human_bytes, human_seconds, render
+
+
+def test_units() -> None:
+    assert human_bytes(512) == "512 B"
+    assert human_bytes(3 * 1024 * 1024) == "3.0 MiB"
+    assert human_bytes(None) == "-"
+    assert human_seconds(59) == "59s"
+    assert human_seconds(61) == "1m01s"
+    assert human_seconds(7260) == "2h01m"
+
+
+def test_render_lists_instances_and_clients() -> None:
+    text = render(
+        {
+            "pid": 42,
+            "version": "0.1.0",
+            "address": "unix:/run/user/1/lspmux/lspmux.sock",
+            "uptime": 65,
+            "rss": 50 * 1024 * 1024,
+            "instances": [
+                {
+                    "server": "clangd",
+                    "root": "/src/proj",
+                    "pid": 4242,
+                    "state": "running",
+                    "clients": ["client-1", "client-2"],
+                    "open_documents": 3,
+                    "rss": 100 * 1024 * 1024,
+                    "uptime": 30,
+                }
+            ],
+            "clients": [
+                {
+                    "id": "client-1",
+                    "server": None,
+                    "roots": ["/src/proj"],
+                    "open_documents": 2,
+                    "connected": 12,
+                    "state": "running",
+                }
+            ],
+        }
+    )
+    lines = text.splitlines()
+    assert "pid 42" in lines[0] and "50.0 MiB" in lines[0]
+    header = next(line for line in lines if line.startswith("SERVER"))
+    row = lines[lines.index(header) + 1]
+    assert row.split() == [
+        "clangd",
+        "/src/proj",
+        "4242",
+        "2",
+        "3",
+        "100.0",
+        "MiB",
+        "30s",
+        "running",
+    ]
+    assert any(line.startswith("client-1") and "(by file type)" in line for line in lines)
+
+
+def test_render_an_idle_daemon() -> None:
+    text = render({"pid": 1, "instances": [], "clients": []})
+    assert "no instances" in text and "no clients" in text
