@@ -12,7 +12,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-_EXTRA = [Path(sys.executable).parent, ROOT / ".venv" / "bin", ROOT / ".tools" / "node_modules" / ".bin"]
+_EXTRA = [
+    Path(sys.executable).parent,
+    ROOT / ".venv" / "bin",
+    ROOT / ".tools" / "node_modules" / ".bin",
+]
 os.environ["PATH"] = os.pathsep.join(
     [str(p) for p in _EXTRA if p.is_dir()] + [os.environ.get("PATH", "")]
 )
