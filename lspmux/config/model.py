@@ -86,8 +86,27 @@ def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value or ())
 
 
+class _FileRules:
+    """What servers and linters share: which files they take, where a file's root is, and
+    the command resolved for a root."""
+
+    command: tuple[str, ...]
+    file_types: tuple[str, ...]
+    language_ids: tuple[str, ...]
+    root_markers: tuple[str, ...]
+
+    def matches(self, path: str, language_id: str | None = None) -> bool:
+        return matches_file(self.file_types, self.language_ids, path, language_id)
+
+    def find_root(self, path: str | Path) -> Path:
+        return find_root(self.root_markers, path)
+
+    def resolve_command(self, root: str | Path | None = None) -> list[str] | None:
+        return resolve_command(self.command, root)
+
+
 @attrs.frozen
-class ServerConfig:
+class ServerConfig(_FileRules):
     """One language server (role "server") or an LSP-speaking linter (role "linter")."""
 
     name: str
@@ -122,18 +141,9 @@ class ServerConfig:
             return False
         return feature not in self.except_features
 
-    def matches(self, path: str, language_id: str | None = None) -> bool:
-        return matches_file(self.file_types, self.language_ids, path, language_id)
-
-    def find_root(self, path: str | Path) -> Path:
-        return find_root(self.root_markers, path)
-
-    def resolve_command(self, root: str | Path | None = None) -> list[str] | None:
-        return resolve_command(self.command, root)
-
 
 @attrs.frozen
-class LinterConfig:
+class LinterConfig(_FileRules):
     """A command-line linter whose output lspmux parses into diagnostics."""
 
     name: str
@@ -167,15 +177,6 @@ class LinterConfig:
     options: Mapping[str, Any] = attrs.field(factory=dict)
     disabled: bool = False
     env: Mapping[str, str] = attrs.field(factory=dict)
-
-    def matches(self, path: str, language_id: str | None = None) -> bool:
-        return matches_file(self.file_types, self.language_ids, path, language_id)
-
-    def find_root(self, path: str | Path) -> Path:
-        return find_root(self.root_markers, path)
-
-    def resolve_command(self, root: str | Path | None = None) -> list[str] | None:
-        return resolve_command(self.command, root)
 
 
 @attrs.frozen

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lspmux.config.model import LinterConfig
+from lspmux.config.model import JSON_FIELD_PATHS, LinterConfig
 from lspmux.diagnostics.linters import (
     LinterOutputError,
     Positions,
@@ -40,15 +40,9 @@ from lspmux.diagnostics.linters import (
 )
 from lspmux.text import Encoding
 
-FIELD_DEFAULTS: dict[str, str] = {
-    "line": "line",
-    "column": "column",
-    "end_line": "endLine",
-    "end_column": "endColumn",
-    "severity": "severity",
-    "message": "message",
-    "code": "code",
-}
+#: Where each field is read when the mapping does not say (the model's documented defaults).
+FIELD_DEFAULTS: dict[str, str] = {k: v for k, v in JSON_FIELD_PATHS.items() if v is not None}
+
 _UNITS: dict[str, Encoding] = {
     "utf-32": "utf-32",
     "utf-16": "utf-16",
