@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from lspmux.errors import InternalError, InvalidRequest, JsonRpcError, RequestFailed
-from lspmux.wire.framing import FrameError, FrameParser, frame
+from lspmux.wire.framing import FrameError, FrameParser
 from lspmux.wire.messages import (
     Message,
     decode,
@@ -34,6 +34,7 @@ from lspmux.wire.messages import (
     is_error_reply,
     notification,
     request,
+    rewrite_response_id,
     sniff_response,
 )
 
@@ -43,33 +44,29 @@ ResponseCallback = Callable[[Message], None]
 RawCallback = Callable[[bytes, int], None]
 
 
-class _Batch:
-    """The connections with writes held back while one read is handled (see the module doc).
+class _Batch(threading.local):
+    """The connections whose writes are held while one read is handled (see the module doc):
+    a list during a read, None otherwise. asyncio runs a loop's protocol callbacks on the loop's
+    thread, one at a time; the batch is per thread, so loops in other threads never share it."""
 
-    asyncio runs every protocol callback of a loop on the loop's thread, one at a time; the batch
-    is per thread so that loops in other threads never share it."""
-
-    def __init__(self) -> None:
-        self.local = threading.local()
-
-    def open(self) -> list[Connection] | None:
-        """Start holding writes: the list to flush, or None when a batch is already open."""
-        if getattr(self.local, "dirty", None) is not None:
-            return None
-        dirty: list[Connection] = []
-        self.local.dirty = dirty
-        return dirty
-
-    def close(self, dirty: list[Connection]) -> None:
-        self.local.dirty = None
-        for conn in dirty:
-            try:
-                conn._flush()
-            except Exception:  # one broken stream must not keep the others' messages
-                log.exception("%s: write failed", conn.name)
+    dirty: list[Connection] | None = None
 
 
 _BATCH = _Batch()
+
+#: Bodies longer than this are written as they are, after their header, rather than copied
+#: into one buffer with it (a megabyte copy is fresh memory the kernel must fault in).
+LARGE_WRITE = 64 * 1024
+
+
+def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | memoryview]) -> None:
+    """Write `pieces` in order without joining them, where the transport can (uvloop gathers
+    them into one writev); otherwise as one buffer."""
+    writelines = getattr(w, "writelines", None)
+    if writelines is not None:
+        writelines(pieces)
+    else:
+        w.write(b"".join(pieces))
 
 
 class _Pending:
@@ -116,7 +113,8 @@ class Connection(asyncio.Protocol):
         self._next_id = 1
         self._closed = False
         self._debug = log.isEnabledFor(logging.DEBUG)
-        self._held: list[bytes] = []  # framed messages held until the current read is handled
+        self._held: list[bytes | memoryview] = []  # headers and bodies held during a read
+        self._held_size = 0  # bytes of bodies in _held
 
     # -- transport plumbing ---------------------------------------------------------------------
 
@@ -155,7 +153,10 @@ class Connection(asyncio.Protocol):
     # -- incoming -------------------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        dirty = _BATCH.open()
+        batch = _BATCH
+        outer = batch.dirty is None
+        if outer:
+            batch.dirty = []
         try:
             for item in self._parser.feed(data):
                 if isinstance(item, FrameError):
@@ -163,8 +164,13 @@ class Connection(asyncio.Protocol):
                     continue
                 self._dispatch_body(item)
         finally:
-            if dirty is not None:
-                _BATCH.close(dirty)
+            if outer:
+                dirty, batch.dirty = batch.dirty, None
+                for conn in dirty or ():
+                    try:
+                        conn._flush()
+                    except Exception:  # one broken stream must not keep the others' messages
+                        log.exception("%s: write failed", conn.name)
 
     def _dispatch_body(self, body: bytes) -> None:
         # Only a connection waiting for answers can relay one raw (a client's requests skip this).
@@ -235,26 +241,62 @@ class Connection(asyncio.Protocol):
             return
         if self._debug:
             log.debug("%s ← %s", self.name, body[:500])
-        dirty = getattr(_BATCH.local, "dirty", None)
+        header = b"Content-Length: %d\r\n\r\n" % len(body)
+        dirty = _BATCH.dirty
         if dirty is not None:  # inside a read: hold it, flushed when the read is handled
             if not self._held:
                 dirty.append(self)
-            self._held.append(frame(body))
+            self._held += (header, body)
+            self._held_size += len(body)
             return
-        w.write(frame(body))
+        if len(body) > LARGE_WRITE:
+            _write_pieces(w, [header, body])
+        else:
+            w.write(header + body)
+        self._check_write_buffer(w)
+
+    def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
+        """Relay a sniffed response (`sniff_response(body)` gave `offset`) under another id:
+        what `send_raw(rewrite_response_id(body, offset, new_id))` sends, without copying the
+        body (a large answer is written from the very bytes that were read)."""
+        if len(body) <= LARGE_WRITE:
+            self.send_raw(rewrite_response_id(body, offset, new_id))
+            return
+        w = self._writer
+        if w is None or w.is_closing():
+            return
+        head = b'{"jsonrpc":"2.0","id":' + orjson.dumps(new_id) + b","
+        rest = memoryview(body)[offset:]
+        size = len(head) + len(rest)
+        if self._debug:
+            log.debug("%s ← %s… (%d bytes, relayed)", self.name, head, size)
+        pieces: list[bytes | memoryview] = [b"Content-Length: %d\r\n\r\n" % size, head, rest]
+        dirty = _BATCH.dirty
+        if dirty is not None:
+            if not self._held:
+                dirty.append(self)
+            self._held += pieces
+            self._held_size += size
+            return
+        _write_pieces(w, pieces)
         self._check_write_buffer(w)
 
     def _flush(self) -> None:
         held = self._held
         if not held:
             return
+        size = self._held_size
         self._held = []
+        self._held_size = 0
         w = self._writer
         if w is None or w.is_closing():
             if self._debug:
                 log.debug("%s: dropped %d messages, the stream is closed", self.name, len(held))
             return
-        w.write(held[0] if len(held) == 1 else b"".join(held))
+        if size > LARGE_WRITE:
+            _write_pieces(w, held)
+        else:
+            w.write(b"".join(held))
         self._check_write_buffer(w)
 
     def _check_write_buffer(self, w: asyncio.WriteTransport) -> None:

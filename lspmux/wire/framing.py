@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 
 HEADER_END = b"\r\n\r\n"
+#: A body missing more than this many bytes is gathered read by read (see `_gather`).
+LARGE_BODY = 256 * 1024
 #: A header block of exactly one Content-Length line: read without splitting the block.
 _SIMPLE_HEADER = re.compile(rb"Content-Length: (\d+)\r\n\r\n")
 #: A header block longer than this without its blank line is garbage, not a slow writer.
@@ -38,18 +40,24 @@ class FrameError:
 
 
 class FrameParser:
-    __slots__ = ("_buf", "_need")
+    __slots__ = ("_buf", "_have", "_need", "_parts")
 
     def __init__(self) -> None:
         self._buf = bytearray()
         self._need = -1  # body length still expected, or -1 while reading headers
+        self._parts: list[bytes] | None = None  # a large body, gathered read by read
+        self._have = 0  # bytes in _parts
 
     def feed(self, data: bytes) -> list[bytes | FrameError]:
+        if self._parts is not None:
+            return self._gather(data)
         buf = self._buf
         buf += data
         out: list[bytes | FrameError] = []
         while True:
             if self._need < 0:
+                if not buf:
+                    return out
                 simple = _SIMPLE_HEADER.match(buf)
                 if simple is not None:  # the header nearly every peer writes: no block to split
                     self._need = int(simple.group(1))
@@ -72,6 +80,10 @@ class FrameParser:
                     length = resynced
                 self._need = length
             if len(buf) < self._need:
+                if self._need - len(buf) > LARGE_BODY:
+                    self._parts = [bytes(buf)]
+                    self._have = len(buf)
+                    buf.clear()
                 return out
             n = self._need
             if len(buf) == n:  # the usual end of a read, and of every large body: one copy
@@ -82,9 +94,29 @@ class FrameParser:
                 del buf[:n]
             self._need = -1
 
+    def _gather(self, data: bytes) -> list[bytes | FrameError]:
+        """Keep the reads of a large body as they are and join them once, when it is complete:
+        growing one buffer instead would copy it over and over, into fresh memory each time."""
+        parts = self._parts
+        assert parts is not None
+        parts.append(data if type(data) is bytes else bytes(data))
+        self._have += len(data)
+        if self._have < self._need:
+            return []
+        rest = b""
+        surplus = self._have - self._need
+        if surplus:  # the next frame began in the same read
+            last = parts[-1]
+            parts[-1], rest = last[: len(last) - surplus], last[len(last) - surplus :]
+        self._parts = None
+        self._have = 0
+        self._need = -1
+        body = b"".join(parts)
+        return [body, *self.feed(rest)] if rest else [body]
+
     @property
     def buffered(self) -> int:
-        return len(self._buf)
+        return len(self._buf) + self._have
 
 
 def _content_length(block: bytes) -> int | FrameError:

@@ -104,4 +104,7 @@ def sniff_response(body: bytes) -> tuple[int, int] | None:
 
 def rewrite_response_id(body: bytes, offset: int, new_id: int | str) -> bytes:
     """The response `body` (sniffed, with its result starting at `offset`) under another id."""
-    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(new_id) + b"," + body[offset:]
+    # One copy of the (possibly megabytes long) rest: `body[offset:]` would be a second one.
+    return b"".join(
+        (b'{"jsonrpc":"2.0","id":', orjson.dumps(new_id), b",", memoryview(body)[offset:])
+    )

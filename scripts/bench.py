@@ -1,0 +1,983 @@
+"""The proxy benchmark: what `lspmux proxy` adds in front of a language server, measured.
+
+One run sends the same workload, with a raw client (asyncio pipes + orjson, no LSP library), to
+`scripts/bench_server.py` (a fast LSP echo server) three ways: (a) directly; (b) through a byte
+relay, a uvloop process that copies bytes both ways and parses nothing (this script with
+`--relay-child`): the floor any proxy process pays for the extra hop; (c) through
+`python -m lspmux proxy`, configured with the bench server alone (for `.bench` files).
+
+- hover latency: sequential requests after a warm-up, p50/p95, in rounds that alternate between
+  the three so that load changes on the machine hit all of them alike;
+- pipelined throughput: N hover requests written at once, then every response read; with the
+  CPU time and the system calls the process in front of the client spent per request;
+- completion latency: a ~2.5 MB CompletionList, median of sequential requests;
+- for context, in-process: what relaying that CompletionList costs through lspmux's raw path,
+  orjson loads+dumps, and a pygls-style typed path (lsprotocol/cattrs).
+
+The table goes into docs/benchmarks.md between `<!-- bench:proxy -->` and
+`<!-- /bench:proxy -->` (other sections are kept). Every wait is bounded; every process started
+here is stopped at the end, also on error. Nothing but stdio pipes is used.
+
+Usage: .venv/bin/python scripts/bench.py [--quick] [--output FILE] [--no-write] [--profile FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import gc
+import importlib.metadata
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = ROOT / "scripts" / "bench_server.py"
+DEFAULT_OUTPUT = ROOT / "docs" / "benchmarks.md"
+BEGIN = "<!-- bench:proxy -->"
+END = "<!-- /bench:proxy -->"
+FILE_TYPE = ".bench"
+LANGUAGE_ID = "bench"
+
+#: Targets of issue 2.
+TARGET_HOVER_P50_MS = 0.15
+TARGET_THROUGHPUT = 20_000
+TARGET_COMPLETION_MS = 20.0
+
+HEADER_END = b"\r\n\r\n"
+_CONTENT_LENGTH = re.compile(rb"content-length\s*:\s*(\d+)", re.IGNORECASE)
+# Responses (from the server, or relayed by lspmux) start {"jsonrpc":"2.0","id":N,...
+_RESPONSE_HEAD = re.compile(rb'\{"jsonrpc":"2\.0","id":(\d+),(?="(?:result|error)")')
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work one run does."""
+
+    latency_rounds: int  # alternating direct/proxy rounds of hover latency
+    latency_per_round: int
+    warmup: int
+    pipelined: int  # hover requests written at once
+    pipeline_rounds: int
+    completions: int
+    completion_items: int
+    micro_repeats: int  # in-process relay measurements of the CompletionList
+
+    @property
+    def latency_total(self) -> int:
+        return self.latency_rounds * self.latency_per_round
+
+
+FULL = Sizes(
+    latency_rounds=4,
+    latency_per_round=500,
+    warmup=300,
+    pipelined=20_000,
+    pipeline_rounds=3,
+    completions=20,
+    completion_items=12_000,
+    micro_repeats=5,
+)
+QUICK = Sizes(
+    latency_rounds=2,
+    latency_per_round=50,
+    warmup=20,
+    pipelined=500,
+    pipeline_rounds=1,
+    completions=3,
+    completion_items=500,
+    micro_repeats=1,
+)
+
+
+class BenchError(Exception):
+    """The benchmark could not run (a peer failed, timed out or answered wrongly)."""
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def encode(msg: dict[str, Any]) -> bytes:
+    return frame(orjson.dumps(msg))
+
+
+# -- a raw LSP client on a subprocess's pipes ---------------------------------------------------
+
+
+class Peer(asyncio.SubprocessProtocol):
+    """One LSP server process (the bench server, or the proxy) and a minimal raw client for it.
+
+    Responses are matched by id without parsing their bodies (`_RESPONSE_HEAD`); anything else
+    is parsed: server→client requests are answered with null, notifications are dropped.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.stdin: asyncio.WriteTransport | None = None
+        self.exited: asyncio.Future[int | None] = self.loop.create_future()
+        self._buf = bytearray()
+        self._need = -1
+        self._next_id = 1
+        self._waiters: dict[int, asyncio.Future[tuple[bytes, int]]] = {}
+        # pipelined mode: ids in [lo, hi) are only counted
+        self._pipe_lo = self._pipe_hi = 0
+        self._pipe_seen = 0
+        self._pipe_errors = 0
+        self._pipe_done: asyncio.Future[None] | None = None
+
+    # transport plumbing
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.stdin = self.transport.get_pipe_transport(0)  # type: ignore[union-attr,assignment]
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd != 1:
+            return
+        buf = self._buf
+        buf += data
+        while True:
+            if self._need < 0:
+                end = buf.find(HEADER_END)
+                if end < 0:
+                    return
+                m = _CONTENT_LENGTH.search(buf, 0, end)
+                if m is None:
+                    self._fail(BenchError(f"{self.name}: frame without Content-Length"))
+                    return
+                self._need = int(m.group(1))
+                del buf[: end + 4]
+            n = self._need
+            if len(buf) < n:
+                return
+            if len(buf) == n:
+                body = bytes(buf)
+                buf.clear()
+            else:
+                body = bytes(buf[:n])
+                del buf[:n]
+            self._need = -1
+            self._on_body(body)
+
+    def process_exited(self) -> None:
+        code = self.transport.get_returncode() if self.transport is not None else None
+        if not self.exited.done():
+            self.exited.set_result(code)
+        self._fail(BenchError(f"{self.name} exited (code {code})"))
+
+    def _fail(self, exc: BaseException) -> None:
+        waiters, self._waiters = self._waiters, {}
+        for fut in waiters.values():
+            if not fut.done():
+                fut.set_exception(exc)
+        if self._pipe_done is not None and not self._pipe_done.done():
+            self._pipe_done.set_exception(exc)
+
+    def _on_body(self, body: bytes) -> None:
+        m = _RESPONSE_HEAD.match(body)
+        if m is not None:
+            msg_id = int(m.group(1))
+            if self._pipe_lo <= msg_id < self._pipe_hi:
+                self._pipe_seen += 1
+                if body.startswith(b'"error"', m.end()):
+                    self._pipe_errors += 1
+                if self._pipe_seen == self._pipe_hi - self._pipe_lo and self._pipe_done:
+                    self._pipe_done.set_result(None)
+                return
+            fut = self._waiters.pop(msg_id, None)
+            if fut is not None and not fut.done():
+                fut.set_result((body, m.end()))
+            return
+        msg = orjson.loads(body)
+        if "method" in msg and "id" in msg:  # a server→client request: answer it
+            self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+        elif "method" not in msg:  # a response in another key order
+            fut = self._waiters.pop(msg.get("id"), None)
+            if fut is not None and not fut.done():
+                key = b'"result"' if "result" in msg else b'"error"'
+                fut.set_result((body, body.find(key)))
+
+    # sending
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.write(encode(msg))
+
+    def write(self, data: bytes) -> None:
+        if self.stdin is None or self.stdin.is_closing():
+            raise BenchError(f"{self.name}: stdin is closed")
+        self.stdin.write(data)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def start_request(self, method: str, params: Any) -> asyncio.Future[tuple[bytes, int]]:
+        """Send a request; the future gets (raw body, offset of its "result"/"error" key)."""
+        msg_id = self._next_id
+        self._next_id += 1
+        fut: asyncio.Future[tuple[bytes, int]] = self.loop.create_future()
+        self._waiters[msg_id] = fut
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return fut
+
+    async def call(self, method: str, params: Any, timeout: float = 30.0) -> Any:
+        """A request's result, parsed; an error response raises BenchError."""
+        body, _ = await asyncio.wait_for(self.start_request(method, params), timeout)
+        msg = orjson.loads(body)
+        if "error" in msg:
+            raise BenchError(f"{self.name}: {method} failed: {msg['error']}")
+        return msg.get("result")
+
+    async def pipelined(self, blob: bytes, first_id: int, count: int, timeout: float) -> float:
+        """Write `count` framed requests (ids first_id…) at once; seconds until all answered."""
+        self._pipe_lo, self._pipe_hi = first_id, first_id + count
+        self._pipe_seen = self._pipe_errors = 0
+        self._pipe_done = self.loop.create_future()
+        start = time.perf_counter()
+        self.write(blob)
+        try:
+            await asyncio.wait_for(self._pipe_done, timeout)
+        finally:
+            self._pipe_lo = self._pipe_hi = 0
+        elapsed = time.perf_counter() - start
+        if self._pipe_errors:
+            raise BenchError(f"{self.name}: {self._pipe_errors} pipelined requests failed")
+        return elapsed
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the process has used so far (0 when unknown)."""
+        if self.transport is None:
+            return 0.0
+        try:
+            times = psutil.Process(self.transport.get_pid()).cpu_times()
+        except psutil.Error:
+            return 0.0
+        return float(times.user + times.system)
+
+    def syscalls(self) -> int:
+        """Read + write system calls the process has made so far (0 when unknown)."""
+        if self.transport is None:
+            return 0
+        try:
+            io = psutil.Process(self.transport.get_pid()).io_counters()
+        except (psutil.Error, AttributeError):
+            return 0
+        return int(io.read_count + io.write_count)
+
+    def reserve_ids(self, count: int) -> int:
+        first = self._next_id
+        self._next_id += count
+        return first
+
+
+@dataclass
+class Running:
+    """Processes started by this run, so that every one of them is stopped at the end."""
+
+    peers: list[Peer] = field(default_factory=list)
+    #: every process started, as psutil handles: they know their start time, so a pid that a
+    #: process of someone else's has taken since is never signalled
+    procs: dict[int, psutil.Process] = field(default_factory=dict)
+
+    def _track(self, pid: int) -> None:
+        with suppress(psutil.Error):
+            self.procs.setdefault(pid, psutil.Process(pid))
+
+    async def spawn(
+        self, name: str, argv: list[str], *, cwd: Path, env: dict[str, str], stderr: Path
+    ) -> Peer:
+        loop = asyncio.get_running_loop()
+        with stderr.open("ab") as err:
+            _, peer = await loop.subprocess_exec(
+                lambda: Peer(name),
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=err,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+        assert peer.transport is not None
+        self.peers.append(peer)
+        self._track(peer.transport.get_pid())
+        return peer
+
+    def adopt_children(self, peer: Peer) -> None:
+        """Remember the processes `peer` started (the proxy's backends) to stop them too."""
+        if peer.transport is None:
+            return
+        with suppress(psutil.Error):
+            for child in psutil.Process(peer.transport.get_pid()).children(recursive=True):
+                self._track(child.pid)
+
+    async def stop(self, peer: Peer, timeout: float = 10.0) -> int | None:
+        """shutdown + exit, then wait for the process; kill it if it does not go."""
+        if not peer.exited.done():
+            with suppress(Exception):
+                await peer.call("shutdown", None, timeout=timeout)
+                peer.notify("exit", None)
+                if peer.stdin is not None:
+                    peer.stdin.close()
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(peer.exited), timeout)
+        if not peer.exited.done() and peer.transport is not None:
+            peer.transport.kill()
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(peer.exited), timeout)
+        return peer.exited.result() if peer.exited.done() else None
+
+    def leftovers(self) -> list[int]:
+        """Processes of this run still alive (not counting zombies)."""
+        alive = []
+        for pid, proc in sorted(self.procs.items()):
+            with suppress(psutil.Error):
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+        return alive
+
+    def kill_all(self) -> None:
+        for peer in self.peers:
+            if peer.transport is not None and not peer.exited.done():
+                with suppress(ProcessLookupError):
+                    peer.transport.kill()
+        for pid in self.leftovers():
+            with suppress(psutil.Error):
+                self.procs[pid].kill()  # psutil checks it is still the same process
+        for peer in self.peers:
+            if peer.transport is not None:
+                peer.transport.close()
+
+
+# -- the workload -------------------------------------------------------------------------------
+
+
+#: The three ways the client reaches the bench server: directly, through a byte relay that
+#: parses nothing (the floor any proxy process pays), and through lspmux.
+PEERS = ("direct", "relay", "proxy")
+
+Series = dict[str, list[float]]
+
+
+def _series() -> Series:
+    return {name: [] for name in PEERS}
+
+
+@dataclass
+class Results:
+    sizes: Sizes
+    hover: Series = field(default_factory=_series)
+    hover_rounds: Series = field(default_factory=_series)  # the median of each round
+    throughput: Series = field(default_factory=_series)  # requests/s, one per round
+    completion: Series = field(default_factory=_series)
+    #: CPU seconds per pipelined request of the process the client talks to
+    cpu_per_request: Series = field(default_factory=_series)
+    #: read + write system calls per pipelined request, of the same process
+    syscalls_per_request: Series = field(default_factory=_series)
+    completion_bytes: int = 0
+    micro: dict[str, float] = field(default_factory=dict)
+    started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.UTC))
+    load_before: tuple[float, float, float] = field(default_factory=os.getloadavg)
+    load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    leftovers: list[int] = field(default_factory=list)
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """Keep the client's garbage collector out of the timed loops."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def hover_params(uri: str) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 3}}
+
+
+async def initialize(peer: Peer, workspace: Path) -> None:
+    await peer.call(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "clientInfo": {"name": "lspmux-bench"},
+            "rootUri": workspace.as_uri(),
+            "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
+            "capabilities": {},
+        },
+        timeout=60.0,
+    )
+    peer.notify("initialized", {})
+
+
+async def open_and_wait(peer: Peer, uri: str, timeout: float = 60.0) -> None:
+    """didOpen, then hover until the (possibly still starting) backend answers with a result."""
+    peer.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": LANGUAGE_ID, "version": 1, "text": "bench\n"}},
+    )
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        body, off = await asyncio.wait_for(
+            peer.start_request("textDocument/hover", hover_params(uri)),
+            max(deadline - time.monotonic(), 0.1),
+        )
+        if body.startswith(b'"result":{', off):
+            return
+        last = body[:300].decode("utf-8", "replace")
+        await asyncio.sleep(0.2)
+    raise BenchError(f"{peer.name}: hover never answered with a result; last answer: {last}")
+
+
+async def hover_once(peer: Peer, uri: str) -> float:
+    start = time.perf_counter()
+    body, off = await asyncio.wait_for(
+        peer.start_request("textDocument/hover", hover_params(uri)), 10.0
+    )
+    elapsed = time.perf_counter() - start
+    if not body.startswith(b'"result":{', off):
+        raise BenchError(f"{peer.name}: hover failed: {body[:300]!r}")
+    return elapsed
+
+
+async def measure_hover(peers: dict[str, tuple[Peer, str]], res: Results) -> None:
+    sizes = res.sizes
+    for peer, uri in peers.values():
+        for _ in range(sizes.warmup):
+            await hover_once(peer, uri)
+    for _ in range(sizes.latency_rounds):
+        for name, (peer, uri) in peers.items():
+            with no_gc():
+                samples = [await hover_once(peer, uri) for _ in range(sizes.latency_per_round)]
+            res.hover[name].extend(samples)
+            res.hover_rounds[name].append(statistics.median(samples))
+
+
+def pipeline_blob(peer: Peer, uri: str, count: int) -> tuple[bytes, int]:
+    first = peer.reserve_ids(count)
+    params = hover_params(uri)
+    blob = b"".join(
+        encode(
+            {"jsonrpc": "2.0", "id": first + i, "method": "textDocument/hover", "params": params}
+        )
+        for i in range(count)
+    )
+    return blob, first
+
+
+async def measure_throughput(peers: dict[str, tuple[Peer, str]], res: Results) -> None:
+    n = res.sizes.pipelined
+    for peer, uri in peers.values():  # warm-up: a tenth of the batch
+        blob, first = pipeline_blob(peer, uri, max(n // 10, 1))
+        await peer.pipelined(blob, first, max(n // 10, 1), timeout=60.0)
+    for _ in range(res.sizes.pipeline_rounds):
+        for name, (peer, uri) in peers.items():
+            blob, first = pipeline_blob(peer, uri, n)
+            before, calls = peer.cpu_seconds(), peer.syscalls()
+            with no_gc():
+                elapsed = await peer.pipelined(blob, first, n, timeout=120.0)
+            res.throughput[name].append(n / elapsed)
+            res.cpu_per_request[name].append((peer.cpu_seconds() - before) / n)
+            res.syscalls_per_request[name].append((peer.syscalls() - calls) / n)
+
+
+async def completion_once(peer: Peer, uri: str) -> tuple[float, bytes]:
+    params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 3}}
+    start = time.perf_counter()
+    body, off = await asyncio.wait_for(peer.start_request("textDocument/completion", params), 30.0)
+    elapsed = time.perf_counter() - start
+    if not body.startswith(b'"result":{', off):
+        raise BenchError(f"{peer.name}: completion failed: {body[:300]!r}")
+    return elapsed, body
+
+
+async def measure_completion(peers: dict[str, tuple[Peer, str]], res: Results) -> None:
+    expected = res.sizes.completion_items
+    for name, (peer, uri) in peers.items():  # warm-up, and check the answer once, fully parsed
+        for _ in range(3):
+            _, body = await completion_once(peer, uri)
+        items = orjson.loads(body)["result"]["items"]
+        if len(items) != expected:
+            raise BenchError(f"{name}: completion had {len(items)} items, expected {expected}")
+        res.completion_bytes = len(body)
+    for _ in range(res.sizes.completions):
+        for name, (peer, uri) in peers.items():
+            with no_gc():
+                elapsed, _ = await completion_once(peer, uri)
+            res.completion[name].append(elapsed)
+
+
+# -- in-process relay costs of the same CompletionList -------------------------------------------
+
+
+def _best_of(fn: Callable[[], object], repeats: int) -> float:
+    """Median seconds of `fn` over `repeats` runs (after one untimed run)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure_micro(res: Results, items: int) -> None:
+    """What relaying the CompletionList response costs in-process, by path (seconds)."""
+    import json
+
+    sys.path.insert(0, str(ROOT))
+    from lspmux.wire.framing import FrameParser
+    from lspmux.wire.messages import rewrite_response_id, sniff_response
+
+    sys.path.insert(0, str(SERVER.parent))
+    from bench_server import completion_list
+
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 7, "result": completion_list(items)})
+    framed = frame(body)
+    chunk = 65536  # what one pipe read delivers
+    chunks = [framed[i : i + chunk] for i in range(0, len(framed), chunk)]
+
+    def raw_relay() -> bytes:
+        parser = FrameParser()
+        out = b""
+        for piece in chunks:
+            for got in parser.feed(piece):
+                assert isinstance(got, bytes)
+                sniffed = sniff_response(got)
+                assert sniffed is not None
+                out = rewrite_response_id(got, sniffed[1], 42)  # written with its header
+        return out
+
+    def orjson_relay() -> bytes:
+        msg = orjson.loads(body)
+        msg["id"] = 42
+        return orjson.dumps(msg)
+
+    repeats = res.sizes.micro_repeats
+    res.micro["raw"] = _best_of(raw_relay, repeats)
+    res.micro["orjson"] = _best_of(orjson_relay, repeats)
+    try:
+        from lsprotocol import converters
+        from lsprotocol import types as t
+    except ImportError:
+        return
+    conv = converters.get_converter()
+    message = orjson.loads(body)
+
+    def cattrs_only() -> object:
+        obj = conv.structure(message, t.CompletionResponse)
+        return conv.unstructure(obj, t.CompletionResponse)
+
+    def typed_relay() -> bytes:  # what pygls does: json + structure, unstructure + json
+        obj = conv.structure(json.loads(body), t.CompletionResponse)
+        return json.dumps(conv.unstructure(obj, t.CompletionResponse)).encode()
+
+    res.micro["cattrs"] = _best_of(cattrs_only, repeats)
+    res.micro["typed"] = _best_of(typed_relay, repeats)
+
+
+# -- running it ---------------------------------------------------------------------------------
+
+
+def write_config(tmp: Path, items: int) -> Path:
+    """A --config file defining the bench server for .bench files, and disabling any default
+    server or linter that would also match them."""
+    sys.path.insert(0, str(ROOT))
+    from lspmux.config.loader import load_config
+
+    probe = tmp / f"probe{FILE_TYPE}"
+    cfg = load_config(tmp, [])
+    lines = [
+        "[servers.bench]",
+        f"command = {orjson.dumps([sys.executable, str(SERVER), '--items', str(items)]).decode()}",
+        f'file_types = ["{FILE_TYPE}"]',
+        f'language_ids = ["{LANGUAGE_ID}"]',
+        'root_markers = [".bench-root"]',
+        "request_timeout = 120.0",
+        "",
+    ]
+    for server in cfg.servers_for(str(probe), LANGUAGE_ID):
+        lines += [f'[servers."{server.name}"]', "disabled = true", ""]
+    for linter in cfg.linters_for(str(probe), LANGUAGE_ID):
+        lines += [f'[linters."{linter.name}"]', "disabled = true", ""]
+    path = tmp / "bench.toml"
+    path.write_text("\n".join(lines))
+    check = load_config(tmp, [path])
+    names = [s.name for s in check.servers_for(str(probe), LANGUAGE_ID)]
+    if names != ["bench"] or check.linters_for(str(probe), LANGUAGE_ID):
+        raise BenchError(f"the bench config does not isolate the bench server: {names}")
+    return path
+
+
+async def run(sizes: Sizes, tmp: Path, profile: Path | None = None) -> Results:
+    res = Results(sizes)
+    workspace = tmp / "workspace"
+    workspace.mkdir()
+    (workspace / ".bench-root").write_text("")
+    (workspace / f"main{FILE_TYPE}").write_text("bench\n")
+    uri = (workspace / f"main{FILE_TYPE}").as_uri()
+    config = write_config(tmp, sizes.completion_items)
+    env = dict(os.environ)
+    env["XDG_CONFIG_HOME"] = str(tmp / "xdg-config")  # no user config leaks in
+    env["XDG_CACHE_HOME"] = str(tmp / "xdg-cache")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.pop("LSPMUX_LOG", None)
+    running = Running()
+    server = [sys.executable, str(SERVER), "--items", str(sizes.completion_items)]
+    try:
+        direct = await running.spawn(
+            "bench_server", server, cwd=workspace, env=env, stderr=tmp / "server.stderr"
+        )
+        relay = await running.spawn(
+            "byte relay",
+            [sys.executable, str(Path(__file__).resolve()), RELAY_FLAG, *server],
+            cwd=workspace,
+            env=env,
+            stderr=tmp / "relay.stderr",
+        )
+        proxy = await running.spawn(
+            "lspmux proxy",
+            [sys.executable]
+            + (["-m", "cProfile", "-o", str(profile)] if profile is not None else [])
+            + ["-m", "lspmux", "proxy", "--config", str(config)]
+            + ["--log-level", "warning", "--log-file", str(tmp / "proxy.log")],
+            cwd=workspace,
+            env=env,
+            stderr=tmp / "proxy.stderr",
+        )
+        by_name = {"direct": direct, "relay": relay, "proxy": proxy}
+        for peer in by_name.values():
+            await initialize(peer, workspace)
+            await open_and_wait(peer, uri)
+            running.adopt_children(peer)
+        peers = {name: (peer, uri) for name, peer in by_name.items()}
+        await measure_hover(peers, res)
+        await measure_throughput(peers, res)
+        await measure_completion(peers, res)
+        for peer in by_name.values():
+            code = await running.stop(peer)
+            if code != 0:
+                raise BenchError(f"{peer.name} exited with code {code} after shutdown/exit")
+        await asyncio.sleep(0.2)
+        res.leftovers = running.leftovers()
+    except BaseException:
+        for name in ("proxy.log", "proxy.stderr", "relay.stderr", "server.stderr"):
+            path = tmp / name
+            if path.exists() and path.stat().st_size:
+                tail = path.read_text(errors="replace")[-3000:]
+                print(f"--- {name} (tail) ---\n{tail}", file=sys.stderr)
+        raise
+    finally:
+        running.kill_all()
+    return res
+
+
+# -- the byte relay: the floor ----------------------------------------------------------------
+
+RELAY_FLAG = "--relay-child"
+
+
+async def _relay(argv: list[str]) -> int:
+    """Run `argv` and copy bytes stdin → its stdin and its stdout → stdout, parsing nothing."""
+    loop = asyncio.get_running_loop()
+    exited: asyncio.Future[int] = loop.create_future()
+    out, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+
+    class Child(asyncio.SubprocessProtocol):
+        def pipe_data_received(self, fd: int, data: bytes) -> None:
+            out.write(data)
+
+        def process_exited(self) -> None:
+            if not exited.done():
+                exited.set_result(child.get_returncode() or 0)
+
+    child, _ = await loop.subprocess_exec(
+        Child, *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    child_in: asyncio.WriteTransport = child.get_pipe_transport(0)  # type: ignore[assignment]
+
+    class Stdin(asyncio.Protocol):
+        def data_received(self, data: bytes) -> None:
+            child_in.write(data)
+
+        def eof_received(self) -> bool | None:
+            child_in.close()
+            return None
+
+    await loop.connect_read_pipe(Stdin, sys.stdin.buffer)
+    try:
+        return await exited
+    finally:
+        child.close()
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-th percentile (q from 0 to 100), nearest-rank on sorted values."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[k]
+
+
+def ms(seconds: float, digits: int = 3) -> str:
+    return f"{seconds * 1000:.{digits}f} ms"
+
+
+def yes(ok: bool) -> str:
+    return "**yes**" if ok else "**NO**"
+
+
+def machine() -> str:
+    model = platform.processor() or platform.machine()
+    with suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+
+    def version(dist: str) -> str:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    return (
+        f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()} ({platform.python_implementation()}), "
+        f"uvloop {version('uvloop')}, orjson {version('orjson')}, "
+        f"lsprotocol {version('lsprotocol')}, cattrs {version('cattrs')}"
+    )
+
+
+def revision() -> str:
+    """The commit measured, and whether lspmux/ had uncommitted changes."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "lspmux"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "an unknown revision"
+    return f"commit {commit}" + (" with uncommitted changes in lspmux/" if dirty else "")
+
+
+def report(res: Results, quick: bool) -> str:
+    s = res.sizes
+    hover = {name: (pct(v, 50), pct(v, 95)) for name, v in res.hover.items()}
+    thr = {name: statistics.median(v) for name, v in res.throughput.items()}
+    comp = {name: statistics.median(v) for name, v in res.completion.items()}
+    cpu = {name: statistics.median(v) for name, v in res.cpu_per_request.items()}
+    calls = {name: statistics.median(v) for name, v in res.syscalls_per_request.items()}
+    added50 = hover["proxy"][0] - hover["direct"][0]
+    added95 = hover["proxy"][1] - hover["direct"][1]
+    added_c = comp["proxy"] - comp["direct"]
+    mb = res.completion_bytes / 1e6
+    rounds = ", ".join(
+        f"{(p - d) * 1000:+.3f}"
+        for d, p in zip(res.hover_rounds["direct"], res.hover_rounds["proxy"], strict=True)
+    )
+    when = res.started.strftime("%Y-%m-%d %H:%M UTC")
+    load = " → ".join("/".join(f"{x:.2f}" for x in la) for la in (res.load_before, res.load_after))
+
+    def row(label: str, values: dict[str, str], added: str, target: str, met: str) -> str:
+        cells = " | ".join(values[name] for name in PEERS)
+        return f"| {label} | {cells} | {added} | {target} | {met} |"
+
+    lines = [
+        BEGIN,
+        "## Proxy overhead",
+        "",
+        "<!-- Generated by scripts/bench.py (make bench); edits between the markers are lost. -->",
+        "",
+    ]
+    if quick:
+        lines += ["**Quick mode (`--quick`): tiny sizes, the numbers mean nothing.**", ""]
+    lines += [
+        f"Measured {when}, lspmux at {revision()}, on {machine()}. Load average (1/5/15 min) "
+        f"before → after the run: {load}.",
+        "",
+        "One raw client (asyncio pipes + orjson, no LSP library) sends the same workload to "
+        "`scripts/bench_server.py`, an LSP server that answers at once: **direct**ly; through a "
+        "**byte relay** (a uvloop process that copies bytes both ways and parses nothing: the "
+        "floor any proxy process pays for the extra hop); and through **lspmux** "
+        "(`python -m lspmux proxy --config bench.toml`, the bench server as the only server for "
+        "`.bench` files). The three alternate in rounds, so that a change in machine load hits "
+        "all of them.",
+        "",
+        "| measurement | direct | byte relay | lspmux | added by lspmux | target | met |",
+        "|---|---:|---:|---:|---:|---|---|",
+        row(
+            f"hover latency p50 ({s.latency_total:,} sequential requests)",
+            {n: ms(v[0]) for n, v in hover.items()},
+            ms(added50),
+            f"≤ {TARGET_HOVER_P50_MS} ms added",
+            yes(added50 <= TARGET_HOVER_P50_MS / 1000),
+        ),
+        row("hover latency p95", {n: ms(v[1]) for n, v in hover.items()}, ms(added95), "—", ""),
+        row(
+            f"pipelined hover throughput ({s.pipelined:,} requests written at once), requests/s",
+            {n: f"{v:,.0f}" for n, v in thr.items()},
+            "—",
+            f"≥ {TARGET_THROUGHPUT:,} requests/s",
+            yes(thr["proxy"] >= TARGET_THROUGHPUT),
+        ),
+        row(
+            "CPU time per pipelined request of the process the client talks to",
+            {n: f"{v * 1e6:.1f} µs" for n, v in cpu.items()},
+            "—",
+            "",
+            "",
+        ),
+        row(
+            f"completion latency, {mb:.2f} MB CompletionList ({s.completion_items:,} items), "
+            f"median of {s.completions}",
+            {n: ms(v, 2) for n, v in comp.items()},
+            ms(added_c, 2),
+            f"≤ {TARGET_COMPLETION_MS:g} ms added",
+            yes(added_c <= TARGET_COMPLETION_MS / 1000),
+        ),
+        "",
+        "- **Latency** is the client's wall time from writing a request to having read its whole "
+        "response. *Added* is lspmux minus direct (p95 minus p95 in the p95 row). Added p50 per "
+        f"round of {s.latency_per_round} requests, in ms: {rounds}.",
+        "- **Throughput** counts *requests answered* per second: from writing all "
+        f"{s.pipelined:,} requests in one write until the last response is read; median of "
+        f"{s.pipeline_rounds} rounds (lspmux rounds: "
+        + ", ".join(f"{x:,.0f}" for x in res.throughput["proxy"])
+        + "). Each request is two messages through the proxy, the request in and the response "
+        f"out, so lspmux relayed {2 * thr['proxy']:,.0f} messages/s; the target is judged on "
+        "requests/s, the stricter reading. lspmux made "
+        f"{calls['proxy']:.3f} read/write system calls per request (writes are coalesced per "
+        "read).",
+        "- lspmux relays the completion answer as raw bytes with only its id rewritten "
+        "(`sniff_response` + `rewrite_response_id`); it never parses the list.",
+        "",
+    ]
+    if res.micro:
+        lines += [
+            f"For context, what relaying that {mb:.2f} MB response costs inside one process, by "
+            f"path (median of {s.micro_repeats}):",
+            "",
+            "| relay path | ms per response |",
+            "|---|---:|",
+            "| lspmux raw: FrameParser (64 KiB reads) + `sniff_response` + "
+            "`rewrite_response_id` | "
+            f"{res.micro['raw'] * 1000:.2f} |",
+            f"| orjson loads + dumps | {res.micro['orjson'] * 1000:.2f} |",
+        ]
+        if "cattrs" in res.micro:
+            lines += [
+                "| lsprotocol/cattrs structure + unstructure (`CompletionResponse`) | "
+                f"{res.micro['cattrs'] * 1000:.1f} |",
+                "| pygls-style typed relay: json.loads + structure + unstructure + json.dumps | "
+                f"{res.micro['typed'] * 1000:.1f} |",
+            ]
+        lines.append("")
+    lines += [
+        "Reproduce: `make bench` (or `.venv/bin/python scripts/bench.py`; `--quick` for a smoke "
+        "run, `--no-write` to only print, `--profile FILE` to run the proxy under cProfile).",
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def write_section(path: Path, section: str) -> None:
+    """Replace the bench:proxy section of `path`, keeping everything else (or add it)."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    start, end = text.find(BEGIN), text.find(END)
+    if start >= 0 and end > start:
+        text = text[:start] + section + text[end + len(END) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _runner() -> Callable[[Any], Any]:
+    """uvloop's runner when installed (as `lspmux` itself uses), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run
+    return uvloop.run  # type: ignore[no-any-return]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [RELAY_FLAG]:
+        return int(_runner()(_relay(argv[1:])))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="markdown file")
+    parser.add_argument("--no-write", action="store_true", help="print the section only")
+    parser.add_argument("--timeout", type=float, default=900.0, help="whole-run limit (s)")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="run the proxy under cProfile, stats to FILE (numbers are then not written)",
+    )
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    runner = _runner()
+    with tempfile.TemporaryDirectory(prefix="lspmux-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+
+        async def bounded() -> Results:
+            return await asyncio.wait_for(run(sizes, tmp, args.profile), args.timeout)
+
+        try:
+            res = runner(bounded())
+        except (TimeoutError, BenchError) as exc:
+            print(f"bench: {exc or 'timed out'}", file=sys.stderr)
+            return 1
+        print("measuring in-process relay costs…", file=sys.stderr)
+        measure_micro(res, sizes.completion_items)
+    res.load_after = os.getloadavg()
+    section = report(res, args.quick)
+    print(section)
+    if res.leftovers:
+        print(f"bench: processes still running after the run: {res.leftovers}", file=sys.stderr)
+        return 1
+    if not args.no_write and args.profile is None:
+        write_section(args.output, section)
+        print(f"written to {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""scripts/bench.py in its tiny mode: it runs end to end and writes its table, keeping the other
+sections of the benchmarks page. Timings are not checked: they mean nothing at these sizes.
+
+Also the bench server alone, as a real LSP server: framing, initialize, hover, completion,
+shutdown and exit.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+BENCH = ROOT / "scripts" / "bench.py"
+SERVER = ROOT / "scripts" / "bench_server.py"
+
+
+def _frame(msg: dict[str, object]) -> bytes:
+    body = orjson.dumps(msg)
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _bodies(data: bytes) -> list[dict[str, Any]]:
+    out = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = int(head.split(b":")[1])
+        out.append(orjson.loads(rest[:length]))
+        data = rest[length:]
+    return out
+
+
+def test_the_bench_server_speaks_lsp() -> None:
+    requests: list[dict[str, object]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "method": "textDocument/completion", "params": {}},
+        {"jsonrpc": "2.0", "id": 4, "method": "textDocument/definition", "params": {}},
+        {"jsonrpc": "2.0", "id": 5, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    proc = subprocess.run(
+        [sys.executable, str(SERVER), "--items", "7"],
+        input=b"".join(_frame(m) for m in requests),
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    answers = {m["id"]: m for m in _bodies(proc.stdout)}
+    assert answers[1]["result"]["capabilities"]["hoverProvider"] is True
+    assert "contents" in answers[2]["result"]
+    assert len(answers[3]["result"]["items"]) == 7
+    assert answers[4]["error"]["code"] == -32601
+    assert answers[5]["result"] is None
+    assert (
+        proc.stdout.startswith(b"Content-Length: ") and b'{"jsonrpc":"2.0","id":2,' in proc.stdout
+    )
+
+
+def test_quick_bench_writes_its_section_and_keeps_the_others(tmp_path: Path) -> None:
+    page = tmp_path / "benchmarks.md"
+    page.write_text(
+        "# Benchmarks\n\n## Locate\n\nkept as it is\n\n"
+        "<!-- bench:proxy -->\nold table\n<!-- /bench:proxy -->\n\n## Sharing\n\nalso kept\n"
+    )
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--output", str(page), "--timeout", "150"],
+        capture_output=True,
+        text=True,
+        timeout=170,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = page.read_text()
+    assert "old table" not in text
+    assert text.count("<!-- bench:proxy -->") == 1 and text.count("<!-- /bench:proxy -->") == 1
+    assert "## Locate\n\nkept as it is" in text and "## Sharing\n\nalso kept" in text
+    section = text.split("<!-- bench:proxy -->")[1].split("<!-- /bench:proxy -->")[0]
+    for row in ("hover latency p50", "pipelined hover throughput", "completion latency"):
+        assert f"| {row}" in section
+    assert "| direct | byte relay | lspmux |" in section
+    assert "Quick mode" in section
