@@ -52,6 +52,7 @@ from lspmux.daemon.address import (
     private_dir,
 )
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
+from lspmux.proxy import settle_heap
 from lspmux.session.session import Session
 from lspmux.wire.framing import frame
 from lspmux.wire.messages import Message, error
@@ -284,6 +285,7 @@ class Daemon:
             except OSError as exc:
                 raise DaemonError(f"cannot listen on {self.address}: {exc.strerror}") from None
         log.info("listening on %s (pid %d)", self.address, os.getpid())
+        settle_heap()
 
     def _bind_unix(self) -> socket.socket:
         path = self.address.path

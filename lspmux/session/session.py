@@ -119,6 +119,11 @@ class Session:
         if self.conn is not None:
             self.conn.send(msg)
 
+    def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None:
+        """Relay a backend's sniffed response under the client's id, without copying it."""
+        if self.conn is not None:
+            self.conn.send_raw_response(body, offset, new_id)
+
     def conn_send_raw(self, body: bytes) -> None:
         if self.conn is not None:
             self.conn.send_raw(body)
