@@ -16,6 +16,7 @@ _EXTRA = [
     Path(sys.executable).parent,
     ROOT / ".venv" / "bin",
     ROOT / ".tools" / "node_modules" / ".bin",
+    ROOT / ".tools" / "swiftlint" / "bin",
 ]
 os.environ["PATH"] = os.pathsep.join(
     [str(p) for p in _EXTRA if p.is_dir()] + [os.environ.get("PATH", "")]

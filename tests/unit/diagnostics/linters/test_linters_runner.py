@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sys
 import time
@@ -84,9 +85,15 @@ async def test_missing_executable_says_what_and_how(tmp_path: Path) -> None:
     assert "disabled = true" in message and "[linters.mylint]" in message
 
 
-async def test_missing_known_tool_gets_an_install_hint(tmp_path: Path) -> None:
-    if shutil.which("swiftlint"):
-        pytest.skip("swiftlint is installed here; this test needs it missing")
+async def test_missing_known_tool_gets_an_install_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test setup may have installed the real SwiftLint: hide it, this test needs it missing.
+    path = [
+        p for p in os.environ["PATH"].split(os.pathsep) if not shutil.which("swiftlint", path=p)
+    ]
+    monkeypatch.setenv("PATH", os.pathsep.join(path))
+    assert shutil.which("swiftlint") is None
     config = LinterConfig(name="swiftlint", command=["swiftlint", "lint"], format="swiftlint")
     with pytest.raises(LinterFailure, match=r"install it \(brew install swiftlint"):
         await run_linter(config, path=str(tmp_path / "A.swift"), text="", root=tmp_path)
