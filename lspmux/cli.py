@@ -270,6 +270,15 @@ def _client(args: argparse.Namespace) -> int:  # reached only through parse_args
     return shim.main(sys.argv[2:])
 
 
+def _where(args: argparse.Namespace) -> str:
+    from lspmux.daemon.address import AddressError, resolve
+
+    try:
+        return str(resolve(args.connect))
+    except AddressError:
+        return str(args.connect)
+
+
 def _daemon_request(args: argparse.Namespace, method: str, params: dict[str, object]) -> object:
     from lspmux.daemon.address import load_token, resolve
     from lspmux.daemon.shim import request
@@ -290,7 +299,12 @@ def _status(args: argparse.Namespace) -> int:
     try:
         result = _daemon_request(args, "lspmux/status", {})
     except (OSError, ShimError, AddressError) as exc:
-        print(f"lspmux: no daemon answers: {exc}", file=sys.stderr)
+        where = _where(args)
+        print(
+            f"lspmux: no daemon answers at {where} ({exc}); start one with `lspmux server` "
+            "(or let `lspmux client` start it), or name another with --connect / LSPMUX_ADDRESS",
+            file=sys.stderr,
+        )
         return 1
     print(json.dumps(result, indent=2) if args.json else render(result))  # type: ignore[arg-type]
     return 0
