@@ -218,6 +218,21 @@ async def _raw_exchange(proc: asyncio.subprocess.Process, data: bytes, count: in
     return out
 
 
+async def _raw_proxy(workspace: Path, tmp_path: Path) -> asyncio.subprocess.Process:
+    """`lspmux proxy` driven by raw bytes (for what a well-behaved LSP client cannot send)."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "lspmux",
+        "proxy",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=proxy_env(tmp_path),
+        cwd=str(workspace),
+    )
+
+
 def _frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
@@ -225,19 +240,7 @@ def _frame(body: bytes) -> bytes:
 async def test_malformed_frames_get_errors_and_the_session_continues(
     workspace: Path, tmp_path: Path
 ) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "lspmux",
-        "proxy",
-        "--log-level",
-        "debug",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env=proxy_env(tmp_path),
-        cwd=str(workspace),
-    )
+    proc = await _raw_proxy(workspace, tmp_path)
     try:
         replies = await _raw_exchange(
             proc,
@@ -270,17 +273,7 @@ async def test_malformed_frames_get_errors_and_the_session_continues(
 
 
 async def test_requests_before_initialize_are_refused(workspace: Path, tmp_path: Path) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "lspmux",
-        "proxy",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env=proxy_env(tmp_path),
-        cwd=str(workspace),
-    )
+    proc = await _raw_proxy(workspace, tmp_path)
     try:
         replies = await _raw_exchange(
             proc,
@@ -321,17 +314,7 @@ async def test_idle_server_stops_and_starts_again_on_demand(
 async def test_a_client_that_vanishes_leaves_no_server_behind(
     workspace: Path, tmp_path: Path
 ) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "lspmux",
-        "proxy",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env=proxy_env(tmp_path),
-        cwd=str(workspace),
-    )
+    proc = await _raw_proxy(workspace, tmp_path)
     text = (workspace / "hello.c").read_text()
     opened = {
         "jsonrpc": "2.0",
