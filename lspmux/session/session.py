@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
 from lsprotocol import types as t
 
 from lspmux import __version__
@@ -645,7 +644,3 @@ def _roots(params: dict[str, Any]) -> list[Path]:
 
 def _err(msg_id: Any, exc: JsonRpcError) -> Message:
     return {"jsonrpc": "2.0", "id": msg_id, "error": exc.to_response_error()}
-
-
-def dumps(msg: Message) -> bytes:
-    return orjson.dumps(msg)
