@@ -17,6 +17,9 @@ import attrs
 
 Role = Literal["server", "linter"]
 
+#: What `Config.origins` says for a value from the built-in table or the model's defaults.
+DEFAULTS_LABEL = "defaults"
+
 #: Folders, relative to a workspace root, searched for a server's executable after PATH.
 PROJECT_BIN_DIRS: tuple[str, ...] = ("node_modules/.bin", ".venv/bin", "venv/bin", "bin")
 

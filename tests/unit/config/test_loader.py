@@ -724,7 +724,7 @@ def test_linter_settings_that_need_no_error(tmp_path: Path) -> None:
 
 
 def test_every_mapping_setting_is_checked() -> None:
-    from lspmux.config.loader import _MAPPING_SETTING_CHECKS
+    from lspmux.config.checks import _MAPPING_SETTING_CHECKS
     from lspmux.config.model import MAPPING_SETTINGS
 
     assert set(_MAPPING_SETTING_CHECKS) == set(MAPPING_SETTINGS)

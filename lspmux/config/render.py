@@ -1,0 +1,175 @@
+"""Rendering the effective configuration for `lspmux config`: readable TOML (valid, loadable
+again) with the origin of every value set outside the defaults, or JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from lspmux.config.checks import _join, _key_part
+from lspmux.config.model import DEFAULTS_LABEL, Config, LinterConfig, ServerConfig
+
+# -- rendering (`lspmux config`) ---------------------------------------------------------------
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        inner = ", ".join(f"{_key_part(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }"
+    return json.dumps(str(value))
+
+
+def _leaves(prefix: str, value: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(dotted key, value) for every leaf of a nested table; an empty table is a leaf."""
+    out: list[tuple[str, Any]] = []
+    for k, v in value.items():
+        key = _join(prefix, str(k))
+        if isinstance(v, Mapping) and v:
+            out.extend(_leaves(key, v))
+        else:
+            out.append((key, v))
+    return out
+
+
+_ALWAYS_SHOWN = ("command", "file_types", "format")
+
+
+#: Instances holding every field's default, to tell which values a file changed.
+_MODEL_DEFAULTS: dict[type[Any], ServerConfig | LinterConfig] = {
+    ServerConfig: ServerConfig(name="", command=()),
+    LinterConfig: LinterConfig(name="", command=()),
+}
+
+
+def _entry_lines(
+    entry: ServerConfig | LinterConfig, prefix: str, origins: Mapping[str, str]
+) -> list[str]:
+    lines: list[str] = []
+
+    def emit(key: str, value: Any, dotted: str) -> None:
+        origin = origins.get(dotted, DEFAULTS_LABEL)
+        note = f"  # from {origin}" if origin != DEFAULTS_LABEL else ""
+        lines.append(f"{key} = {_toml_value(value)}{note}")
+
+    for f in attrs.fields(type(entry)):
+        if f.name == "name":
+            continue
+        value = getattr(entry, f.name)
+        dotted = _join(prefix, f.name)
+        if value is None:
+            continue
+        default = getattr(_MODEL_DEFAULTS[type(entry)], f.name)
+        changed = value != default or origins.get(dotted, DEFAULTS_LABEL) != DEFAULTS_LABEL
+        if isinstance(value, Mapping) and value:
+            for key, leaf in _leaves(f.name, value):
+                emit(key, leaf, f"{prefix}.{key}")
+            continue
+        if f.name in _ALWAYS_SHOWN or changed:
+            emit(f.name, value, dotted)
+    return lines
+
+
+def _status(entry: ServerConfig | LinterConfig, root: str | Path | None) -> tuple[bool, str]:
+    """(available, a comment saying why) for one server or linter."""
+    resolved = entry.resolve_command(root)
+    found = f"found: {resolved[0]}" if resolved else f"not found: {entry.command[0]}"
+    if entry.disabled:
+        return False, f"disabled ({found})"
+    return resolved is not None, found
+
+
+def _as_json(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _as_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json(v) for v in value]
+    return value
+
+
+def format_config(
+    config: Config,
+    *,
+    only_available: bool = False,
+    as_json: bool = False,
+    root: str | Path | None = None,
+) -> str:
+    """The effective configuration as `lspmux config` prints it.
+
+    Text: TOML-like, one table per server and linter with a comment saying whether its
+    executable was found (looked up on PATH, then in `root`'s project folders), its command and
+    file types, and every other value that differs from the model's default; a value set
+    outside the shipped defaults ends with `# from <file>`. `as_json`: one JSON document with
+    every field, `executable` and `available` per entry, and the origins.
+    `only_available`: only servers and linters that are enabled and installed.
+    """
+    sections: dict[str, Mapping[str, ServerConfig | LinterConfig]] = {
+        "servers": config.servers,
+        "linters": config.linters,
+    }
+    if as_json:
+        doc: dict[str, Any] = {
+            "files": list(config.files),
+            "request_timeout": config.request_timeout,
+            "idle_timeout": config.idle_timeout,
+        }
+        for section, entries in sections.items():
+            out: dict[str, Any] = {}
+            for name, entry in entries.items():
+                available, _ = _status(entry, root)
+                if only_available and not available:
+                    continue
+                resolved = entry.resolve_command(root)
+                fields = attrs.asdict(entry, recurse=False)
+                fields.pop("name")
+                out[name] = {
+                    **_as_json(fields),
+                    "executable": resolved[0] if resolved else None,
+                    "available": available,
+                }
+            doc[section] = out
+        doc["origins"] = dict(config.origins)
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+    lines = ["# lspmux: the effective configuration", "# files read, later ones win:"]
+    for i, path in enumerate(config.files):
+        lines.append(f"#   {path}" + ("  (built-in defaults)" if i == 0 else ""))
+    origin = config.origins.get("request_timeout", DEFAULTS_LABEL)
+    note = f"  # from {origin}" if origin != DEFAULTS_LABEL else ""
+    lines.append(f"request_timeout = {_toml_value(config.request_timeout)}{note}")
+    if config.idle_timeout is None:
+        lines.append("idle_timeout = 0  # never: idle servers keep running")
+    else:
+        origin = config.origins.get("idle_timeout", DEFAULTS_LABEL)
+        note = f"  # from {origin}" if origin != DEFAULTS_LABEL else ""
+        lines.append(f"idle_timeout = {_toml_value(config.idle_timeout)}{note}")
+
+    counts: list[str] = []
+    for section, entries in sections.items():
+        available_count = 0
+        for name, entry in entries.items():
+            available, status = _status(entry, root)
+            available_count += available
+            if only_available and not available:
+                continue
+            prefix = _join(section, name)
+            lines.append("")
+            lines.append(f"[{prefix}]  # {status}")
+            lines.extend(_entry_lines(entry, prefix, config.origins))
+        counts.append(f"{available_count} of {len(entries)} {section}")
+    lines.append("")
+    lines.append("# available (enabled and installed): " + ", ".join(counts))
+    return "\n".join(lines) + "\n"
