@@ -38,6 +38,20 @@ def plain(value: Any) -> Any:
     return value
 
 
+async def eventually(probe: Callable[[], Any], what: str, *, timeout: float = 10) -> Any:
+    """Poll `probe` until it returns something truthy, and return that; fail naming `what`
+    (and the last value seen) when `timeout` seconds pass first."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"{what}: not seen within {timeout:g}s (last: {value!r})")
+        await asyncio.sleep(0.05)
+
+
 class Proxy:
     """One proxy process and its client."""
 
@@ -105,15 +119,13 @@ class Proxy:
         self, uri: str, predicate: Callable[[list[t.Diagnostic]], bool], timeout: float = 60
     ) -> list[t.Diagnostic]:
         """Wait until the merged diagnostics of `uri` satisfy `predicate`."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
+
+        def probe() -> tuple[list[t.Diagnostic]] | None:  # a tuple: an empty set may match
             diags = list(self.client.diagnostics.get(uri, []))
-            if predicate(diags):
-                return diags
-            if loop.time() > deadline:
-                raise AssertionError(f"diagnostics for {uri} never matched; last: {diags}")
-            await asyncio.sleep(0.1)
+            return (diags,) if predicate(diags) else None
+
+        (diags,) = await eventually(probe, f"diagnostics for {uri} matching", timeout=timeout)
+        return diags
 
 
 def sources(diags: list[t.Diagnostic]) -> set[str]:

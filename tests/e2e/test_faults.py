@@ -18,7 +18,7 @@ import pytest
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.conftest import Proxy, proxy_env, sources
+from tests.e2e.conftest import Proxy, eventually, proxy_env, sources
 
 SCRIPTED = Path(__file__).resolve().parent.parent / "servers" / "scripted.py"
 
@@ -62,13 +62,13 @@ async def test_hanging_server_times_out_with_an_error_and_a_cancel(
         await hover(proxy, uri)
     assert time.monotonic() - started < 20
     assert "scripted" in str(info.value) and "1.5s" in str(info.value)
-    for _ in range(100):  # the cancel is written to the server right after the error
+
+    def hover_cancelled() -> bool:  # the cancel is written to the server right after the error
         hover_ids = [m["id"] for m in received(log) if m.get("method") == "textDocument/hover"]
         cancels = [m["params"]["id"] for m in received(log) if m.get("method") == "$/cancelRequest"]
-        if hover_ids and hover_ids[0] in cancels:
-            break
-        await asyncio.sleep(0.05)
-    assert hover_ids and hover_ids[0] in cancels
+        return bool(hover_ids) and hover_ids[0] in cancels
+
+    await eventually(hover_cancelled, "a $/cancelRequest for the timed-out hover")
 
 
 async def test_client_cancel_reaches_the_server_and_answers_at_once(
@@ -80,18 +80,18 @@ async def test_client_cancel_reaches_the_server_and_answers_at_once(
     uri = proxy.open("a.fault", "plaintext")
     params = t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(0, 0))
     future = proxy.client.protocol.send_request("textDocument/hover", params, msg_id="cancel-me")
-    for _ in range(200):
-        await asyncio.sleep(0.05)
-        if any(m.get("method") == "textDocument/hover" for m in received(log)):
-            break
+    await eventually(
+        lambda: any(m.get("method") == "textDocument/hover" for m in received(log)),
+        "the hover reaching the server",
+    )
     proxy.client.protocol.notify("$/cancelRequest", t.CancelParams(id="cancel-me"))
     with pytest.raises(JsonRpcException) as info:
         await asyncio.wait_for(asyncio.wrap_future(future), 5)
     assert "cancelled" in str(info.value)
-    for _ in range(100):
-        if any(m.get("method") == "$/cancelRequest" for m in received(log)):
-            break
-        await asyncio.sleep(0.05)
+    await eventually(
+        lambda: any(m.get("method") == "$/cancelRequest" for m in received(log)),
+        "the client's cancel reaching the server",
+    )
     hover_id = next(m["id"] for m in received(log) if m.get("method") == "textDocument/hover")
     assert any(
         m.get("method") == "$/cancelRequest" and m["params"]["id"] == hover_id
@@ -136,12 +136,11 @@ async def test_crashing_server_fails_fast_naming_the_server(
     assert time.monotonic() - started < 10
     assert "scripted" in str(info.value)
     # It is restarted and given the open document again.
-    for _ in range(200):
-        opens = [m for m in received(log) if m.get("method") == "textDocument/didOpen"]
-        if len(opens) >= 2:
-            break
-        await asyncio.sleep(0.05)
-    assert len(opens) >= 2 and opens[-1]["params"]["textDocument"]["text"] == "hello\n"
+    opens = await eventually(
+        lambda: [m for m in received(log) if m.get("method") == "textDocument/didOpen"][1:],
+        "the document replayed to the restarted server",
+    )
+    assert opens[-1]["params"]["textDocument"]["text"] == "hello\n"
 
 
 def _server_pid(proxy: Proxy, needle: str) -> int:
@@ -296,12 +295,10 @@ async def test_idle_server_stops_and_starts_again_on_demand(
     uri = proxy.open("a.fault", "plaintext")
     assert "configured" in (await hover(proxy, uri)).contents.value
     first = _server_pid(proxy, "scripted.py")
-    for _ in range(100):  # unused for 1 s: shut down properly (shutdown, then exit)
-        await asyncio.sleep(0.1)
-        if not any("scripted.py" in " ".join(p.cmdline()) for p in proxy.descendants()):
-            break
-    else:
-        raise AssertionError("the idle server was not stopped")
+    await eventually(  # unused for 1 s: shut down properly (shutdown, then exit)
+        lambda: not any("scripted.py" in " ".join(p.cmdline()) for p in proxy.descendants()),
+        "the idle server stopping",
+    )
     methods = [m.get("method") for m in received(log)]
     assert "shutdown" in methods and "exit" in methods
     # Used again: started on demand, the open document replayed, the request answered.
@@ -340,13 +337,12 @@ async def test_a_client_that_vanishes_leaves_no_server_behind(
         1,
     )
     parent = psutil.Process(proc.pid)
-    for _ in range(200):
+
+    def children_with_clangd() -> list[psutil.Process] | None:
         children = parent.children(recursive=True)
-        if any("clangd" in " ".join(c.cmdline()) for c in children):
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("clangd never started")
+        return children if any("clangd" in " ".join(c.cmdline()) for c in children) else None
+
+    children = await eventually(children_with_clangd, "clangd starting under the proxy")
     assert proc.stdin is not None
     proc.stdin.close()  # the editor crashed: no shutdown, no exit
     assert await asyncio.wait_for(proc.wait(), 30) != 0
