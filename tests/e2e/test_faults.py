@@ -35,6 +35,17 @@ settings = {{ scripted = {{ answer = "42" }} }}
 """
 
 
+async def open_scripted(
+    proxy_factory: Any, tmp_path: Path, mode: str, *, timeout: float = 30, extra: str = ""
+) -> tuple[Proxy, str, Path]:
+    """A proxy whose only server for `.fault` files is the scripted one in `mode`, with
+    a.fault open: (proxy, the document's uri, the log of what the server received)."""
+    log = tmp_path / "scripted.jsonl"
+    proxy = await proxy_factory(config=scripted_config(mode, log, timeout=timeout) + extra)
+    (proxy.workspace / "a.fault").write_text("hello\n")
+    return proxy, proxy.open("a.fault", "plaintext"), log
+
+
 def received(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
@@ -53,10 +64,7 @@ async def hover(proxy: Proxy, uri: str, timeout: float = 30) -> Any:
 async def test_hanging_server_times_out_with_an_error_and_a_cancel(
     proxy_factory: Any, tmp_path: Path
 ) -> None:
-    log = tmp_path / "scripted.jsonl"
-    proxy = await proxy_factory(config=scripted_config("hang", log, timeout=1.5))
-    (proxy.workspace / "a.fault").write_text("hello\n")
-    uri = proxy.open("a.fault", "plaintext")
+    proxy, uri, log = await open_scripted(proxy_factory, tmp_path, "hang", timeout=1.5)
     started = time.monotonic()
     with pytest.raises(JsonRpcException) as info:
         await hover(proxy, uri)
@@ -74,10 +82,7 @@ async def test_hanging_server_times_out_with_an_error_and_a_cancel(
 async def test_client_cancel_reaches_the_server_and_answers_at_once(
     proxy_factory: Any, tmp_path: Path
 ) -> None:
-    log = tmp_path / "scripted.jsonl"
-    proxy = await proxy_factory(config=scripted_config("hang", log))
-    (proxy.workspace / "a.fault").write_text("hello\n")
-    uri = proxy.open("a.fault", "plaintext")
+    proxy, uri, log = await open_scripted(proxy_factory, tmp_path, "hang")
     params = t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(0, 0))
     future = proxy.client.protocol.send_request("textDocument/hover", params, msg_id="cancel-me")
     await eventually(
@@ -100,10 +105,7 @@ async def test_client_cancel_reaches_the_server_and_answers_at_once(
 
 
 async def test_server_to_client_requests_are_answered(proxy_factory: Any, tmp_path: Path) -> None:
-    log = tmp_path / "scripted.jsonl"
-    proxy = await proxy_factory(config=scripted_config("ask", log))
-    (proxy.workspace / "a.fault").write_text("hello\n")
-    uri = proxy.open("a.fault", "plaintext")
+    proxy, uri, _log = await open_scripted(proxy_factory, tmp_path, "ask")
     result = await hover(proxy, uri)
     # showMessageRequest went to the client (which picked the first action); the
     # configuration came from lspmux's settings for this server.
@@ -114,10 +116,7 @@ async def test_server_to_client_requests_are_answered(proxy_factory: Any, tmp_pa
 async def test_garbage_from_a_server_does_not_break_the_session(
     proxy_factory: Any, tmp_path: Path
 ) -> None:
-    log = tmp_path / "scripted.jsonl"
-    proxy = await proxy_factory(config=scripted_config("garbage", log))
-    (proxy.workspace / "a.fault").write_text("hello\n")
-    uri = proxy.open("a.fault", "plaintext")
+    proxy, uri, _log = await open_scripted(proxy_factory, tmp_path, "garbage")
     for _ in range(3):
         result = await hover(proxy, uri)
         assert result.contents.value == "scripted hover"
@@ -126,10 +125,7 @@ async def test_garbage_from_a_server_does_not_break_the_session(
 async def test_crashing_server_fails_fast_naming_the_server(
     proxy_factory: Any, tmp_path: Path
 ) -> None:
-    log = tmp_path / "scripted.jsonl"
-    proxy = await proxy_factory(config=scripted_config("crash", log))
-    (proxy.workspace / "a.fault").write_text("hello\n")
-    uri = proxy.open("a.fault", "plaintext")
+    proxy, uri, log = await open_scripted(proxy_factory, tmp_path, "crash")
     started = time.monotonic()
     with pytest.raises(JsonRpcException) as info:
         await hover(proxy, uri)
@@ -288,11 +284,9 @@ async def test_requests_before_initialize_are_refused(workspace: Path, tmp_path:
 async def test_idle_server_stops_and_starts_again_on_demand(
     proxy_factory: Any, tmp_path: Path
 ) -> None:
-    log = tmp_path / "scripted.jsonl"
-    config = scripted_config("ask", log) + "idle_timeout = 1\n"
-    proxy = await proxy_factory(config=config)
-    (proxy.workspace / "a.fault").write_text("hello\n")
-    uri = proxy.open("a.fault", "plaintext")
+    proxy, uri, log = await open_scripted(
+        proxy_factory, tmp_path, "ask", extra="idle_timeout = 1\n"
+    )
     assert "configured" in (await hover(proxy, uri)).contents.value
     first = _server_pid(proxy, "scripted.py")
     await eventually(  # unused for 1 s: shut down properly (shutdown, then exit)
