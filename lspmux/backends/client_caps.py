@@ -22,37 +22,18 @@ from typing import Any
 
 from lsprotocol import types as t
 
+from lspmux.backends.provided import PROVIDERS
+
 #: Client capability sections whose dynamic registration lspmux honours (it keeps registrations
-#: per backend and routes by them, whatever the client can do).
+#: per backend and routes by them, whatever the client can do): document synchronisation and
+#: every textDocument provider but pull diagnostics (declared per delivery, below).
 DYNAMIC_SECTIONS = (
     "synchronization",
-    "completion",
-    "hover",
-    "signatureHelp",
-    "declaration",
-    "definition",
-    "typeDefinition",
-    "implementation",
-    "references",
-    "documentHighlight",
-    "documentSymbol",
-    "codeAction",
-    "codeLens",
-    "documentLink",
-    "colorProvider",
-    "formatting",
-    "rangeFormatting",
-    "onTypeFormatting",
-    "rename",
-    "foldingRange",
-    "selectionRange",
-    "callHierarchy",
-    "semanticTokens",
-    "linkedEditingRange",
-    "moniker",
-    "typeHierarchy",
-    "inlineValue",
-    "inlayHint",
+    *(
+        section.removeprefix("textDocument.")
+        for _, _, section in PROVIDERS
+        if section.startswith("textDocument.") and section != "textDocument.diagnostic"
+    ),
 )
 
 #: Client capability sections with required fields: declared only when the client declared them.

@@ -37,14 +37,9 @@ def diff(old: Sequence[int], new: Sequence[int]) -> list[dict[str, Any]]:
         return []
     step = TOKEN if len(old) % TOKEN == 0 and len(new) % TOKEN == 0 else 1
     limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
+    prefix = _common(old, new, limit, from_end=False)
     prefix -= prefix % step
-    suffix = 0
-    limit -= prefix
-    while suffix < limit and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
+    suffix = _common(old, new, limit - prefix, from_end=True)
     suffix -= suffix % step
     return [
         {
@@ -53,6 +48,23 @@ def diff(old: Sequence[int], new: Sequence[int]) -> list[dict[str, Any]]:
             "data": list(new[prefix : len(new) - suffix]),
         }
     ]
+
+
+def _common(a: Sequence[int], b: Sequence[int], limit: int, *, from_end: bool) -> int:
+    """How many items `a` and `b` share at their start (or end), at most `limit`; compared by
+    slices of shrinking size, so a long common run costs a few C-level comparisons."""
+    done, step = 0, 4096
+    while step:
+        while done + step <= limit and _slice(a, done, step, from_end) == _slice(
+            b, done, step, from_end
+        ):
+            done += step
+        step //= 2
+    return done
+
+
+def _slice(x: Sequence[int], done: int, step: int, from_end: bool) -> Sequence[int]:
+    return x[len(x) - done - step : len(x) - done] if from_end else x[done : done + step]
 
 
 def apply(old: Sequence[int], edits: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -168,29 +180,43 @@ def remap(data: Sequence[int], legend_map: LegendMap) -> list[int]:
     if legend_map.identity and _within(data, len(legend_map.types), len(legend_map.modifiers)):
         return list(data)
     types, modifiers = legend_map.types, legend_map.modifiers
+    bits: dict[int, int] = {}  # a backend's modifier set → the union's (sets repeat a lot)
+
+    def moved(mods: int) -> int:
+        if mods not in bits:
+            bits[mods] = sum(1 << modifiers[b] for b in range(len(modifiers)) if mods >> b & 1)
+        return bits[mods]
+
+    whole = list(data[: len(data) - len(data) % TOKEN])
+    kinds = whole[3::TOKEN]
+    if not kinds or (min(kinds) >= 0 and max(kinds) < len(types)):  # no token to drop
+        whole[3::TOKEN] = [types[k] for k in kinds]
+        sets = whole[4::TOKEN]
+        table = {m: moved(m) for m in set(sets)}
+        whole[4::TOKEN] = [table[m] for m in sets]
+        return whole
     out: list[int] = []
     carry_line = carry_start = 0
-    for i in range(0, len(data) - len(data) % TOKEN, TOKEN):
-        line, start, length, kind, mods = data[i : i + TOKEN]
+    for i in range(0, len(whole), TOKEN):
+        line, start, length, kind, mods = whole[i : i + TOKEN]
         if line:
             carry_start = 0
         line, start = line + carry_line, start + carry_start
-        if not 0 <= kind < len(types):
+        if not 0 <= kind < len(types):  # dropped: the next token's position absorbs it
             carry_line, carry_start = line, start
             continue
         carry_line = carry_start = 0
-        bits = 0
-        bit = 0
-        while mods >> bit and bit < len(modifiers):
-            if mods >> bit & 1:
-                bits |= 1 << modifiers[bit]
-            bit += 1
-        out += (line, start, length, types[kind], bits)
+        out += (line, start, length, types[kind], moved(mods))
     return out
 
 
 def _within(data: Sequence[int], n_types: int, n_modifiers: int) -> bool:
-    top = (1 << n_modifiers) - 1
-    return len(data) % TOKEN == 0 and all(
-        0 <= data[i + 3] < n_types and not data[i + 4] & ~top for i in range(0, len(data), TOKEN)
+    if len(data) % TOKEN:
+        return False
+    kinds, mods = data[3::TOKEN], data[4::TOKEN]
+    return not kinds or (
+        min(kinds) >= 0
+        and max(kinds) < n_types
+        and min(mods) >= 0
+        and max(mods) >> n_modifiers == 0
     )

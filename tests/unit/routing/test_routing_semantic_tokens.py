@@ -225,3 +225,34 @@ def _absolute(data: list[int]) -> list[tuple[int, int]]:
             col += data[i + 1]
         out.append((line, col))
     return out
+
+
+_raw_tokens = st.lists(
+    st.tuples(
+        st.integers(0, 2),
+        st.integers(0, 6),
+        st.integers(1, 3),
+        st.integers(0, 4),
+        st.integers(0, 15),
+    ),
+    max_size=12,
+)
+
+
+@given(_raw_tokens, st.permutations([0, 1, 2]), st.permutations([0, 1, 2]))
+def test_remap_keeps_every_kept_token_where_it_was(
+    tokens: list[tuple[int, ...]], types: list[int], mods: list[int]
+) -> None:
+    """Types 0-2 are in the legend (3 and 4 are not: dropped); modifier bits 0-2 are (bit 3
+    is not: cleared). Each kept token keeps its absolute place and gets the mapped type and
+    modifiers."""
+    data = [v for tok in tokens for v in tok]
+    legend_map = st_.LegendMap(tuple(types), tuple(mods))
+    out = st_.remap(data, legend_map)
+    places = _absolute(data)
+    kept = [(places[i], tok) for i, tok in enumerate(tokens) if tok[3] < 3]
+    assert _absolute(out) == [place for place, _ in kept]
+    for j, (_, tok) in enumerate(kept):
+        assert out[j * 5 + 2] == tok[2]
+        assert out[j * 5 + 3] == types[tok[3]]
+        assert out[j * 5 + 4] == sum(1 << mods[b] for b in range(3) if tok[4] >> b & 1)
