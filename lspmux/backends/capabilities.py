@@ -191,6 +191,26 @@ def client_registrations(
     return out
 
 
+def stale_client_registrations(
+    registered: Mapping[str, tuple[str, Any]], current: Mapping[str, Any]
+) -> list[str]:
+    """The ids of registrations lspmux made with the client (id → `(method, registerOptions)`)
+    that no backend backs any more, given what they serve now (`current`): unregister them."""
+    stale: list[str] = []
+    for reg_id, (method, options) in registered.items():
+        key = BY_METHOD.get(method)
+        if key is None:
+            continue
+        value = current.get(key)
+        if key == "executeCommandProvider":
+            served = set(opt(value, "commands") or [])
+            if not served & set(opt(options, "commands") or []):
+                stale.append(reg_id)
+        elif not offered(value):
+            stale.append(reg_id)
+    return stale
+
+
 def dynamic_registration(client: Mapping[str, Any], key: str) -> bool:
     """Whether the client can take a dynamic registration of this provider."""
     if key not in BY_KEY:

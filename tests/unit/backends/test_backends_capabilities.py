@@ -543,3 +543,17 @@ def test_announce_with_pull_diagnostics(recorded: Any) -> None:
     got = caps.announce(["ruff"], pull_diagnostics=True, load=store.get)
     assert got.capabilities["diagnosticProvider"] == caps.PULL_DIAGNOSTICS
     assert got.complete
+
+
+def test_stale_client_registrations() -> None:
+    registered = {
+        "r1": (t.TEXT_DOCUMENT_FORMATTING, {"documentSelector": None}),
+        "r2": (t.WORKSPACE_EXECUTE_COMMAND, {"commands": ["gone"]}),
+        "r3": (t.WORKSPACE_EXECUTE_COMMAND, {"commands": ["kept", "gone"]}),
+        "r4": (t.TEXT_DOCUMENT_HOVER, None),
+        "r5": (t.WORKSPACE_DID_CHANGE_WATCHED_FILES, {"watchers": []}),  # not a provider
+    }
+    current = caps.merge_for_client(
+        [{"hoverProvider": True, "executeCommandProvider": {"commands": ["kept"]}}]
+    )
+    assert caps.stale_client_registrations(registered, current) == ["r1", "r2"]
