@@ -20,10 +20,13 @@ What a backend is told about its client lives in `client_caps.py` (re-exported h
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import json
+import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +50,10 @@ from lspmux.backends.provided import (
     registered_capabilities,
     union,
 )
+from lspmux.routing import semantic_tokens
 from lspmux.routing.table import Route
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "LSPMUX_CLIENT_CAPABILITIES",
@@ -255,16 +261,47 @@ def store_cached(
 
 @dataclass(frozen=True, slots=True)
 class Announcement:
-    """What `announce()` found for a root's servers."""
+    """What lspmux announces for a root: its servers (configuration order) and what is known
+    of each. The union is taken in configuration order, so the same servers give the same
+    answer, semantic token legend included, whenever they are known."""
 
-    capabilities: dict[str, Any]  # the union of what is known (merge_for_client)
-    known: dict[str, dict[str, Any]]  # server name → its cached capabilities
-    missing: tuple[str, ...]  # servers with no cache entry, in configuration order
+    servers: tuple[str, ...]
+    known: Mapping[str, Mapping[str, Any]]  # server name → what it serves (`effective()`)
+    pull_diagnostics: bool = False
+    position_encoding: str = "utf-16"
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Servers nothing is known of (no cache entry, not started)."""
+        return tuple(s for s in self.servers if s not in self.known)
 
     @property
     def complete(self) -> bool:
         """True when every server is known: the answer is what a later start would give."""
         return not self.missing
+
+    def _ordered(self) -> list[str]:
+        return [s for s in self.servers if s in self.known]
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The `ServerCapabilities` to announce (`merge_for_client()` of what is known)."""
+        return merge_for_client(
+            [self.known[s] for s in self._ordered()],
+            pull_diagnostics=self.pull_diagnostics,
+            position_encoding=self.position_encoding,
+        )
+
+    def legend_maps(self) -> dict[str, semantic_tokens.LegendMap]:
+        """Per known server, where its semantic token indices land in the announced legend
+        (`semantic_tokens.remap()` them before answering the client)."""
+        names = self._ordered()
+        legends = [opt(self.known[n].get("semanticTokensProvider"), "legend") for n in names]
+        _, maps = semantic_tokens.union_legend(legends)
+        return dict(zip(names, maps, strict=True))
+
+    def with_known(self, server: str, capabilities: Mapping[str, Any]) -> Announcement:
+        return dataclasses.replace(self, known={**self.known, server: capabilities})
 
 
 def announce(
@@ -274,22 +311,40 @@ def announce(
     position_encoding: str = "utf-16",
     load: Callable[[str], dict[str, Any] | None] = load_cached,
 ) -> Announcement:
-    """The capabilities to announce for a root whose configured servers (the runnable ones, in
-    order) are `servers`, from the cache. When some have no entry (`missing`), the session
-    starts them and calls `merge_for_client()` with their real capabilities before answering
-    `initialize` (or announces this union now and registers the rest dynamically with a
-    client that can take it, `client_registrations()`); unknown servers are never guessed."""
-    known: dict[str, dict[str, Any]] = {}
-    missing: list[str] = []
-    for name in servers:
-        cached = load(name)
-        if cached is None:
-            missing.append(name)
-        else:
-            known[name] = cached
-    merged = merge_for_client(
-        list(known.values()),
-        pull_diagnostics=pull_diagnostics,
-        position_encoding=position_encoding,
-    )
-    return Announcement(merged, known, tuple(missing))
+    """What to announce for a root whose configured servers (the runnable ones, in order) are
+    `servers`, from the cache. Servers without an entry are `missing`, never guessed: the
+    session starts them before answering `initialize` (`complete()`), or announces this and
+    registers the rest dynamically with a client that can take it (`client_registrations()`)."""
+    names = tuple(servers)
+    known = {name: cached for name in names if (cached := load(name)) is not None}
+    return Announcement(names, known, pull_diagnostics, position_encoding)
+
+
+async def complete(
+    announcement: Announcement,
+    start: Callable[[str], Awaitable[Mapping[str, Any] | None]],
+    *,
+    timeout: float,
+) -> Announcement:
+    """`announcement` with its missing servers started, concurrently: `start(name)` gives what
+    the server serves once up (its `effective()` capabilities) or None when it cannot run. A
+    server that fails or is not up within `timeout` seconds stays missing (register what it
+    serves dynamically when it comes up)."""
+    missing = announcement.missing
+    if not missing:
+        return announcement
+
+    async def one(name: str) -> Mapping[str, Any] | None:
+        try:
+            return await asyncio.wait_for(start(name), timeout)
+        except Exception as exc:  # a server that cannot start is reported by its backend
+            why = str(exc) or type(exc).__name__
+            log.info("%s: not up for initialize (%s); announced when it is", name, why)
+            return None
+
+    results = await asyncio.gather(*(one(name) for name in missing))
+    out = announcement
+    for name, served in zip(missing, results, strict=True):
+        if served is not None:
+            out = out.with_known(name, served)
+    return out

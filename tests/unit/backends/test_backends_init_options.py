@@ -12,23 +12,11 @@ import pytest
 
 from lspmux.backends.backend import Backend
 from lspmux.config.model import ServerConfig
+from tests.unit.backends.helpers import NullHost
 
 pytestmark = pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
 
 LINE = "x = 'a string long enough to pass twenty-five characters'\n"
-
-
-class _Host:
-    """The backend's host: nothing to relay in this test."""
-
-    def server_request(self, backend: Backend, msg: Any, reply: Any) -> None:
-        reply(None)
-
-    def server_notification(self, backend: Backend, msg: Any) -> None:
-        pass
-
-    def backend_event(self, backend: Backend, event: str, detail: str) -> None:
-        pass
 
 
 def _backend(tmp_path: Path, client: Any, configured: Any) -> Backend:
@@ -37,7 +25,7 @@ def _backend(tmp_path: Path, client: Any, configured: Any) -> Backend:
     )
     argv = config.resolve_command(tmp_path)
     assert argv is not None
-    return Backend(config, tmp_path, argv, host=_Host(), client_initialization_options=client)
+    return Backend(config, tmp_path, argv, host=NullHost(), client_initialization_options=client)
 
 
 async def _codes(backend: Backend, path: Path) -> list[str]:
@@ -79,7 +67,7 @@ def test_backend_capabilities_follow_the_client(tmp_path: Path) -> None:
         ServerConfig(name="ruff", command=("ruff", "server")),
         tmp_path,
         ["ruff", "server"],
-        host=_Host(),
+        host=NullHost(),
         client_capabilities=client,
         position_encoding="utf-8",
         pull_diagnostics=True,
