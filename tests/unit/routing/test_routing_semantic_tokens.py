@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
 from lspmux.routing import semantic_tokens as st_
@@ -256,3 +257,44 @@ def test_remap_keeps_every_kept_token_where_it_was(
         assert out[j * 5 + 2] == tok[2]
         assert out[j * 5 + 3] == types[tok[3]]
         assert out[j * 5 + 4] == sum(1 << mods[b] for b in range(3) if tok[4] >> b & 1)
+
+
+# -- the session's view: request rewritten, answer remapped and bridged -------------------------------
+
+DOC = {"textDocument": {"uri": "file:///w/a.c"}}
+
+
+def test_backend_request_turns_delta_into_full() -> None:
+    delta = {**DOC, "previousResultId": "lspmux-3"}
+    assert st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, delta) == (
+        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+        DOC,
+    )
+    assert st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, DOC) == (
+        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+        DOC,
+    )
+    ranged = {**DOC, "range": {}}
+    assert st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, ranged) == (
+        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE,
+        ranged,
+    )
+
+
+def test_answer_remaps_then_bridges() -> None:
+    bridge = st_.DeltaBridge()
+    shift = st_.LegendMap((2, 0), (1,))  # backend type 0 → 2, type 1 → 0; bit 0 → bit 1
+    full = bridge.answer(
+        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, DOC, {"data": [0, 0, 1, 0, 1]}, shift
+    )
+    assert full is not None and full["data"] == [0, 0, 1, 2, 2]
+    delta_params = {**DOC, "previousResultId": full["resultId"]}
+    new = {"data": [0, 0, 1, 0, 1, 1, 0, 2, 1, 0]}
+    delta = bridge.answer(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, delta_params, new, shift)
+    assert delta is not None
+    assert st_.apply(full["data"], delta["edits"]) == [0, 0, 1, 2, 2, 1, 0, 2, 0, 0]
+    ranged = bridge.answer(
+        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, DOC, {"data": [0, 0, 1, 1, 0]}, shift
+    )
+    assert ranged == {"data": [0, 0, 1, 0, 0]}
+    assert bridge.answer(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, DOC, None) is None
