@@ -10,6 +10,7 @@ dynamic registrations amount to, and the union of several backends' capabilities
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -126,18 +127,26 @@ def registered_capabilities(registrations: Iterable[tuple[str, Any]]) -> dict[st
             parts.append({"workspace": {"fileOperations": {FILE_OPERATIONS[method]: op}}})
         elif method in _SYNC:
             parts.append({"textDocumentSync": {_SYNC[method]: True}})
-        elif method == t.TEXT_DOCUMENT_DID_SAVE:
-            parts.append(
-                {"textDocumentSync": {"save": {"includeText": bool(opts.get("includeText"))}}}
-            )
     return union(parts)
 
 
 def effective(
     static: Mapping[str, Any], registrations: Iterable[tuple[str, Any]]
 ) -> dict[str, Any]:
-    """A backend's static capabilities with its registrations added: what it serves now."""
-    return union([static, registered_capabilities(registrations)])
+    """A backend's static capabilities with its registrations added: what it serves now. Keys
+    the union does not cover (`positionEncoding`, the sync kind, experimental ones) stay as
+    the server gave them."""
+    out = copy.deepcopy(dict(static))
+    for key, value in union([static, registered_capabilities(registrations)]).items():
+        mine = out.get(key)
+        if key == "textDocumentSync" and isinstance(mine, int):  # the bare sync kind
+            mine = {"openClose": True, "change": mine}
+        out[key] = {**mine, **value} if key in _SECTIONS and isinstance(mine, dict) else value
+    return out
+
+
+#: Capabilities that hold more than what `union()` computes for them.
+_SECTIONS = ("textDocumentSync", "workspace")
 
 
 # -- the union -----------------------------------------------------------------------------------

@@ -639,3 +639,43 @@ async def test_first_start_announces_what_the_hundredth_does(
     finally:
         for backend in backends:
             await backend.stop()
+
+
+@pytest.mark.parametrize(
+    ("static", "registrations", "expected"),
+    [
+        (
+            {"positionEncoding": "utf-8", "textDocumentSync": 2, "experimental": {"x": 1}},
+            [(t.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL, None)],
+            {
+                "positionEncoding": "utf-8",
+                "textDocumentSync": {"openClose": True, "change": 2, "willSaveWaitUntil": True},
+                "experimental": {"x": 1},
+            },
+        ),
+        (
+            {"workspace": {"workspaceFolders": {"supported": True}}},
+            [(t.WORKSPACE_DID_RENAME_FILES, {"filters": []})],
+            {
+                "workspace": {
+                    "workspaceFolders": {"supported": True},
+                    "fileOperations": {"didRename": {"filters": []}},
+                }
+            },
+        ),
+    ],
+)
+def test_effective_keeps_what_the_union_does_not_cover(
+    static: dict[str, Any], registrations: list[tuple[str, Any]], expected: dict[str, Any]
+) -> None:
+    assert caps.effective(static, registrations) == expected
+
+
+def test_effective_of_real_servers_keeps_their_sync(recorded: Any) -> None:
+    for server in ("basedpyright", "ruff", "clangd", "biome"):
+        record = recorded(server)
+        got = caps.effective(record["capabilities"], _pairs(record))
+        sync = record["capabilities"]["textDocumentSync"]
+        kind = sync if isinstance(sync, int) else sync["change"]
+        assert got["textDocumentSync"]["change"] == kind, server
+        assert got.get("positionEncoding") == record["capabilities"].get("positionEncoding")
