@@ -75,6 +75,9 @@ class Backend:
         host: BackendHost,
         client_capabilities: Mapping[str, Any] | None = None,
         spawn: Spawn | None = None,
+        client_initialization_options: Any = None,
+        position_encoding: str = "utf-16",
+        pull_diagnostics: bool = False,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -82,7 +85,16 @@ class Backend:
         self.argv = argv
         self.host = host
         self.spawn = spawn or ServerProcess.spawn  # tests run servers in memory
-        self.client_capabilities = caps.for_backend(client_capabilities)
+        # what the server is told about its client (client_caps.for_backend) and the options
+        # it starts with: the client's initializationOptions under the configured ones
+        self.client_capabilities = caps.for_backend(
+            client_capabilities,
+            position_encoding=position_encoding,
+            pull_diagnostics=pull_diagnostics,
+        )
+        self.initialization_options = caps.merge_init_options(
+            client_initialization_options, config.initialization_options
+        )
         self.state = "stopped"  # stopped | starting | running | stopping | failed
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
@@ -163,8 +175,8 @@ class Backend:
             "capabilities": self.client_capabilities,
             "trace": "off",
         }
-        if self.config.initialization_options is not None:
-            params["initializationOptions"] = self.config.initialization_options
+        if self.initialization_options is not None:
+            params["initializationOptions"] = self.initialization_options
         try:
             result = await conn.call(
                 "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
