@@ -20,7 +20,7 @@ from lsprotocol import types as t
 from lspmux.backends.capabilities import resolve_provider
 from lspmux.backends.provided import effective
 from lspmux.errors import JsonRpcError, MethodNotFound, RequestFailed
-from lspmux.routing import merge, semantic_tokens
+from lspmux.routing import adapt, merge, semantic_tokens
 from lspmux.routing.table import Policy, Route
 from lspmux.session.exchange import Exchange
 from lspmux.session.host import SessionHost
@@ -38,6 +38,9 @@ def dispatch(
     """Route a request to `backends` (already running) by its route's policy."""
     session: SessionHost = ex.session  # type: ignore[assignment]
     method = ex.method
+    if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
+        client = session.client_capabilities
+        ex.adapt = lambda value: adapt.adapt(method, value, client)
     if route is None:
         _first(ex, backends, allow_null_fallthrough=False)
         return

@@ -482,3 +482,108 @@ async def test_code_action_resolve_is_not_sent_to_a_server_that_does_not_resolve
     other = next(x for x in actions if x["title"] == "Other")
     resolved_b = await m.client.answer(m.client.request("codeAction/resolve", other))
     assert "edit" in resolved_b["result"] and b.requests("codeAction/resolve")
+
+
+# -- a shared server: each client answered for its own text and capabilities -------------------
+
+
+async def test_a_shared_server_answers_each_client_against_its_own_text(
+    mem: Any, tmp_path: Path
+) -> None:
+    """Before: the server held whichever client edited last, and a hover was forwarded as it
+    was: the editor was answered from the agent's buffer."""
+
+    def hover(p: Any) -> Any:
+        return {"contents": "for the text the server held"}
+
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover})
+    editor = mem(a=a)
+    await editor.initialize()
+    agent = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="agent")
+    await agent.initialize()
+    uri = editor.open("a.py", "editor_text = 1\n")
+    await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+    agent.open("a.py", "agent_text = 2\n")
+    await until(lambda: "agent_text" in str(a.received[-1]), "the agent's text at the server")
+
+    def text_before_last_hover() -> str:
+        """The text the server held when it got the last hover."""
+        text = last = ""
+        for msg in a.received:
+            method = msg.get("method")
+            if method == "textDocument/didOpen":
+                text = msg["params"]["textDocument"]["text"]
+            elif method == "textDocument/didChange":
+                text = msg["params"]["contentChanges"][-1]["text"]
+            elif method == "textDocument/hover":
+                last = text
+        return last
+
+    await editor.client.answer(editor.client.request("textDocument/hover", hover_params(uri)))
+    assert text_before_last_hover() == "editor_text = 1\n"
+    await agent.client.answer(agent.client.request("textDocument/hover", hover_params(uri)))
+    assert text_before_last_hover() == "agent_text = 2\n"
+    await editor.client.answer(editor.client.request("textDocument/hover", hover_params(uri)))
+    assert text_before_last_hover() == "editor_text = 1\n"
+    agent.client.assert_answered_once()
+    await agent.close()
+
+
+async def test_a_shared_servers_answers_fit_each_clients_capabilities(
+    mem: Any, tmp_path: Path
+) -> None:
+    """Before: a shared server was initialized with lspmux's own rich capabilities and every
+    client got links, snippets and markdown, whatever it declared."""
+    link = [
+        {
+            "targetUri": "file:///b.py",
+            "targetRange": {
+                "start": {"line": 1, "character": 0},
+                "end": {"line": 3, "character": 0},
+            },
+            "targetSelectionRange": {
+                "start": {"line": 1, "character": 4},
+                "end": {"line": 1, "character": 7},
+            },
+        }
+    ]
+    a = ScriptedServer(
+        "a",
+        {**HOVER, "definitionProvider": True},
+        {
+            "textDocument/definition": lambda p: link,
+            "textDocument/hover": lambda p: {
+                "contents": {"kind": "markdown", "value": "**bold** `code`"}
+            },
+        },
+    )
+    rich = mem(a=a)
+    await rich.initialize(
+        {
+            "textDocument": {
+                "definition": {"linkSupport": True},
+                "hover": {"contentFormat": ["markdown", "plaintext"]},
+            }
+        }
+    )
+    plain = MemorySession(tmp_path, {"a": a}, share_with=rich, client_id="plain")
+    await plain.initialize({"textDocument": {"hover": {"contentFormat": ["plaintext"]}}})
+    uri = rich.open("a.py", "x\n")
+    plain.open("a.py", "x\n")
+    got_rich = await rich.client.answer(
+        rich.client.request("textDocument/definition", hover_params(uri))
+    )
+    got_plain = await plain.client.answer(
+        plain.client.request("textDocument/definition", hover_params(uri))
+    )
+    assert got_rich["result"] == link
+    assert got_plain["result"] == [
+        {"uri": "file:///b.py", "range": link[0]["targetSelectionRange"]}
+    ]
+    hover_plain = await plain.client.answer(
+        plain.client.request("textDocument/hover", hover_params(uri))
+    )
+    assert hover_plain["result"]["contents"]["kind"] == "plaintext"
+    assert "**" not in hover_plain["result"]["contents"]["value"]
+    plain.client.assert_answered_once()
+    await plain.close()
