@@ -131,6 +131,7 @@ class ServerRelay:
     def _registration(self, backend: Backend, msg: Message, reply: Reply) -> None:
         reply(None)  # the backend recorded it; a pull provider may have been registered
         self.session.puller.schedule_all(backend)
+        self.session.registrations.sync(backend)
 
     def _diagnostic_refresh(self, backend: Backend, msg: Message, reply: Reply) -> None:
         reply(None)
@@ -190,6 +191,7 @@ class ServerRelay:
     def event(self, backend: Backend, event: str, detail: str) -> None:
         if event == "started":
             self.session.puller.schedule_all(backend)
+            self.session.registrations.sync(backend)
         elif event == "failed":
             self.session.conn_send(
                 {
