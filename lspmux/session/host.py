@@ -82,6 +82,7 @@ class SessionHost(Protocol):
 
     @property
     def registrations(self) -> Registrations: ...
+
     last_origin: dict[str, int]
     backends: list[Backend]
     pool: Pool

@@ -48,7 +48,7 @@ class ServerRelay:
         self._progress_tokens: dict[tuple[int, Any], str] = {}  # (backend, its token) → ours
         self._progress_owner: dict[str, tuple[Backend, Any]] = {}  # our token → origin
         #: (backend, the backend's request id) → the id the client knows.
-        self._relayed: dict[tuple[int, Any], int] = {}
+        self._relayed: dict[tuple[int, Any], int | str] = {}
 
     # -- notifications ------------------------------------------------------------------------
 
@@ -180,7 +180,7 @@ class ServerRelay:
         callback: Callable[[Message], None],
         *,
         timeout: float | None,
-    ) -> int | None:
+    ) -> int | str | None:
         conn = self._conn()
         if conn is None:
             return None

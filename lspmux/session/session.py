@@ -107,6 +107,9 @@ class Session:
             on_request=self._on_message,
             on_notification=self._on_message,
             on_close=self._on_close,
+            # Requests to the client get ids no client uses for its own requests: pygls drops
+            # its own pending request when the server's request has the same id.
+            id_prefix="lspmux-",
             **kwargs,
         )
         return self.conn
