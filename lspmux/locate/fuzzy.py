@@ -19,11 +19,8 @@ caller asks for a narrower scope). Pure functions only.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import islice
 from typing import Any, Literal
 
 from lspmux.locate.align import (
@@ -37,16 +34,17 @@ from lspmux.locate.align import (
     align,
     fused,
 )
+from lspmux.locate.anchors import find_anchors, segments
 from lspmux.locate.markers import Want, split_markers
 from lspmux.locate.pattern import MARK, PUNCT, SOURCE_TOKEN, WORD, find_items, sticks_forward
 from lspmux.locate.spec import DEFAULT_THRESHOLD
 from lspmux.text import Encoding, to_position, to_range
 
 REPORT_BELOW = 0.2  # when nothing is accepted, candidates down to threshold - 0.2 are shown
-MAX_HITS = 1000
+MAX_HITS = 500  # anchor hits beyond which a fuzzy find is refused as too unspecific
+NEAR_HITS = 100  # anchor hits up to which near matches below the threshold are listed
 SHOWN = 5
 _EPS = 1e-9
-_TWO_WORD = re.compile(r"\w\w")
 
 Status = Literal["matched", "changed", "missing"]
 Token = tuple[int, int, str]  # (start, end, text)
@@ -55,26 +53,39 @@ Token = tuple[int, int, str]  # (start, end, text)
 @dataclass(frozen=True, slots=True)
 class FindTokens:
     """A find as tokens: their texts, which are words, and where each marker sticks:
-    (find token index, True for its start / False for its end); index -1 is the start."""
+    (find token index, True for its start / False for its end, characters into the token
+    for a marker inside a word such as `hel<|>lo`, else 0); index -1 is the start."""
 
     texts: tuple[str, ...]
     words: tuple[bool, ...]
-    marks: tuple[tuple[int, bool], ...]
+    marks: tuple[tuple[int, bool, int], ...]
 
 
 @lru_cache(maxsize=256)
 def find_tokens(find: str, marker: str | None = None, want: Want = "position") -> FindTokens:
-    """The tokens of `find`, its markers cut as the exact matcher cuts them."""
+    """The tokens of `find`, its markers cut as the exact matcher cuts them (a marker
+    between two word characters stays inside the one word)."""
     marked = split_markers(find, want, marker)
     items = find_items(marked.parts)
     count = len(marked.parts) - 1
     texts: list[str] = []
     words: list[bool] = []
-    marks: list[tuple[int, bool]] = []
+    marks: list[tuple[int, bool, int]] = []
+    glue = False  # the next word continues the last one (a marker inside a word)
     for i, (kind, text) in enumerate(items):
         if kind == MARK:
-            forward = sticks_forward(items, i, count)
-            marks.append((len(texts), True) if forward else (len(texts) - 1, False))
+            inside = bool(texts) and words[-1] and items[i - 1][0] in (WORD, MARK)
+            after = next((k for k, _ in items[i + 1 :] if k != MARK), None)
+            if inside and after == WORD:
+                marks.append((len(texts) - 1, True, len(texts[-1])))
+                glue = True
+            elif sticks_forward(items, i, count):
+                marks.append((len(texts), True, 0))
+            else:
+                marks.append((len(texts) - 1, False, 0))
+        elif kind == WORD and glue:
+            texts[-1] += text
+            glue = False
         elif kind in (WORD, PUNCT):
             texts.append(text)
             words.append(kind == WORD)
@@ -182,73 +193,12 @@ class FuzzyOutcome:
         return len(a) > 1 and abs(a[0].score - a[1].score) < _EPS
 
 
-def _anchors(ft: FindTokens, text: str, lo: int, hi: int, needed: int) -> tuple[str, ...]:
-    """The rarest words of the find, enough of them that every candidate keeping all but
-    `needed - 1` of its words unchanged contains one (pigeonhole)."""
-    positions = Counter(t for t, w in zip(ft.texts, ft.words, strict=True) if w)
-    counts = {w: text.count(w, lo, hi) for w in positions}
-    chosen: list[str] = []
-    covered = 0
-    for word in sorted(counts, key=lambda w: (counts[w], -len(w))):
-        if covered >= needed:
-            break
-        chosen.append(word)
-        covered += positions[word]
-    return tuple(chosen)
-
-
-@lru_cache(maxsize=256)
-def _word_rx(word: str) -> re.Pattern[str]:
-    # The boundary check after the literal keeps the regex's fast literal scan.
-    return re.compile(rf"{re.escape(word)}(?<!\w[\s\S]{{{len(word)}}})(?!\w)")
-
-
-def _hits(anchors: tuple[str, ...], text: str, lo: int, hi: int, cap: int) -> list[int]:
-    """Start offsets of the anchors as whole words in text[lo:hi], sorted; at most `cap`."""
-    found: list[int] = []
-    for word in anchors:
-        found.extend(m.start() for m in islice(_word_rx(word).finditer(text, lo, hi), cap))
-        if len(found) >= cap:
-            break
-    return sorted(found)
-
-
-def _back(text: str, pos: int, count: int, lo: int) -> int:
-    """The start of the `count`-th token before offset `pos` (or `lo`)."""
-    span = 8 * count + 16
-    while True:
-        a = max(lo, pos - span)
-        starts = [m.start() for m in SOURCE_TOKEN.finditer(text, a, pos)]
-        if a > lo and starts and starts[0] == a and _TWO_WORD.match(text, a - 1):
-            starts.pop(0)  # a word cut in two by the window
-        if len(starts) >= count:
-            return starts[-count]
-        if a == lo:
-            return starts[0] if starts else pos
-        span *= 4
-
-
-def _segments(hits: list[int], text: str, lo: int, hi: int, reach: int) -> list[tuple[int, int]]:
-    """Character spans covering `reach` tokens either side of every hit, merged."""
-    out: list[tuple[int, int]] = []
-    for h in hits:
-        a = out[-1][0] if out and h < out[-1][1] else _back(text, h, reach, lo)
-        b = h
-        for m in islice(SOURCE_TOKEN.finditer(text, h, hi), reach + 1):
-            b = m.end()
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(b, out[-1][1]))
-        else:
-            out.append((a, b))
-    return out
-
-
 def _land(
     ft: FindTokens, toks: list[Token], al: Alignment, start: int, end: int
 ) -> tuple[Landing, ...]:
     where = {i: k for k, (_, i, _) in enumerate(al.ops) if i >= 0}
     out: list[Landing] = []
-    for index, at_start in ft.marks:
+    for index, at_start, inner in ft.marks:
         side: Literal["start", "end"] = "start" if at_start else "end"
         if index < 0:
             out.append(Landing(None, side, "matched", None, start))
@@ -256,6 +206,10 @@ def _land(
         k = where[index]
         kind, _, j = al.ops[k]
         status: Status = "matched" if kind == MATCH else "missing" if kind == MISSING else "changed"
+        if j >= 0 and inner:  # inside the word: as many characters in, at most its end
+            a, b, t = toks[j]
+            out.append(Landing(ft.texts[index], side, status, t, min(a + inner, b)))
+            continue
         if j < 0:  # the token is missing: the text token that took its place
             rest = al.ops[k + 1 :] if at_start else reversed(al.ops[:k])
             j = next((jj for _, _, jj in rest if jj >= 0), -1)
@@ -301,11 +255,11 @@ def _overlap(a: Candidate, b: Candidate) -> bool:
     return a.start < b.end and b.start < a.end
 
 
-def _distinct(found: list[Candidate], threshold: float) -> list[Candidate]:
-    """One candidate per place (overlapping candidates are one place), best first. In a
-    place, the cheapest run seeds it; of the runs there that reach the threshold, the one
-    keeping the most find tokens unchanged is taken (an argument added before the closing
-    `)` is then reported as added, rather than the `)` as missing)."""
+def _places(found: list[Candidate], threshold: float) -> list[Candidate]:
+    """One candidate per place (overlapping candidates are one place). In a place, the
+    cheapest run seeds it; of the runs there that reach the threshold, the one keeping the
+    most find tokens unchanged is taken (an argument added before the closing `)` is then
+    reported as added, rather than the `)` as missing)."""
     places: list[list[Candidate]] = []
     for c in sorted(found, key=lambda c: (c.cost, -c.exact, c.start, c.start - c.end)):
         place = next((p for p in places if _overlap(c, p[0])), None)
@@ -317,33 +271,53 @@ def _distinct(found: list[Candidate], threshold: float) -> list[Candidate]:
     for place in places:
         passing = [c for c in place if c.score >= threshold - _EPS]
         picked.append(max(passing, key=lambda c: (c.exact, -c.cost)) if passing else place[0])
-    return sorted(picked, key=lambda c: (-c.score, c.start))
+    return picked
+
+
+def _search(
+    ft: FindTokens,
+    spans: list[list[Token]],
+    budget: float,
+    threshold: float,
+) -> list[Candidate]:
+    """The candidates costing at most `budget` in each span of tokens, best first."""
+    keep = (sum(ft.words) + 1) // 2
+    costs = Costs(ft.texts, ft.words)
+    out: list[Candidate] = []
+    for toks in spans:
+        texts = [t for _, _, t in toks]
+        found: list[Candidate] = []
+        for al in align(costs, texts, budget):
+            kept_words = sum(1 for kind, i, _ in al.ops if kind == MATCH and ft.words[i])
+            if kept_words >= keep and not fused(ft.texts, ft.words, texts, al):
+                found.append(_candidate(ft, toks, al))
+        out += _places(found, threshold)  # spans are disjoint: places never cross them
+    return sorted(out, key=lambda c: (-c.score, c.start))
 
 
 def fuzzy_search(
     ft: FindTokens, text: str, lo: int, hi: int, threshold: float = DEFAULT_THRESHOLD
 ) -> FuzzyOutcome:
-    """The runs of text[lo:hi] that `ft` nearly matches (see the module docstring)."""
+    """The runs of text[lo:hi] that `ft` nearly matches (see the module docstring). Near
+    matches below the threshold are looked for only when none reaches it (and the find's
+    anchors have at most `NEAR_HITS` hits)."""
     word_count = sum(ft.words)
     if not word_count:  # a find of punctuation only is never matched approximately
         return FuzzyOutcome(threshold, (), (), (), 0)
-    keep = (word_count + 1) // 2
     n = len(ft.texts)
-    budget = (1.0 - max(0.0, threshold - REPORT_BELOW)) * n + _EPS
-    anchors = _anchors(ft, text, lo, hi, word_count - keep + 1)
-    hits = _hits(anchors, text, lo, hi, MAX_HITS + 1)
-    if len(hits) > MAX_HITS:
-        return FuzzyOutcome(threshold, (), (), anchors, len(hits), too_many=True)
-    costs = Costs(ft.texts, ft.words)
-    found: list[Candidate] = []
-    for a, b in _segments(hits, text, lo, hi, n + int(budget)):
-        toks = [(m.start(), m.end(), m.group()) for m in SOURCE_TOKEN.finditer(text, a, b)]
-        texts = [t for _, _, t in toks]
-        for al in align(costs, texts, budget):
-            kept_words = sum(1 for kind, i, _ in al.ops if kind == MATCH and ft.words[i])
-            if kept_words >= keep and not fused(ft.texts, ft.words, texts, al):
-                found.append(_candidate(ft, toks, al))
-    places = _distinct(found, threshold)
-    accepted = tuple(c for c in places if c.score >= threshold - _EPS)
-    near = tuple(c for c in places if c.score < threshold - _EPS)[:SHOWN]
-    return FuzzyOutcome(threshold, accepted, near, anchors, len(hits))
+    accept = (1.0 - threshold) * n + _EPS
+    report = (1.0 - max(0.0, threshold - REPORT_BELOW)) * n + _EPS
+    words = [t for t, w in zip(ft.texts, ft.words, strict=True) if w]
+    anchors = find_anchors(words, (word_count + 1) // 2, accept, text, lo, hi, MAX_HITS)
+    found_at = list(anchors.hits)
+    if len(found_at) > MAX_HITS:
+        return FuzzyOutcome(threshold, (), (), anchors.words, len(found_at), too_many=True)
+    spans = [
+        [(m.start(), m.end(), m.group()) for m in SOURCE_TOKEN.finditer(text, a, b)]
+        for a, b in segments(found_at, text, lo, hi, n + int(report))
+    ]
+    accepted = _search(ft, spans, accept, threshold)
+    near: list[Candidate] = []
+    if not accepted and len(found_at) <= NEAR_HITS:
+        near = _search(ft, spans, report, threshold)[:SHOWN]
+    return FuzzyOutcome(threshold, tuple(accepted), tuple(near), anchors.words, len(found_at))

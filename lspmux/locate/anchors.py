@@ -1,0 +1,171 @@
+"""Where fuzzy Locate looks: the find's anchor words, their hits in the scope, and the spans
+of text around those hits that are worth aligning.
+
+Every acceptable near match keeps some of the find's words, so it contains at least one of
+a well-chosen few (pigeonhole). Two choices are complete, and the cheaper is taken:
+
+- *exact anchors*: a near match keeps `keep` of the find's `W` words unchanged, so it
+  contains one of any `W - keep + 1` word positions exactly;
+- *typo anchors*: a near match loses (misses or renames) at most `floor(budget)` words, so
+  it contains one of any `floor(budget) + 1` word positions exactly or with a typo. A word
+  of `L` characters that may differ by `d` edits keeps one of `d + 1` pieces intact, so its
+  typo hits are found by scanning for the pieces and checking the words around them.
+
+Exact hits come from literal regex scans that stop after `cap + 1` hits, so one scan both
+counts a word and finds it (a common word costs little: its scan stops early); typo hits
+are estimated with `str.count` of the pieces (an upper bound) and only when the exact
+anchors are not rare. Long words are looked at first and the scanning stops once enough
+rare ones are known. Pure functions only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import islice
+
+from lspmux.locate.align import is_typo, typo_limit
+from lspmux.locate.pattern import SOURCE_TOKEN
+
+MIN_PIECE = 3  # typo anchors need pieces at least this long to be worth a scan
+CHEAP = 64  # hits few enough that looking for rarer anchors is not worth a scan
+_TWO_WORD = re.compile(r"\w\w")
+_WORD = re.compile(r"\w+")
+_WORD_CHAR = re.compile(r"\w")
+
+
+@dataclass(frozen=True, slots=True)
+class Anchors:
+    """The words looked for, whether a typo of them counted, and their hits in the scope
+    (sorted starts; more than the cap means the find is too unspecific for the scope)."""
+
+    words: tuple[str, ...]
+    typos: bool
+    hits: tuple[int, ...]
+
+
+def pieces(word: str) -> tuple[str, ...]:
+    """`word` cut into `typo_limit + 1` pieces: any typo of it keeps one of them intact."""
+    parts = typo_limit(len(word)) + 1
+    size, extra = divmod(len(word), parts)
+    out: list[str] = []
+    at = 0
+    for k in range(parts):
+        step = size + (k < extra)
+        out.append(word[at : at + step])
+        at += step
+    return tuple(out)
+
+
+def _pick(
+    positions: Counter[str], needed: int, estimate: Callable[[str], int]
+) -> tuple[tuple[str, ...], int]:
+    """Words covering `needed` positions, rare ones first, and their estimated hits. Long
+    words are estimated first (they tend to be rare); once enough cheap ones cover the
+    positions, the rest of the words are not scanned at all."""
+    known: dict[str, int] = {}
+    for word in sorted(positions, key=len, reverse=True):
+        known[word] = estimate(word)
+        cheap = [w for w in known if known[w] <= CHEAP]
+        if sum(positions[w] for w in cheap) >= needed:
+            break
+    chosen: list[str] = []
+    covered = total = 0
+    for word in sorted(known, key=lambda w: (known[w], -len(w))):
+        if covered >= needed:
+            break
+        chosen.append(word)
+        covered += positions[word]
+        total += known[word]
+    return tuple(chosen), total
+
+
+def find_anchors(
+    words: list[str], keep: int, budget: float, text: str, lo: int, hi: int, cap: int
+) -> Anchors:
+    """The cheaper complete anchor set for a find with these `words`, of which a near match
+    keeps at least `keep` unchanged and loses at most `floor(budget)`, with its hits (at
+    most `cap + 1` of them)."""
+    positions = Counter(words)
+    scans: dict[str, list[int]] = {}
+
+    def exact(w: str) -> list[int]:
+        if w not in scans:  # one scan gives both the estimate and the hits
+            scans[w] = [m.start() for m in islice(_word_rx(w).finditer(text, lo, hi), cap + 1)]
+        return scans[w]
+
+    def typo(w: str) -> int:
+        if not typo_limit(len(w)):
+            return len(exact(w))
+        parts = pieces(w)
+        if min(map(len, parts)) < MIN_PIECE:  # pieces that short are everywhere
+            return hi - lo
+        return sum(text.count(p, lo, hi) for p in parts)
+
+    chosen, estimate = _pick(positions, len(words) - keep + 1, lambda w: len(exact(w)))
+    lost = int(budget)
+    if estimate > CHEAP and lost + 1 < len(words) - keep + 1:
+        by_typo, typo_estimate = _pick(positions, lost + 1, typo)
+        if typo_estimate < estimate:
+            found: set[int] = set()
+            for w in by_typo:
+                found |= _typo_hits(w, text, lo, hi, cap + 1) if typo_limit(len(w)) else {*exact(w)}
+            return Anchors(by_typo, True, tuple(sorted(found)[: cap + 1]))
+    merged = sorted({h for w in chosen for h in exact(w)})
+    return Anchors(chosen, False, tuple(merged[: cap + 1]))
+
+
+@lru_cache(maxsize=256)
+def _word_rx(word: str) -> re.Pattern[str]:
+    # The boundary check after the literal keeps the regex's fast literal scan.
+    return re.compile(rf"{re.escape(word)}(?<!\w[\s\S]{{{len(word)}}})(?!\w)")
+
+
+def _typo_hits(word: str, text: str, lo: int, hi: int, cap: int) -> set[int]:
+    """Starts of the words in text[lo:hi] that are `word` or a typo of it (at most `cap`)."""
+    found: set[int] = set()
+    for piece in pieces(word):
+        at = text.find(piece, lo, hi)
+        while at >= 0 and len(found) < cap:
+            start = at
+            while start > lo and _WORD_CHAR.match(text, start - 1):
+                start -= 1
+            m = _WORD.match(text, start, hi)
+            end = m.end() if m is not None else at + 1
+            if m is not None and (m.group() == word or is_typo(word, m.group())):
+                found.add(start)
+            at = text.find(piece, end, hi)
+    return found
+
+
+def _back(text: str, pos: int, count: int, lo: int) -> int:
+    """The start of the `count`-th token before offset `pos` (or `lo`)."""
+    span = 8 * count + 16
+    while True:
+        a = max(lo, pos - span)
+        starts = [m.start() for m in SOURCE_TOKEN.finditer(text, a, pos)]
+        if a > lo and starts and starts[0] == a and _TWO_WORD.match(text, a - 1):
+            starts.pop(0)  # a word cut in two by the window
+        if len(starts) >= count:
+            return starts[-count]
+        if a == lo:
+            return starts[0] if starts else pos
+        span *= 4
+
+
+def segments(found: list[int], text: str, lo: int, hi: int, reach: int) -> list[tuple[int, int]]:
+    """Character spans covering `reach` tokens either side of every hit, merged."""
+    out: list[tuple[int, int]] = []
+    for h in found:
+        a = out[-1][0] if out and h < out[-1][1] else _back(text, h, reach, lo)
+        b = h
+        for m in islice(SOURCE_TOKEN.finditer(text, h, hi), reach + 1):
+            b = m.end()
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(b, out[-1][1]))
+        else:
+            out.append((a, b))
+    return out
