@@ -173,7 +173,8 @@ def _trace(
 def fused(find: Sequence[str], words: Sequence[bool], text: Sequence[str], al: Alignment) -> bool:
     """Whether `al` glues two words of one side into one word of the other: a text word that
     is two adjacent find words written together (`int a` → `inta`), or the reverse, where
-    neither of the two is matched unchanged."""
+    neither of the two is matched unchanged, or a word changed into one that is it glued to
+    a neighbour (`inta` → the `a` of `int a`)."""
     kept_find = {i for kind, i, _ in al.ops if kind == MATCH}
     kept_text = {j for kind, _, j in al.ops if kind == MATCH}
     loose_text = {text[j] for j in range(al.start, al.end) if j not in kept_text}
@@ -186,7 +187,19 @@ def fused(find: Sequence[str], words: Sequence[bool], text: Sequence[str], al: A
         a, b = text[j], text[j + 1]
         if is_word(a) and is_word(b) and not {j, j + 1} & kept_text and a + b in loose_find:
             return True
-    return False
+    return any(_glued(find, words, text, i, j) for kind, i, j in al.ops if kind in (TYPO, CHANGE))
+
+
+def _glued(find: Sequence[str], words: Sequence[bool], text: Sequence[str], i: int, j: int) -> bool:
+    """Whether find word i, changed into text word j, is it glued to a neighbour of it (on
+    either side, inside the run or not) — or the reverse."""
+    f, t = find[i], text[j]
+    return (
+        (j > 0 and is_word(text[j - 1]) and text[j - 1] + t == f)
+        or (j + 1 < len(text) and is_word(text[j + 1]) and t + text[j + 1] == f)
+        or (i > 0 and words[i - 1] and find[i - 1] + f == t)
+        or (i + 1 < len(find) and words[i + 1] and f + find[i + 1] == t)
+    )
 
 
 def is_word(token: str) -> bool:

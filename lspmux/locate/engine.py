@@ -20,7 +20,6 @@ from typing import Any
 
 from lspmux.errors import RequestFailed
 from lspmux.locate.fuzzy import (
-    MAX_HITS,
     SHOWN,
     Candidate,
     FuzzyOutcome,
@@ -263,7 +262,7 @@ def _resolve_fuzzy(
     if out.too_many:
         raise RequestFailed(
             f"fuzzy find {spec.find!r} is too unspecific for {scope.describe()}: its rarest "
-            f"words ({', '.join(out.anchors)}) occur more than {MAX_HITS} times; narrow the "
+            f"words ({', '.join(out.anchors)}) occur more than {out.hits - 1} times; narrow the "
             "scope or add a distinctive word to the find",
             data={**where, "fuzzy": {"threshold": out.threshold, "anchors": list(out.anchors)}},
         )

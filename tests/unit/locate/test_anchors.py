@@ -1,0 +1,96 @@
+"""Where fuzzy Locate looks: typo pieces, anchor choice, hits, spans — and that looking only
+there finds every near match that aligning the whole text would accept."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lspmux.locate import anchors, fuzzy
+from lspmux.locate.align import is_typo
+from lspmux.locate.anchors import find_anchors, pieces, segments
+from lspmux.locate.fuzzy import find_tokens, fuzzy_search
+from lspmux.locate.pattern import SOURCE_TOKEN
+
+
+def test_pieces_cover_the_word_and_survive_any_typo() -> None:
+    assert pieces("ab") == ("ab",)
+    assert pieces("message") == ("mes", "sa", "ge")
+    assert "".join(pieces("unique_marker_value")) == "unique_marker_value"
+    # every typo leaves one piece intact
+    for typo in ("mesage", "massage", "messages", "nessage"):
+        assert is_typo("message", typo)
+        assert any(p in typo for p in pieces("message"))
+
+
+def test_exact_anchors_are_the_rarest_words() -> None:
+    text = "self.x = 1\n" * 10 + "self.rare_name = 2\n"
+    found = find_anchors(["self", "rare_name"], 1, 0.8, text, 0, len(text), 100)
+    # a near match keeps 1 of the 2 words, so both are needed to be sure
+    assert set(found.words) == {"self", "rare_name"} and not found.typos
+    found = find_anchors(["self", "rare_name", "x"], 2, 1.2, text, 0, len(text), 100)
+    assert found.words == ("rare_name", "x") or found.words[0] == "rare_name"
+    assert text.index("rare_name") in found.hits
+
+
+def test_typo_anchors_when_the_exact_ones_are_common(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(anchors, "CHEAP", 2)
+    text = "return result\n" * 10 + "return unique_marker_value\n"
+    found = find_anchors(["return", "unique_marker_valu"], 1, 0.8, text, 0, len(text), 100)
+    assert found.typos and found.words == ("unique_marker_valu",)
+    assert found.hits == (text.index("unique_marker_value"),)
+
+
+def test_hits_are_whole_words_and_capped() -> None:
+    text = "value my_value value2 value\n" * 5
+    found = find_anchors(["value"], 1, 0.0, text, 0, len(text), 100)
+    assert len(found.hits) == 10
+    assert all(text[h : h + 6] in ("value ", "value\n") for h in found.hits)
+    assert len(find_anchors(["value"], 1, 0.0, text, 0, len(text), 3).hits) == 4  # cap + 1
+
+
+def test_segments_reach_tokens_around_hits_and_merge() -> None:
+    text = "a b c d e f g h i j k l"
+    spans = segments([text.index("f")], text, 0, len(text), 2)
+    assert [SOURCE_TOKEN.findall(text[a:b]) for a, b in spans] == [["d", "e", "f", "g", "h"]]
+    spans = segments([text.index("c"), text.index("f")], text, 0, len(text), 2)
+    assert len(spans) == 1 and text[spans[0][0] : spans[0][1]] == "a b c d e f g h"
+    # a window never starts inside a word
+    long = "x" * 100 + " y z"
+    (span,) = segments([long.index("z")], long, 0, len(long), 2)
+    assert long[span[0]] == "x" and span[0] == 0
+
+
+# --- looking only near the anchors loses nothing ------------------------------------------
+
+_WORDS = st.sampled_from(["a", "bb", "value", "values", "self", "count", "total", "tot"])
+_PUNCT = st.sampled_from(list("().,=+"))
+_SEP = st.sampled_from([" ", "\n", "  "])
+
+
+@st.composite
+def _code(draw: st.DrawFn, max_size: int) -> str:
+    tokens = draw(st.lists(st.one_of(_WORDS, _PUNCT), min_size=1, max_size=max_size))
+    return "".join(t + draw(_SEP) for t in tokens)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_code(60), find=_code(8), cheap=st.sampled_from([0, 64]))
+def test_anchored_search_finds_what_a_full_alignment_accepts(
+    text: str, find: str, cheap: int
+) -> None:
+    ft = find_tokens(find.strip())
+    if not any(ft.words):  # a find without words is never fuzzy
+        return
+    old = anchors.CHEAP
+    anchors.CHEAP = cheap  # 0 forces typo anchors whenever they are allowed
+    try:
+        got = fuzzy_search(ft, text, 0, len(text))
+    finally:
+        anchors.CHEAP = old
+    spans = [[(m.start(), m.end(), m.group()) for m in SOURCE_TOKEN.finditer(text)]]
+    full = fuzzy._search(ft, spans, (1 - fuzzy.DEFAULT_THRESHOLD) * len(ft.texts) + 1e-9, 0.6)
+    assert {(c.start, c.end, c.score) for c in got.accepted} == {
+        (c.start, c.end, c.score) for c in full
+    }
