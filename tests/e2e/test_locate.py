@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.conftest import Proxy
+from tests.e2e.conftest import Proxy, proxy_env
 
 
 async def test_symbol_scope_and_find_resolve_to_an_lsp_position(proxy: Proxy) -> None:
@@ -81,11 +85,8 @@ async def test_unknown_symbol_is_an_error_with_candidates(proxy: Proxy) -> None:
     assert "greet" in str(err)
 
 
-def test_locate_command_line(workspace, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-    import sys
-
-    from tests.e2e.conftest import proxy_env
+def _cli(workspace: Path, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`lspmux locate ARGS...` in the workspace, with a private proxy."""
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -97,6 +98,11 @@ def test_locate_command_line(workspace, tmp_path) -> None:  # type: ignore[no-un
             timeout=120,
         )
 
+    return run
+
+
+def test_locate_command_line(workspace: Path, tmp_path: Path) -> None:
+    run = _cli(workspace, tmp_path)
     found = run("app.py:Greeter.greet@return <|>message")
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == "app.py:12:16"
@@ -171,22 +177,8 @@ async def test_fuzzy_tie_is_an_error_with_the_candidates(proxy: Proxy) -> None:
     assert "ambiguous" in str(info.value) and "lines 8, 11" in str(info.value)
 
 
-def test_fuzzy_locate_command_line(workspace, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-    import sys
-
-    from tests.e2e.conftest import proxy_env
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "lspmux", "locate", *args],
-            cwd=workspace,
-            env=proxy_env(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
+def test_fuzzy_locate_command_line(workspace: Path, tmp_path: Path) -> None:
+    run = _cli(workspace, tmp_path)
     found = run("app.py:main~@print(greeter.<|>gret())")
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == "app.py:17:19"
