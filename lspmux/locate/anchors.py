@@ -12,9 +12,9 @@ a well-chosen few (pigeonhole). Two choices are complete, and the cheaper is tak
   typo hits are found by scanning for the pieces and checking the words around them.
 
 Exact hits come from literal regex scans that stop after `cap + 1` hits, so one scan both
-counts a word and finds it (a common word costs little: its scan stops early); typo hits
-are estimated with `str.count` of the pieces (an upper bound) and only when the exact
-anchors are not rare. Long words are looked at first and the scanning stops once enough
+counts a word and finds it (a common word costs little: its scan stops early). Typo anchors
+are tried only when the exact ones are not rare; their scan of the pieces counts and finds
+at once too, and stops as soon as it is no cheaper than the exact anchors. Long words are looked at first and the scanning stops once enough
 rare ones are known. Pure functions only.
 """
 
@@ -91,31 +91,36 @@ def find_anchors(
     most `cap + 1` of them)."""
     positions = Counter(words)
     scans: dict[str, list[int]] = {}
+    typo_scans: dict[str, tuple[int, set[int]]] = {}
 
     def exact(w: str) -> list[int]:
         if w not in scans:  # one scan gives both the estimate and the hits
             scans[w] = [m.start() for m in islice(_word_rx(w).finditer(text, lo, hi), cap + 1)]
         return scans[w]
 
+    chosen, estimate = _pick(positions, len(words) - keep + 1, lambda w: len(exact(w)))
+    lost = int(budget)
+    if estimate <= CHEAP or lost + 1 >= len(words) - keep + 1:
+        merged = sorted({h for w in chosen for h in exact(w)})
+        return Anchors(chosen, False, tuple(merged[: cap + 1]))
+
     def typo(w: str) -> int:
         if not typo_limit(len(w)):
             return len(exact(w))
-        parts = pieces(w)
-        if min(map(len, parts)) < MIN_PIECE:  # pieces that short are everywhere
+        if min(map(len, pieces(w))) < MIN_PIECE:  # pieces that short are everywhere
             return hi - lo
-        return sum(text.count(p, lo, hi) for p in parts)
+        if w not in typo_scans:  # stops once it is no cheaper than the exact anchors
+            typo_scans[w] = _typo_hits(w, text, lo, hi, min(estimate, cap + 1))
+        return typo_scans[w][0]
 
-    chosen, estimate = _pick(positions, len(words) - keep + 1, lambda w: len(exact(w)))
-    lost = int(budget)
-    if estimate > CHEAP and lost + 1 < len(words) - keep + 1:
-        by_typo, typo_estimate = _pick(positions, lost + 1, typo)
-        if typo_estimate < estimate:
-            found: set[int] = set()
-            for w in by_typo:
-                found |= _typo_hits(w, text, lo, hi, cap + 1) if typo_limit(len(w)) else {*exact(w)}
-            return Anchors(by_typo, True, tuple(sorted(found)[: cap + 1]))
-    merged = sorted({h for w in chosen for h in exact(w)})
-    return Anchors(chosen, False, tuple(merged[: cap + 1]))
+    by_typo, typo_estimate = _pick(positions, lost + 1, typo)
+    if typo_estimate >= estimate:
+        merged = sorted({h for w in chosen for h in exact(w)})
+        return Anchors(chosen, False, tuple(merged[: cap + 1]))
+    found: set[int] = set()
+    for w in by_typo:
+        found |= typo_scans[w][1] if w in typo_scans else {*exact(w)}
+    return Anchors(by_typo, True, tuple(sorted(found)[: cap + 1]))
 
 
 @lru_cache(maxsize=256)
@@ -124,12 +129,17 @@ def _word_rx(word: str) -> re.Pattern[str]:
     return re.compile(rf"{re.escape(word)}(?<!\w[\s\S]{{{len(word)}}})(?!\w)")
 
 
-def _typo_hits(word: str, text: str, lo: int, hi: int, cap: int) -> set[int]:
-    """Starts of the words in text[lo:hi] that are `word` or a typo of it (at most `cap`)."""
+def _typo_hits(word: str, text: str, lo: int, hi: int, limit: int) -> tuple[int, set[int]]:
+    """How often the pieces of `word` occur in text[lo:hi] (counting stops past `limit`), and
+    the starts of the words there that are `word` or a typo of it."""
     found: set[int] = set()
+    seen = 0
     for piece in pieces(word):
         at = text.find(piece, lo, hi)
-        while at >= 0 and len(found) < cap:
+        while at >= 0:
+            seen += 1
+            if seen > limit:
+                return seen, found
             start = at
             while start > lo and _WORD_CHAR.match(text, start - 1):
                 start -= 1
@@ -138,7 +148,7 @@ def _typo_hits(word: str, text: str, lo: int, hi: int, cap: int) -> set[int]:
             if m is not None and (m.group() == word or is_typo(word, m.group())):
                 found.add(start)
             at = text.find(piece, end, hi)
-    return found
+    return seen, found
 
 
 def _back(text: str, pos: int, count: int, lo: int) -> int:
