@@ -46,6 +46,8 @@ def is_typo(a: str, b: str) -> bool:
     limit = typo_limit(min(len(a), len(b)))
     if a == b or not limit or abs(len(a) - len(b)) > limit:
         return False
+    if len(set(a) ^ set(b)) > 2 * limit:  # an edit removes at most one letter, adds one
+        return False
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         cur = [i]

@@ -21,6 +21,7 @@ rare ones are known. Pure functions only.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from lspmux.locate.pattern import SOURCE_TOKEN
 
 MIN_PIECE = 3  # typo anchors need pieces at least this long to be worth a scan
 CHEAP = 64  # hits few enough that looking for rarer anchors is not worth a scan
+Token = tuple[int, int, str]  # (start, end, text)
 _TWO_WORD = re.compile(r"\w\w")
 _WORD = re.compile(r"\w+")
 _WORD_CHAR = re.compile(r"\w")
@@ -166,16 +168,93 @@ def _back(text: str, pos: int, count: int, lo: int) -> int:
         span *= 4
 
 
-def segments(found: list[int], text: str, lo: int, hi: int, reach: int) -> list[tuple[int, int]]:
-    """Character spans covering `reach` tokens either side of every hit, merged."""
-    out: list[tuple[int, int]] = []
+def spans(found: list[int], text: str, lo: int, hi: int, reach: int) -> list[list[Token]]:
+    """The tokens within `reach` tokens of every hit (sorted starts of tokens), as disjoint
+    runs of consecutive tokens: (start, end, text). Each token is read once."""
+    out: list[list[Token]] = []
+    cur: list[Token] = []
+    starts: list[int] = []
     for h in found:
-        a = out[-1][0] if out and h < out[-1][1] else _back(text, h, reach, lo)
-        b = h
-        for m in islice(SOURCE_TOKEN.finditer(text, h, hi), reach + 1):
-            b = m.end()
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(b, out[-1][1]))
+        if cur and h < cur[-1][1]:
+            k = bisect_left(starts, h)
         else:
-            out.append((a, b))
+            a = _back(text, h, reach, lo)
+            if cur and a <= cur[-1][1]:
+                a = cur[-1][1]  # the window reaches back into the current run: extend it
+            elif cur:
+                out.append(cur)
+                cur, starts = [], []
+            for m in SOURCE_TOKEN.finditer(text, a, h):
+                cur.append((m.start(), m.end(), m.group()))
+                starts.append(m.start())
+            k = len(cur)
+        more = k + reach + 1 - len(cur)
+        if more > 0:
+            at = cur[-1][1] if len(cur) > k else h
+            for m in islice(SOURCE_TOKEN.finditer(text, at, hi), more):
+                cur.append((m.start(), m.end(), m.group()))
+                starts.append(m.start())
+    if cur:
+        out.append(cur)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class CountFilter:
+    """What a run of text tokens must contain to be worth aligning (a counting filter): the
+    find's tokens by text, which of them are words, and how many of each kind it has."""
+
+    counts: dict[str, int]
+    words: frozenset[str]
+    word_total: int
+    punct_total: int
+    keep: int
+
+    @staticmethod
+    def of(find: tuple[str, ...], is_word: tuple[bool, ...], keep: int) -> CountFilter:
+        words = frozenset(t for t, w in zip(find, is_word, strict=True) if w)
+        return CountFilter(dict(Counter(find)), words, sum(is_word), len(find) - sum(is_word), keep)
+
+    def ranges(self, texts: list[str], width: int, budget: float) -> list[tuple[int, int]]:
+        """Token ranges [a, b) of `texts` covering every window of `width` tokens that holds
+        at least `keep` of the find's words and enough of its tokens to cost at most
+        `budget` (each token of the find not in the window costs at least 1, a word at least
+        0.5: a typo). A run the alignment could accept lies inside one of them."""
+        m = len(texts)
+        width = min(width, m)
+        counts, words = self.counts, self.words
+        have: dict[str, int] = {}
+        iw = ip = 0
+        out: list[tuple[int, int]] = []
+        for j, t in enumerate(texts):
+            need = counts.get(t)
+            if need:
+                h = have.get(t, 0)
+                if h < need:
+                    if t in words:
+                        iw += 1
+                    else:
+                        ip += 1
+                have[t] = h + 1
+            s = j - width + 1
+            if s > 0:
+                u = texts[s - 1]
+                need = counts.get(u)
+                if need:
+                    h = have[u] - 1
+                    have[u] = h
+                    if h < need:
+                        if u in words:
+                            iw -= 1
+                        else:
+                            ip -= 1
+            if s < 0 and j < m - 1:
+                continue
+            lower = (self.punct_total - ip) + 0.5 * (self.word_total - iw)
+            if iw >= self.keep and lower <= budget:
+                a = max(s, 0)
+                if out and a <= out[-1][1]:
+                    out[-1] = (out[-1][0], j + 1)
+                else:
+                    out.append((a, j + 1))
+        return out

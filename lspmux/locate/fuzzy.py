@@ -34,9 +34,9 @@ from lspmux.locate.align import (
     align,
     fused,
 )
-from lspmux.locate.anchors import find_anchors, segments
+from lspmux.locate.anchors import CountFilter, Token, find_anchors, spans
 from lspmux.locate.markers import Want, split_markers
-from lspmux.locate.pattern import MARK, PUNCT, SOURCE_TOKEN, WORD, find_items, sticks_forward
+from lspmux.locate.pattern import MARK, PUNCT, WORD, find_items, sticks_forward
 from lspmux.locate.spec import DEFAULT_THRESHOLD
 from lspmux.text import Encoding, to_position, to_range
 
@@ -47,7 +47,6 @@ SHOWN = 5
 _EPS = 1e-9
 
 Status = Literal["matched", "changed", "missing"]
-Token = tuple[int, int, str]  # (start, end, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,14 +282,18 @@ def _search(
     """The candidates costing at most `budget` in each span of tokens, best first."""
     keep = (sum(ft.words) + 1) // 2
     costs = Costs(ft.texts, ft.words)
+    check = CountFilter.of(ft.texts, ft.words, keep)
+    width = len(ft.texts) + int(budget)  # the longest run the alignment can accept
     out: list[Candidate] = []
-    for toks in spans:
-        texts = [t for _, _, t in toks]
+    for span in spans:
         found: list[Candidate] = []
-        for al in align(costs, texts, budget):
-            kept_words = sum(1 for kind, i, _ in al.ops if kind == MATCH and ft.words[i])
-            if kept_words >= keep and not fused(ft.texts, ft.words, texts, al):
-                found.append(_candidate(ft, toks, al))
+        for a, b in check.ranges([t for _, _, t in span], width, budget):
+            toks = span[max(0, a - 1) : b + 1]  # a neighbour each side, for `fused`
+            texts = [t for _, _, t in toks]
+            for al in align(costs, texts, budget):
+                kept_words = sum(1 for kind, i, _ in al.ops if kind == MATCH and ft.words[i])
+                if kept_words >= keep and not fused(ft.texts, ft.words, texts, al):
+                    found.append(_candidate(ft, toks, al))
         out += _places(found, threshold)  # spans are disjoint: places never cross them
     return sorted(out, key=lambda c: (-c.score, c.start))
 
@@ -312,12 +315,9 @@ def fuzzy_search(
     found_at = list(anchors.hits)
     if len(found_at) > MAX_HITS:
         return FuzzyOutcome(threshold, (), (), anchors.words, len(found_at), too_many=True)
-    spans = [
-        [(m.start(), m.end(), m.group()) for m in SOURCE_TOKEN.finditer(text, a, b)]
-        for a, b in segments(found_at, text, lo, hi, n + int(report))
-    ]
-    accepted = _search(ft, spans, accept, threshold)
+    runs = spans(found_at, text, lo, hi, n + int(report))
+    accepted = _search(ft, runs, accept, threshold)
     near: list[Candidate] = []
     if not accepted and len(found_at) <= NEAR_HITS:
-        near = _search(ft, spans, report, threshold)[:SHOWN]
+        near = _search(ft, runs, report, threshold)[:SHOWN]
     return FuzzyOutcome(threshold, tuple(accepted), tuple(near), anchors.words, len(found_at))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from lspmux.locate import anchors, fuzzy
 from lspmux.locate.align import is_typo
-from lspmux.locate.anchors import find_anchors, pieces, segments
+from lspmux.locate.anchors import CountFilter, find_anchors, pieces, spans
 from lspmux.locate.fuzzy import find_tokens, fuzzy_search
 from lspmux.locate.pattern import SOURCE_TOKEN
 
@@ -50,16 +50,46 @@ def test_hits_are_whole_words_and_capped() -> None:
     assert len(find_anchors(["value"], 1, 0.0, text, 0, len(text), 3).hits) == 4  # cap + 1
 
 
-def test_segments_reach_tokens_around_hits_and_merge() -> None:
+def test_spans_reach_tokens_around_hits_and_merge() -> None:
     text = "a b c d e f g h i j k l"
-    spans = segments([text.index("f")], text, 0, len(text), 2)
-    assert [SOURCE_TOKEN.findall(text[a:b]) for a, b in spans] == [["d", "e", "f", "g", "h"]]
-    spans = segments([text.index("c"), text.index("f")], text, 0, len(text), 2)
-    assert len(spans) == 1 and text[spans[0][0] : spans[0][1]] == "a b c d e f g h"
+
+    def words(found: list[int], reach: int) -> list[list[str]]:
+        return [[t for _, _, t in run] for run in spans(found, text, 0, len(text), reach)]
+
+    assert words([text.index("f")], 2) == [["d", "e", "f", "g", "h"]]
+    assert words([text.index("c"), text.index("f")], 2) == [list("abcdefgh")]
+    # windows that do not overlap are two runs
+    assert words([text.index("c"), text.index("h")], 2) == [list("abcde"), list("fghij")]
+    assert words([text.index("b"), text.index("k")], 2) == [list("abcd"), list("ijkl")]
     # a window never starts inside a word
     long = "x" * 100 + " y z"
-    (span,) = segments([long.index("z")], long, 0, len(long), 2)
-    assert long[span[0]] == "x" and span[0] == 0
+    (run,) = spans([long.index("z")], long, 0, len(long), 2)
+    assert run[0] == (0, 100, "x" * 100)
+
+
+def test_count_filter_keeps_only_windows_that_could_match() -> None:
+    find = ("total", "=", "price", "*", "count")
+    check = CountFilter.of(find, (True, False, True, False, True), keep=2)
+    texts = [
+        "a",
+        "=",
+        "b",
+        "*",
+        "c",
+        ";",
+        "total",
+        "=",
+        "price",
+        "*",
+        "quantity",
+        ";",
+        "x",
+        "=",
+        "y",
+    ]
+    # the windows of 6 tokens holding `total` and `price` (and `=`, `*`) start at 3 to 6
+    assert check.ranges(texts, 6, 2.0) == [(3, 12)]
+    assert check.ranges(["a", "=", "b", "*", "c"], 6, 2.0) == []  # no word of the find
 
 
 # --- looking only near the anchors loses nothing ------------------------------------------
