@@ -1,5 +1,5 @@
-"""Where fuzzy Locate looks: the find's anchor words, their hits in the scope, and the spans
-of text around those hits that are worth aligning.
+"""Where fuzzy Locate looks: the find's anchor words, their hits in the scope, the tokens
+around those hits, and the windows of them that are worth aligning.
 
 Every acceptable near match keeps some of the find's words, so it contains at least one of
 a well-chosen few (pigeonhole). Two choices are complete, and the cheaper is taken:
@@ -14,8 +14,10 @@ a well-chosen few (pigeonhole). Two choices are complete, and the cheaper is tak
 Exact hits come from literal regex scans that stop after `cap + 1` hits, so one scan both
 counts a word and finds it (a common word costs little: its scan stops early). Typo anchors
 are tried only when the exact ones are not rare; their scan of the pieces counts and finds
-at once too, and stops as soon as it is no cheaper than the exact anchors. Long words are looked at first and the scanning stops once enough
-rare ones are known. Pure functions only.
+at once too, and stops as soon as it is no cheaper than the exact anchors. Long words are
+looked at first and the scanning stops once enough rare ones are known. Around the hits, a counting filter (`CountFilter`) keeps only the
+windows that hold enough of the find's tokens for the alignment to accept a run in them.
+Pure functions only.
 """
 
 from __future__ import annotations

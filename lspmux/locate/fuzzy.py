@@ -11,10 +11,11 @@ glue two words into one (`int a` never matches `inta`), and scores
 (`DEFAULT_THRESHOLD` unless the spec names one) are accepted.
 
 Work stays proportional to where the find's words are, not to the scope: the words needed
-to anchor every acceptable candidate (the rarest ones, counted with `str.count`) are found
-with literal regex scans, and only the tokens within reach of those hits are aligned. A
-find whose rarest words occur more than `MAX_HITS` times in the scope is refused (the
-caller asks for a narrower scope). Pure functions only.
+to anchor every acceptable candidate (`anchors.find_anchors`) are found with literal scans,
+the tokens within reach of those hits are read once (`anchors.spans`), and of those only
+the windows holding enough of the find's tokens (`anchors.CountFilter`) are aligned. A find
+whose anchors occur more than `MAX_HITS` times in the scope is refused (the caller asks for
+a narrower scope). Pure functions only.
 """
 
 from __future__ import annotations
