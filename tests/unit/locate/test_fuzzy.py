@@ -3,6 +3,7 @@ result says about them, and the errors (tie, below the threshold, too unspecific
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from lspmux.errors import RequestFailed
 from lspmux.locate import fuzzy
-from lspmux.locate.engine import resolve_spec
+from lspmux.locate.engine import Resolution, resolve_spec
 from lspmux.locate.markers import Want
 from lspmux.locate.spec import Scope, Spec
 from lspmux.text import Encoding, line_starts, position_to_offset
@@ -270,6 +271,7 @@ def test_find_index_does_not_apply_to_near_matches() -> None:
 
 # --- fuzzy never changes what exact matching gives -----------------------------------------
 
+_WORD_CHAR = re.compile(r"\w")
 _WORDS = st.sampled_from(["a", "b", "ab", "int", "x1", "value", "self", "foo"])
 _PUNCT = st.sampled_from(list("().,=+*:"))
 _TOKENS = st.lists(st.one_of(_WORDS, _PUNCT), min_size=1, max_size=24)
@@ -309,5 +311,25 @@ def test_fuzzy_never_changes_an_exact_result(
     if exact is not None:
         assert near == exact
     elif near is not None:
-        assert near.match is not None and near.match.fuzzy is not None
-        assert near.match.fuzzy.score >= 0.6
+        _check_near_match(text, find, near)
+
+
+def _check_near_match(text: str, find: str, res: Resolution) -> None:
+    """What a near match says holds: its score is its edits' cost, its edits are whole tokens
+    of the text, its markers land inside it."""
+    assert res.match is not None and res.match.fuzzy is not None
+    c = res.match.fuzzy
+    assert c.score >= 0.6
+    cost = sum(0.5 if e.typo else 1.0 for e in c.edits)
+    assert cost == c.cost
+    assert c.score == pytest.approx(1 - cost / len(fuzzy.find_tokens(find).texts))
+    for e in c.edits:
+        if e.op == "missing":
+            assert c.start <= e.start == e.end <= c.end
+            continue
+        assert text[e.start : e.end] == e.text
+        if e.text is not None and _WORD_CHAR.match(e.text):  # a whole word, never a part
+            assert not _WORD_CHAR.match(text[max(0, e.start - 1) : e.start] or " ")
+            assert not _WORD_CHAR.match(text[e.end : e.end + 1] or " ")
+    assert c.start <= res.start <= res.end <= c.end
+    assert all(c.start <= m.offset <= c.end for m in c.markers)
