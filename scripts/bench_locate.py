@@ -172,11 +172,11 @@ def fuzzy_in_process(text: str, runs: int) -> dict[str, tuple[list[float], list[
         rows[f"{name} (whole file, engine)"] = both(
             lambda spec=spec: resolve_spec(text, starts, symbols, spec)
         )
-    scoped = {
+    scoped: dict[str, Any] = {
         "scope": {"symbol_path": ["Needle", "find_me"]},
         "find": "return <|>unique_markr_value",
+        "fuzzy": True,
     }
-    scoped["fuzzy"] = True
     rows["fuzzy find, symbol-scoped (engine)"] = both(
         lambda: resolve_spec(text, starts, symbols, scoped)
     )
