@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lspmux.locate import anchors, fuzzy
-from lspmux.locate.align import is_typo
+from lspmux.locate.align import MATCH, Costs, align, fused, is_typo
 from lspmux.locate.anchors import CountFilter, find_anchors, pieces, spans
 from lspmux.locate.fuzzy import find_tokens, fuzzy_search
 from lspmux.locate.pattern import SOURCE_TOKEN
@@ -105,11 +105,34 @@ def _code(draw: st.DrawFn, max_size: int) -> str:
     return "".join(t + draw(_SEP) for t in tokens)
 
 
-@settings(max_examples=200, deadline=None)
-@given(text=_code(60), find=_code(8), cheap=st.sampled_from([0, 64]))
+@st.composite
+def _near_find(draw: st.DrawFn, text: str) -> str:
+    """A run of the text's tokens with a few tokens changed, dropped or added — or, now and
+    then, unrelated tokens."""
+    tokens = SOURCE_TOKEN.findall(text)
+    if draw(st.integers(0, 4)) == 0:
+        return draw(_code(8))
+    start = draw(st.integers(0, len(tokens) - 1))
+    part = tokens[start : start + draw(st.integers(1, 12))]
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(part)))
+        op = draw(st.sampled_from(["change", "drop", "add"]))
+        new = draw(st.one_of(_WORDS, _PUNCT))
+        if op == "add" or at == len(part):
+            part.insert(at, new)
+        elif op == "drop" and len(part) > 1:
+            del part[at]
+        else:
+            part[at] = new
+    return " ".join(part)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_code(60), data=st.data(), cheap=st.sampled_from([0, 64]))
 def test_anchored_search_finds_what_a_full_alignment_accepts(
-    text: str, find: str, cheap: int
+    text: str, data: st.DataObject, cheap: int
 ) -> None:
+    find = data.draw(_near_find(text))
     ft = find_tokens(find.strip())
     if not any(ft.words):  # a find without words is never fuzzy
         return
@@ -119,8 +142,17 @@ def test_anchored_search_finds_what_a_full_alignment_accepts(
         got = fuzzy_search(ft, text, 0, len(text))
     finally:
         anchors.CHEAP = old
-    spans = [[(m.start(), m.end(), m.group()) for m in SOURCE_TOKEN.finditer(text)]]
-    full = fuzzy._search(ft, spans, (1 - fuzzy.DEFAULT_THRESHOLD) * len(ft.texts) + 1e-9, 0.6)
+    # the baseline: every token of the text aligned, no anchors, no counting filter
+    toks = [(m.start(), m.end(), m.group()) for m in SOURCE_TOKEN.finditer(text)]
+    texts = [t for _, _, t in toks]
+    keep = (sum(ft.words) + 1) // 2
+    found = [
+        fuzzy._candidate(ft, toks, al)
+        for al in align(Costs(ft.texts, ft.words), texts, 0.4 * len(ft.texts) + 1e-9)
+        if sum(1 for k, i, _ in al.ops if k == MATCH and ft.words[i]) >= keep
+        and not fused(ft.texts, ft.words, texts, al)
+    ]
+    full = [c for c in fuzzy._places(found, 0.6) if c.score >= 0.6 - 1e-9]
     assert {(c.start, c.end, c.score) for c in got.accepted} == {
         (c.start, c.end, c.score) for c in full
     }
