@@ -13,6 +13,8 @@ from lspmux.locate.anchors import CountFilter, find_anchors, pieces, spans
 from lspmux.locate.fuzzy import find_tokens, fuzzy_search
 from lspmux.locate.pattern import SOURCE_TOKEN
 
+from .helpers import code, near_find
+
 
 def test_pieces_cover_the_word_and_survive_any_typo() -> None:
     assert pieces("ab") == ("ab",)
@@ -94,45 +96,13 @@ def test_count_filter_keeps_only_windows_that_could_match() -> None:
 
 # --- looking only near the anchors loses nothing ------------------------------------------
 
-_WORDS = st.sampled_from(["a", "bb", "value", "values", "self", "count", "total", "tot"])
-_PUNCT = st.sampled_from(list("().,=+"))
-_SEP = st.sampled_from([" ", "\n", "  "])
-
-
-@st.composite
-def _code(draw: st.DrawFn, max_size: int) -> str:
-    tokens = draw(st.lists(st.one_of(_WORDS, _PUNCT), min_size=1, max_size=max_size))
-    return "".join(t + draw(_SEP) for t in tokens)
-
-
-@st.composite
-def _near_find(draw: st.DrawFn, text: str) -> str:
-    """A run of the text's tokens with a few tokens changed, dropped or added — or, now and
-    then, unrelated tokens."""
-    tokens = SOURCE_TOKEN.findall(text)
-    if draw(st.integers(0, 4)) == 0:
-        return draw(_code(8))
-    start = draw(st.integers(0, len(tokens) - 1))
-    part = tokens[start : start + draw(st.integers(1, 12))]
-    for _ in range(draw(st.integers(0, 3))):
-        at = draw(st.integers(0, len(part)))
-        op = draw(st.sampled_from(["change", "drop", "add"]))
-        new = draw(st.one_of(_WORDS, _PUNCT))
-        if op == "add" or at == len(part):
-            part.insert(at, new)
-        elif op == "drop" and len(part) > 1:
-            del part[at]
-        else:
-            part[at] = new
-    return " ".join(part)
-
 
 @settings(max_examples=400, deadline=None)
-@given(text=_code(60), data=st.data(), cheap=st.sampled_from([0, 64]))
+@given(text=code(60), data=st.data(), cheap=st.sampled_from([0, 64]))
 def test_anchored_search_finds_what_a_full_alignment_accepts(
     text: str, data: st.DataObject, cheap: int
 ) -> None:
-    find = data.draw(_near_find(text))
+    find = data.draw(near_find(text))
     ft = find_tokens(find.strip())
     if not any(ft.words):  # a find without words is never fuzzy
         return
