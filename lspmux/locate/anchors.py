@@ -113,9 +113,11 @@ def find_anchors(
             return len(exact(w))
         if min(map(len, pieces(w))) < MIN_PIECE:  # pieces that short are everywhere
             return hi - lo
+        limit = min(estimate, cap + 1)
         if w not in typo_scans:  # stops once it is no cheaper than the exact anchors
-            typo_scans[w] = _typo_hits(w, text, lo, hi, min(estimate, cap + 1))
-        return typo_scans[w][0]
+            typo_scans[w] = _typo_hits(w, text, lo, hi, limit)
+        seen = typo_scans[w][0]
+        return estimate if seen > limit else seen  # a cut-short scan never gets chosen
 
     by_typo, typo_estimate = _pick(positions, lost + 1, typo)
     if typo_estimate >= estimate:

@@ -44,6 +44,17 @@ def test_typo_anchors_when_the_exact_ones_are_common(monkeypatch: pytest.MonkeyP
     assert found.hits == (text.index("unique_marker_value"),)
 
 
+def test_a_typo_scan_cut_short_is_never_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the exact anchors are common (capped); the typo scan of the rare word stops early
+    # because a piece of it is everywhere: its hits are incomplete, so it must not be used
+    monkeypatch.setattr(anchors, "CHEAP", 2)
+    text = "return value self uniqueness\n" * 20
+    words = ["return", "value", "self", "unique_marker_valu"]
+    found = find_anchors(words, 2, 0.8, text, 0, len(text), 3)
+    assert not found.typos
+    assert len(found.hits) == 4  # more than the cap: the caller refuses the find
+
+
 def test_hits_are_whole_words_and_capped() -> None:
     text = "value my_value value2 value\n" * 5
     found = find_anchors(["value"], 1, 0.0, text, 0, len(text), 100)
