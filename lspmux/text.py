@@ -63,9 +63,6 @@ def _index_for_units(line_text: str, count: int, encoding: Encoding) -> int:
     return len(line_text)
 
 
-index_for_units = _index_for_units  # public: lspmux/encodings converts within one line
-
-
 def position_to_offset(
     text: str, starts: list[int], line: int, character: int, encoding: Encoding = "utf-16"
 ) -> int:

@@ -187,30 +187,26 @@ def SEMANTIC_TOKENS(c: Converter, v: Any, uri: str | None) -> Any:
     converting session should serve deltas by diffing full results."""
     if not isinstance(v, dict) or not isinstance(v.get("data"), list):
         return v
-    lines = c.lines(uri)
     data = v["data"]
-    if lines is None:
+    if c.lines(uri) is None:
         return v
     out: list[int] = []
-    line = start = new_prev = 0
+    line = start = new_start = 0
+    found = c.line_map(uri, 0)
     for i in range(0, len(data) - 4, 5):
         d_line, d_start, length = data[i], data[i + 1], data[i + 2]
-        line += d_line
-        start = d_start if d_line else start + d_start
-        text = lines.line(line)
-        if text is None or text.isascii():
-            new_start, new_length = start, length
-        else:
-            new_start = c.character(uri, line, start)
-            new_length = c.character(uri, line, start + length) - new_start
-        out += [
-            d_line,
-            new_start - (0 if d_line else new_prev),
-            new_length,
-            data[i + 3],
-            data[i + 4],
-        ]
+        if d_line:
+            line += d_line
+            start = new_start = 0
+            found = c.line_map(uri, line)
+        if found is None:  # an ASCII line: nothing moves
+            out += data[i : i + 5]
+            continue
+        start += d_start
         new_prev = new_start
+        new_start = found.convert(start)
+        new_length = found.convert(start + length) - new_start
+        out += [d_line, new_start - new_prev, new_length, data[i + 3], data[i + 4]]
     return {**v, "data": out}
 
 
