@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from lspmux.encodings import convert_notification, convert_params, convert_result
+from lspmux.encodings.negotiate import answered, for_backend
 from lspmux.text import Encoding
 from tests.e2e.rawlsp import RawClient
 
@@ -47,8 +48,25 @@ def position(line: int, index: int, enc: Encoding) -> dict[str, int]:
     return {"line": line, "character": n}
 
 
-async def start_clangd(tmp_path: Path, enc: Encoding) -> tuple[RawClient, str, dict[str, Any]]:
-    folder = tmp_path / enc
+CLIENT_CAPS: dict[str, Any] = {
+    "textDocument": {
+        "hover": {"contentFormat": ["plaintext"]},
+        "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
+        "definition": {"linkSupport": False},
+        "publishDiagnostics": {"relatedInformation": True},
+    },
+}
+
+
+def told(enc: Encoding) -> dict[str, Any]:
+    """Capabilities asking for `enc` only, both the LSP 3.17 way and clangd's own."""
+    return {**CLIENT_CAPS, "general": {"positionEncodings": [enc]}, "offsetEncoding": [enc]}
+
+
+async def start_clangd(
+    tmp_path: Path, name: str, capabilities: dict[str, Any]
+) -> tuple[RawClient, str, dict[str, Any]]:
+    folder = tmp_path / name
     folder.mkdir()
     source = folder / "main.c"
     source.write_text(SOURCE, encoding="utf-8")
@@ -59,16 +77,7 @@ async def start_clangd(tmp_path: Path, enc: Encoding) -> tuple[RawClient, str, d
         {
             "processId": None,
             "rootUri": folder.as_uri(),
-            "capabilities": {
-                "general": {"positionEncodings": [enc]},
-                "textDocument": {
-                    "hover": {"contentFormat": ["plaintext"]},
-                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
-                    "definition": {"linkSupport": False},
-                    "publishDiagnostics": {"relatedInformation": True},
-                },
-            },
-            "offsetEncoding": [enc],  # clangd's own extension, before LSP 3.17
+            "capabilities": capabilities,
         },
     )
     client.notify("initialized", {})
@@ -86,7 +95,7 @@ async def clangds(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
     out: dict[str, Any] = {}
     try:
         for enc in ("utf-8", "utf-16"):
-            client, uri, init = await start_clangd(tmp_path, enc)  # type: ignore[arg-type]
+            client, uri, init = await start_clangd(tmp_path, enc, told(enc))  # type: ignore[arg-type]
             started.append(client)
             out[enc] = (client, uri, init)
         yield out
@@ -105,8 +114,8 @@ def rebase(value: Any, old: str, new: str) -> Any:
 async def test_converted_utf8_answers_equal_clangds_utf16_answers(clangds: dict[str, Any]) -> None:
     c8, uri8, init8 = clangds["utf-8"]
     c16, uri16, init16 = clangds["utf-16"]
-    assert init8["capabilities"].get("positionEncoding", init8.get("offsetEncoding")) == "utf-8"
-    assert init16["capabilities"].get("positionEncoding", init16.get("offsetEncoding")) == "utf-16"
+    assert answered(init8, "clangd") == "utf-8"
+    assert answered(init16, "clangd") == "utf-16"
 
     def text_of(uri: str) -> str | None:
         return SOURCE if uri == uri8 else None
@@ -231,3 +240,22 @@ async def test_incremental_edits_converted_keep_both_copies_equal(clangds: dict[
         convert_result("textDocument/selectionRange", sel8, "utf-8", "utf-16", text_of, params8)
         == sel16
     )
+
+
+async def test_a_client_offering_utf8_leaves_clangd_on_utf16_through_for_backend(
+    tmp_path: Path,
+) -> None:
+    """nvim-lspconfig's clangd setup sends `offsetEncoding: ["utf-8", "utf-16"]`: passed on as
+    it is, clangd picks UTF-8 (the bug of the issue); `for_backend(caps, "utf-16")` keeps it
+    on the session's UTF-16."""
+    nvim = {**CLIENT_CAPS, "offsetEncoding": ["utf-8", "utf-16"]}
+    as_is, _, init_as_is = await start_clangd(tmp_path, "as-is", nvim)
+    try:
+        assert answered(init_as_is, "clangd") == "utf-8"
+    finally:
+        await as_is.stop()
+    planned, _, init_planned = await start_clangd(tmp_path, "planned", for_backend(nvim, "utf-16"))
+    try:
+        assert answered(init_planned, "clangd") == "utf-16"
+    finally:
+        await planned.stop()
