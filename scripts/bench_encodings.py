@@ -41,7 +41,10 @@ def col8(line: str, index: int) -> int:
     return len(line[:index].encode())
 
 
-def cases(text: str) -> list[tuple[str, Any, Callable[[], Any]]]:
+def cases(
+    text: str, items: int = 12_000, diagnostics: int = 500
+) -> list[tuple[str, Any, Callable[[], Any]]]:
+    """(name, message, conversion) per case; `text` needs more lines than `items`."""
     lines = text.split("\n")
 
     def rng(n: int, a: int, b: int) -> dict[str, Any]:
@@ -50,16 +53,16 @@ def cases(text: str) -> list[tuple[str, Any, Callable[[], Any]]]:
             "end": {"line": n, "character": col8(lines[n], b)},
         }
 
-    items = [
+    spread = [
         {
             "label": f"value_{i}",
             "kind": 6,
             "textEdit": {"range": rng(i, 14, 20), "newText": f"value_{i}"},
             "additionalTextEdits": [{"range": rng(i + 1, 0, 0), "newText": "#include <x.h>\n"}],
         }
-        for i in range(12_000)
+        for i in range(items)
     ]
-    completion = {"isIncomplete": False, "items": items}
+    completion = {"isIncomplete": False, "items": spread}
     # What a server really sends: every item edits the word at the cursor, on one line.
     one_line = {
         "isIncomplete": False,
@@ -69,7 +72,7 @@ def cases(text: str) -> list[tuple[str, Any, Callable[[], Any]]]:
                 "textEdit": {"range": rng(7, 14, 20), "newText": f"value_{i}"},
                 "additionalTextEdits": [{"range": rng(0, 0, 0), "newText": "#include <x.h>\n"}],
             }
-            for i in range(12_000)
+            for i in range(items)
         ],
     }
     data: list[int] = []
@@ -83,12 +86,17 @@ def cases(text: str) -> list[tuple[str, Any, Callable[[], Any]]]:
     diags = {
         "uri": URI,
         "diagnostics": [
-            {"range": rng(i * 37, 14, 21), "message": "unused", "severity": 2} for i in range(500)
+            {
+                "range": rng(i * (len(lines) - 2) // diagnostics, 14, 21),
+                "message": "unused",
+                "severity": 2,
+            }
+            for i in range(diagnostics)
         ],
     }
     change = {
         "textDocument": {"uri": URI, "version": 2},
-        "contentChanges": [{"range": rng(10_000, 14, 21), "text": "renamed"}],
+        "contentChanges": [{"range": rng(len(lines) // 2, 14, 21), "text": "renamed"}],
     }
     params = {"textDocument": {"uri": URI}}
 
@@ -99,14 +107,14 @@ def cases(text: str) -> list[tuple[str, Any, Callable[[], Any]]]:
 
     return [
         (
-            "CompletionList, 12,000 items editing the cursor's line (+ additionalTextEdits)",
+            f"CompletionList, {items:,} items editing the cursor's line (+ additionalTextEdits)",
             one_line,
             lambda: convert_result(
                 "textDocument/completion", one_line, "utf-8", "utf-16", text_of, params
             ),
         ),
         (
-            "CompletionList, 12,000 items, each on its own line (worst case)",
+            f"CompletionList, {items:,} items, each on its own line (worst case)",
             completion,
             lambda: convert_result(
                 "textDocument/completion", completion, "utf-8", "utf-16", text_of, params
@@ -120,7 +128,7 @@ def cases(text: str) -> list[tuple[str, Any, Callable[[], Any]]]:
             ),
         ),
         (
-            "publishDiagnostics, 500 diagnostics",
+            f"publishDiagnostics, {diagnostics:,} diagnostics",
             diags,
             lambda: convert_notification(
                 "textDocument/publishDiagnostics", diags, "utf-8", "utf-16", text_of
