@@ -1,7 +1,8 @@
-"""Real clangd, once on UTF-8 and once on UTF-16: converting the UTF-8 clangd's answers with
-lspmux/encodings gives exactly the UTF-16 clangd's answers (definition, hover range, document
-symbols, diagnostics), and a UTF-16 incremental edit converted for the UTF-8 clangd leaves both
-with the same text (no drift).
+"""Real clangd, once on UTF-8 and once on the client's encoding (UTF-16, then UTF-32): converting
+the UTF-8 clangd's answers with lspmux/encodings gives exactly the other clangd's answers
+(definition, hover range, document symbols, highlights, diagnostics), and an incremental edit in
+the client's encoding converted for the UTF-8 clangd leaves both with the same text (no drift).
+(Names ending in 16 are the client's side, whichever encoding it uses.)
 
 Every line that matters has non-ASCII (2-, 3-byte) and non-BMP (emoji) text before identifiers.
 """
@@ -44,8 +45,15 @@ def index_of(line: int, needle: str, nth: int = 0) -> int:
 
 def position(line: int, index: int, enc: Encoding) -> dict[str, int]:
     prefix = SOURCE.split("\n")[line][:index]
-    n = {"utf-8": len(prefix.encode()), "utf-16": len(prefix.encode("utf-16-le")) // 2}[enc]
-    return {"line": line, "character": n}
+    return {"line": line, "character": units(prefix, enc)}
+
+
+def units(text: str, enc: Encoding) -> int:
+    """Length in `enc` units, by Python's codecs (not by lspmux)."""
+    codec, width = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2), "utf-32": ("utf-32-le", 4)}[
+        enc
+    ]
+    return len(text.encode(codec)) // width
 
 
 CLIENT_CAPS: dict[str, Any] = {
@@ -89,12 +97,12 @@ async def start_clangd(
     return client, uri, init
 
 
-@pytest_asyncio.fixture
-async def clangds(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+@pytest_asyncio.fixture(params=["utf-16", "utf-32"])
+async def clangds(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
     started: list[RawClient] = []
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"target": request.param}
     try:
-        for enc in ("utf-8", "utf-16"):
+        for enc in ("utf-8", request.param):
             client, uri, init = await start_clangd(tmp_path, enc, told(enc))  # type: ignore[arg-type]
             started.append(client)
             out[enc] = (client, uri, init)
@@ -111,42 +119,43 @@ def rebase(value: Any, old: str, new: str) -> Any:
     return orjson.loads(orjson.dumps(value).replace(old.encode(), new.encode()))
 
 
-async def test_converted_utf8_answers_equal_clangds_utf16_answers(clangds: dict[str, Any]) -> None:
+async def test_converted_utf8_answers_equal_clangds_own_answers(clangds: dict[str, Any]) -> None:
+    target = clangds["target"]
     c8, uri8, init8 = clangds["utf-8"]
-    c16, uri16, init16 = clangds["utf-16"]
+    c16, uri16, init16 = clangds[target]
     assert answered(init8, "clangd") == "utf-8"
-    assert answered(init16, "clangd") == "utf-16"
+    assert answered(init16, "clangd") == target
 
     def text_of(uri: str) -> str | None:
         return SOURCE if uri == uri8 else None
 
     # Both have parsed the file once they publish.
     d8 = await c8.wait_for(lambda: c8.published(uri8), "utf-8 clangd's diagnostics")
-    d16 = await c16.wait_for(lambda: c16.published(uri16), "utf-16 clangd's diagnostics")
+    d16 = await c16.wait_for(lambda: c16.published(uri16), f"{target} clangd's diagnostics")
 
     async def both(method: str, params16: dict[str, Any]) -> tuple[Any, Any]:
-        """Ask the UTF-16 clangd with UTF-16 params and the UTF-8 clangd with the same params
-        converted; return (its answer converted to UTF-16, the UTF-16 clangd's answer)."""
-        params8 = convert_params(method, rebase(params16, uri16, uri8), "utf-16", "utf-8", text_of)
+        """Ask the target clangd with params in its encoding and the UTF-8 clangd with the same
+        params converted; return (the UTF-8 answer converted back, the target's answer)."""
+        params8 = convert_params(method, rebase(params16, uri16, uri8), target, "utf-8", text_of)
         got8 = await c8.request(method, params8)
         got16 = await c16.request(method, params16)
-        converted = convert_result(method, got8, "utf-8", "utf-16", text_of, params8)
+        converted = convert_result(method, got8, "utf-8", target, text_of, params8)
         return rebase(converted, uri8, uri16), got16
 
     td = {"textDocument": {"uri": uri16}}
     calls = [
-        ("textDocument/definition", {**td, "position": position(2, index_of(2, "helper") + 2, "utf-16")}),
-        ("textDocument/definition", {**td, "position": position(3, index_of(3, "helper") + 1, "utf-16")}),
-        ("textDocument/hover", {**td, "position": position(2, index_of(2, "value", 1) + 1, "utf-16")}),
-        ("textDocument/hover", {**td, "position": position(3, index_of(3, "p.x") + 2, "utf-16")}),
+        ("textDocument/definition", {**td, "position": position(2, index_of(2, "helper") + 2, target)}),
+        ("textDocument/definition", {**td, "position": position(3, index_of(3, "helper") + 1, target)}),
+        ("textDocument/hover", {**td, "position": position(2, index_of(2, "value", 1) + 1, target)}),
+        ("textDocument/hover", {**td, "position": position(3, index_of(3, "p.x") + 2, target)}),
         ("textDocument/documentSymbol", td),
-        ("textDocument/documentHighlight", {**td, "position": position(1, index_of(1, "v)") , "utf-16")}),
+        ("textDocument/documentHighlight", {**td, "position": position(1, index_of(1, "v)") , target)}),
     ]  # fmt: skip
     for method, params in calls:
         converted, expected = await both(method, params)
         assert expected, f"{method} {params}: clangd gave no answer to compare"
         raw8 = await c8.request(
-            method, convert_params(method, rebase(params, uri16, uri8), "utf-16", "utf-8", text_of)
+            method, convert_params(method, rebase(params, uri16, uri8), target, "utf-8", text_of)
         )
         assert rebase(raw8, uri8, uri16) != expected, f"{method}: the encodings do not differ here"
         assert converted == expected, method
@@ -154,19 +163,20 @@ async def test_converted_utf8_answers_equal_clangds_utf16_answers(clangds: dict[
     # Diagnostics: both report the two undeclared identifiers, after non-BMP text.
     assert len(d16[-1]["diagnostics"]) >= 2
     converted = convert_notification(
-        "textDocument/publishDiagnostics", d8[-1], "utf-8", "utf-16", text_of
+        "textDocument/publishDiagnostics", d8[-1], "utf-8", target, text_of
     )
     assert converted["diagnostics"] != d8[-1]["diagnostics"]
     assert rebase(converted, uri8, uri16) == d16[-1]
 
 
 async def test_incremental_edits_converted_keep_both_copies_equal(clangds: dict[str, Any]) -> None:
+    target = clangds["target"]
     c8, uri8, _ = clangds["utf-8"]
-    c16, uri16, _ = clangds["utf-16"]
+    c16, uri16, _ = clangds[target]
     await c8.wait_for(lambda: c8.published(uri8), "first diagnostics (utf-8)")
-    await c16.wait_for(lambda: c16.published(uri16), "first diagnostics (utf-16)")
+    await c16.wait_for(lambda: c16.published(uri16), f"first diagnostics ({target})")
 
-    # Two changes in one didChange, in UTF-16 positions: rename `missing_thing` to `gone`, then,
+    # Two changes in one didChange, in the client's positions: rename `missing_thing` to `gone`, then,
     # in the text that change leaves, insert `😀` into the string literal before `é`. Sent
     # unconverted, the UTF-8 clangd's copy drifts (it splits a character: "Illegal character
     # encoding in string literal", as seen in the issue).
@@ -176,7 +186,7 @@ async def test_incremental_edits_converted_keep_both_copies_equal(clangds: dict[
     lit = after_first.index("é")
 
     def col16(text: str, index: int) -> int:
-        return len(text[:index].encode("utf-16-le")) // 2
+        return units(text[:index], target)
 
     change16 = {
         "textDocument": {"uri": uri16, "version": 2},
@@ -197,7 +207,7 @@ async def test_incremental_edits_converted_keep_both_copies_equal(clangds: dict[
     change8 = convert_notification(
         "textDocument/didChange",
         rebase(change16, uri16, uri8),
-        "utf-16",
+        target,
         "utf-8",
         lambda uri: SOURCE if uri == uri8 else None,
     )
@@ -206,7 +216,7 @@ async def test_incremental_edits_converted_keep_both_copies_equal(clangds: dict[
     c16.notify("textDocument/didChange", change16)
     await c8.wait_for(lambda: len(c8.published(uri8)) > n8, "diagnostics after the edit (utf-8)")
     await c16.wait_for(
-        lambda: len(c16.published(uri16)) > n16, "diagnostics after the edit (utf-16)"
+        lambda: len(c16.published(uri16)) > n16, f"diagnostics after the edit ({target})"
     )
 
     # clangd's copies are equal: same diagnostics, same selection ranges on the edited line.
@@ -218,7 +228,7 @@ async def test_incremental_edits_converted_keep_both_copies_equal(clangds: dict[
         return edited_text if uri == uri8 else None
 
     last8 = convert_notification(
-        "textDocument/publishDiagnostics", c8.published(uri8)[-1], "utf-8", "utf-16", text_of
+        "textDocument/publishDiagnostics", c8.published(uri8)[-1], "utf-8", target, text_of
     )
     last16 = c16.published(uri16)[-1]
     assert rebase(last8, uri8, uri16) == last16
@@ -231,13 +241,13 @@ async def test_incremental_edits_converted_keep_both_copies_equal(clangds: dict[
     params8 = convert_params(
         "textDocument/selectionRange",
         {"textDocument": {"uri": uri8}, "positions": [pos]},
-        "utf-16",
+        target,
         "utf-8",
         text_of,
     )
     sel8 = await c8.request("textDocument/selectionRange", params8)
     assert (
-        convert_result("textDocument/selectionRange", sel8, "utf-8", "utf-16", text_of, params8)
+        convert_result("textDocument/selectionRange", sel8, "utf-8", target, text_of, params8)
         == sel16
     )
 
