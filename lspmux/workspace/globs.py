@@ -18,6 +18,7 @@ pattern matches the absolute path, or the path relative to one of the workspace 
 from __future__ import annotations
 
 import enum
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import unquote, urlparse
 
 K = TypeVar("K")
+log = logging.getLogger(__name__)
 
 
 class WatchKind(enum.IntFlag):
@@ -187,10 +189,19 @@ class Watcher:
         return bool(self.kind & _KIND_OF.get(change, 0)) and self.matches(path, roots)
 
 
-def parse_watchers(register_options: Mapping[str, Any] | None) -> list[Watcher]:
-    """The watchers of `DidChangeWatchedFilesRegistrationOptions`."""
+def parse_watchers(
+    register_options: Mapping[str, Any] | None, owner: object = "?"
+) -> list[Watcher]:
+    """The watchers of `DidChangeWatchedFilesRegistrationOptions`; a watcher that cannot be
+    understood is logged (naming `owner`, the backend) and skipped, the others kept."""
     raw = (register_options or {}).get("watchers") or []
-    return [Watcher.parse(w) for w in raw]
+    out = []
+    for w in raw if isinstance(raw, list) else []:
+        try:
+            out.append(Watcher.parse(w if isinstance(w, Mapping) else {"globPattern": w}))
+        except (GlobError, ValueError) as exc:
+            log.warning("%s: file watcher %r skipped: %s", owner, w, exc)
+    return out
 
 
 def file_events(events: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
@@ -216,8 +227,8 @@ class Registrations(Generic[K]):
     def register(
         self, backend: K, registration_id: str, register_options: Mapping[str, Any] | None
     ) -> list[Watcher]:
-        """Record (or replace) one registration; raises `GlobError` for a bad pattern."""
-        watchers = parse_watchers(register_options)
+        """Record (or replace) one registration (bad watchers in it are logged and skipped)."""
+        watchers = parse_watchers(register_options, backend)
         self._by_backend.setdefault(backend, {})[registration_id] = watchers
         return watchers
 

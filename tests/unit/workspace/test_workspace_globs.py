@@ -165,3 +165,17 @@ def test_registration_ids_are_per_backend_and_replace() -> None:
     assert [w.pattern for w in regs.watchers("a")] == ["*.z"]
     assert [w.pattern for w in regs.watchers("b")] == ["*.y"]
     assert regs.names("z") and not regs.names("node_modules")
+
+
+def test_a_bad_watcher_is_skipped_and_logged_the_others_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    regs: Registrations[str] = Registrations()
+    options = {
+        "watchers": [{"globPattern": "{a,b"}, {"globPattern": "**/ok.toml"}, {"globPattern": 3}]
+    }
+    watchers = regs.register("ruff", "1", options)
+    assert [w.pattern for w in watchers] == ["**/ok.toml"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("ruff: file watcher {'globPattern': '{a,b'} skipped") for m in messages)
+    assert len(messages) == 2
