@@ -212,6 +212,16 @@ def file_events(events: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
     return [{"uri": _path_uri(p), "type": latest[p]} for p in sorted(latest)]
 
 
+def events_of(params: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """(path, FileChangeType) pairs of `didChangeWatchedFiles` params (the inverse of
+    `file_events`); malformed entries are skipped."""
+    return [
+        (uri_to_path(str(c["uri"])), int(c["type"]))
+        for c in params.get("changes") or []
+        if isinstance(c, Mapping) and "uri" in c and "type" in c
+    ]
+
+
 def _path_uri(path: str) -> str:
     from pathlib import PurePosixPath
 

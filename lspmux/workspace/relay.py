@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any, Generic
 
-from lspmux.workspace.globs import K, Registrations, uri_to_path
+from lspmux.workspace.globs import K, Registrations, events_of, uri_to_path
 
 DID_CHANGE_WATCHED_FILES = "workspace/didChangeWatchedFiles"
 
@@ -125,9 +125,4 @@ class Relay(Generic[K]):
         self, params: Mapping[str, Any], roots: tuple[str, ...] = ()
     ) -> dict[K, dict[str, Any]]:
         """The client's `didChangeWatchedFiles` params → per backend, the events it asked for."""
-        events = [
-            (uri_to_path(str(c["uri"])), int(c["type"]))
-            for c in params.get("changes") or []
-            if isinstance(c, Mapping) and "uri" in c and "type" in c
-        ]
-        return self.registrations.route(events, roots)
+        return self.registrations.route(events_of(params), roots)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from lspmux.workspace.watch import Watcher
+from lspmux.workspace.files import FileWatching
 from tests.e2e.rawlsp import RawClient
 
 pytestmark = [
@@ -48,13 +48,13 @@ class Ruff:
         await self.client.wait_for(lambda: self.latest() == expected, what, timeout=30)
 
 
-async def start_ruff(ws: Path, watcher: Watcher[str] | None) -> Ruff:
+async def start_ruff(ws: Path, files: FileWatching[str] | None) -> Ruff:
     client = RawClient()
 
     def register(params: Any) -> None:
         for reg in params["registrations"]:
-            if watcher is not None and reg["method"] == "workspace/didChangeWatchedFiles":
-                watcher.register("ruff", reg["id"], reg.get("registerOptions"))
+            if files is not None and reg["method"] == "workspace/didChangeWatchedFiles":
+                assert files.register("ruff", reg) is None  # watched here, not relayed
 
     client.on_request["client/registerCapability"] = register
     await client.start("ruff", "server", cwd=str(ws))
@@ -107,15 +107,16 @@ async def test_editing_ruff_toml_on_disk_changes_ruffs_diagnostics(
         relayed.append(params)
         ruff.client.notify("workspace/didChangeWatchedFiles", params)
 
-    watcher: Watcher[str] = Watcher(send, [str(ws)], debounce_ms=100)
-    await watcher.start()
-    started.append(watcher)
-    ruff = await start_ruff(ws, watcher)
+    files: FileWatching[str] = FileWatching({}, send, [ws.as_uri()], debounce_ms=100)
+    await files.start()
+    started.append(files)
+    ruff = await start_ruff(ws, files)
     started.insert(0, ruff.client)
     await ruff.until({"F401"}, "ruff's diagnostics with select = F")
-    patterns = sorted(w.pattern for w in watcher.registrations.watchers("ruff"))
+    assert files.watcher is not None
+    patterns = sorted(w.pattern for w in files.watcher.registrations.watchers("ruff"))
     assert patterns == ["**/.ruff.toml", "**/pyproject.toml", "**/ruff.toml"]
-    assert watcher.folders == [str(ws)]
+    assert files.watcher.folders == [str(ws)]
 
     (ws / "ruff.toml").write_text(SELECT_E7)
     await ruff.until({"E703"}, "ruff's diagnostics after selecting E7 on disk")
