@@ -32,7 +32,7 @@ from typing import Any
 
 from lsprotocol import types as t
 
-from lspmux.encodings import shapes as s
+import lspmux.encodings.shapes as s
 from lspmux.encodings.lines import Converter, TextOf
 from lspmux.text import Encoding
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from lspmux.backends.client_caps import answered_encoding, for_backend
 from lspmux.encodings import convert_notification, convert_params, convert_result
-from lspmux.encodings.negotiate import answered, for_backend
 from lspmux.text import Encoding
 from tests.e2e.rawlsp import RawClient
 
@@ -123,8 +123,8 @@ async def test_converted_utf8_answers_equal_clangds_own_answers(clangds: dict[st
     target = clangds["target"]
     c8, uri8, init8 = clangds["utf-8"]
     c16, uri16, init16 = clangds[target]
-    assert answered(init8, "clangd") == "utf-8"
-    assert answered(init16, "clangd") == target
+    assert answered_encoding(init8) == "utf-8"
+    assert answered_encoding(init16) == target
 
     def text_of(uri: str) -> str | None:
         return SOURCE if uri == uri8 else None
@@ -256,16 +256,18 @@ async def test_a_client_offering_utf8_leaves_clangd_on_utf16_through_for_backend
     tmp_path: Path,
 ) -> None:
     """nvim-lspconfig's clangd setup sends `offsetEncoding: ["utf-8", "utf-16"]`: passed on as
-    it is, clangd picks UTF-8 (the bug of the issue); `for_backend(caps, "utf-16")` keeps it
-    on the session's UTF-16."""
+    it is, clangd picks UTF-8 (the bug of the issue); `client_caps.for_backend` with the
+    session's UTF-16 keeps it there."""
     nvim = {**CLIENT_CAPS, "offsetEncoding": ["utf-8", "utf-16"]}
     as_is, _, init_as_is = await start_clangd(tmp_path, "as-is", nvim)
     try:
-        assert answered(init_as_is, "clangd") == "utf-8"
+        assert answered_encoding(init_as_is) == "utf-8"
     finally:
         await as_is.stop()
-    planned, _, init_planned = await start_clangd(tmp_path, "planned", for_backend(nvim, "utf-16"))
+    planned, _, init_planned = await start_clangd(
+        tmp_path, "planned", for_backend(nvim, position_encoding="utf-16")
+    )
     try:
-        assert answered(init_planned, "clangd") == "utf-16"
+        assert answered_encoding(init_planned) == "utf-16"
     finally:
         await planned.stop()
