@@ -3,7 +3,9 @@
 Converting a position between encodings needs only the text of its line. A *text source*
 `text_of(uri)` gives, per document, either a `str` or any object with `line(n) -> str | None`
 (the line without its break; None past the end) — so a document kept as a rope or a list of
-lines serves as it is. A `str` is wrapped in `TextLines`, which computes its line starts once.
+lines serves as it is —, or an object with `text` (and `starts`, its cached line starts, as
+`session.documents.Document` has). A `str` is wrapped in `TextLines`, which computes its line
+starts once.
 `Converter` memoises the source per URI for one message, converts positions and ranges, and
 leaves (and logs, once per URI) a position whose document cannot be read.
 `with_disk(text_of)` adds the fallback to the file on disk, read lazily.
@@ -28,7 +30,14 @@ class Lines(Protocol):
     def line(self, n: int) -> str | None: ...
 
 
-TextOf = Callable[[str], "Lines | str | None"]
+class Texted(Protocol):
+    """A document with its whole text (`session.documents.Document`)."""
+
+    text: str
+
+
+Source = Lines | Texted | str | None
+TextOf = Callable[[str], Source]
 
 
 class TextLines:
@@ -36,9 +45,9 @@ class TextLines:
 
     __slots__ = ("_starts", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, starts: list[int] | None = None) -> None:
         self.text = text
-        self._starts: list[int] | None = None
+        self._starts = starts
 
     def line(self, n: int) -> str | None:
         if self._starts is None:
@@ -48,13 +57,16 @@ class TextLines:
         return self.text[self._starts[n] : line_end(self.text, self._starts, n)]
 
 
-def as_lines(value: Lines | str | None) -> Lines | None:
+def as_lines(value: Source) -> Lines | None:
     if value is None or isinstance(value, Lines):
         return value
     if isinstance(value, str):
         return TextLines(value)
-    text = getattr(value, "text", None)
-    return TextLines(text) if isinstance(text, str) else None
+    text = getattr(value, "text", None)  # e.g. a session Document: its cached line starts serve
+    if not isinstance(text, str):
+        return None
+    starts = getattr(value, "starts", None)
+    return TextLines(text, starts if isinstance(starts, list) else None)
 
 
 def full_text(lines: Lines) -> str:
@@ -148,7 +160,7 @@ def with_disk(text_of: TextOf) -> TextOf:
     """`text_of`, falling back to the file on disk for a `file:` URI it does not know."""
     from lspmux.workspace.globs import uri_to_path
 
-    def source(uri: str) -> Lines | str | None:
+    def source(uri: str) -> Source:
         found = text_of(uri)
         if found is not None or not uri.startswith("file:"):
             return found

@@ -131,3 +131,14 @@ def test_disk_fallback(tmp_path: Path) -> None:
     assert source(f.as_uri()) == LINE
     assert source((tmp_path / "missing.c").as_uri()) is None
     assert source("untitled:1") is None
+
+
+def test_a_session_document_serves_with_its_cached_line_starts() -> None:
+    from lspmux.session.documents import Documents
+
+    docs = Documents("utf-16")
+    doc = docs.open("file:///d.c", "c", 1, "int x;\n" + LINE)
+    starts = doc.starts
+    c = Converter("utf-16", "utf-8", with_disk(docs.get))
+    assert c.position({"line": 1, "character": 9}, "file:///d.c") == {"line": 1, "character": 14}
+    assert c.lines("file:///d.c")._starts is starts  # type: ignore[union-attr]
