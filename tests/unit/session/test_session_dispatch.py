@@ -377,3 +377,108 @@ async def test_closing_a_file_clears_its_diagnostics(mem: Any) -> None:
     await until(lambda: m.client.published(uri), "the push")
     m.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     await until(lambda: m.client.published(uri)[-1]["diagnostics"] == [], "an empty publish")
+
+
+# -- announce only what is served; bridge what a server lacks ----------------------------------
+
+
+async def test_the_first_start_announces_what_the_hundredth_does(mem: Any, tmp_path: Path) -> None:
+    """Before: the answer came from a cache of earlier starts; with an empty cache nothing of a
+    server was known, so the client never asked for what it serves until restarted."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    caps = {
+        **HOVER,
+        "semanticTokensProvider": {
+            "legend": {"tokenTypes": ["variable"], "tokenModifiers": []},
+            "full": True,
+        },
+    }
+    first = mem(a=ScriptedServer("a", caps, {}))
+    answer = (await first.initialize())["result"]["capabilities"]
+    assert answer["hoverProvider"] is True
+    assert answer["semanticTokensProvider"]["full"] == {"delta": True}
+    await first.close()
+    second = mem(a=ScriptedServer("a", caps, {}))  # the cache is warm now: nothing started
+    again = (await second.initialize())["result"]["capabilities"]
+    assert again == answer
+    assert second.servers["a"].exited is None
+
+
+async def test_semantic_token_deltas_are_computed_for_a_server_without_them(mem: Any) -> None:
+    """basedpyright rejects semanticTokens/full/delta; before, lspmux announced delta and passed
+    the request on, the error was dropped by Neovim and highlighting froze."""
+    legend = {"tokenTypes": ["variable", "function"], "tokenModifiers": []}
+    tokens = [[0, 0, 1, 0, 0], [0, 0, 1, 0, 0, 1, 0, 3, 1, 0]]
+
+    def full(_p: Any) -> Any:
+        return {
+            "data": tokens[0]
+            if len(a.requests("textDocument/semanticTokens/full")) == 1
+            else tokens[1]
+        }
+
+    def no_delta(_p: Any) -> Any:
+        raise Fail(-32601, "no delta")
+
+    a = ScriptedServer(
+        "a",
+        {**HOVER, "semanticTokensProvider": {"legend": legend, "full": True}},
+        {
+            "textDocument/semanticTokens/full": full,
+            "textDocument/semanticTokens/full/delta": no_delta,
+        },
+    )
+    m = mem(a=a)
+    await m.initialize()
+    uri = m.open("a.py", "x\n")
+    first = await m.client.answer(
+        m.client.request("textDocument/semanticTokens/full", {"textDocument": {"uri": uri}})
+    )
+    assert first["result"]["data"] == tokens[0]
+    delta = await m.client.answer(
+        m.client.request(
+            "textDocument/semanticTokens/full/delta",
+            {"textDocument": {"uri": uri}, "previousResultId": first["result"]["resultId"]},
+        )
+    )
+    edits = delta["result"]["edits"]
+    data = list(tokens[0])
+    for e in sorted(edits, key=lambda e: -e["start"]):
+        data[e["start"] : e["start"] + e["deleteCount"]] = e.get("data", [])
+    assert data == tokens[1]
+    assert not a.requests("textDocument/semanticTokens/full/delta")  # only full was asked
+
+
+async def test_code_action_resolve_is_not_sent_to_a_server_that_does_not_resolve(mem: Any) -> None:
+    """basedpyright answers codeAction/resolve with -32601; before, lspmux sent it there."""
+    action = {"title": "Fix it", "kind": "quickfix", "edit": {"changes": {}}}
+    a = ScriptedServer(
+        "a", {**HOVER, "codeActionProvider": True}, {"textDocument/codeAction": lambda p: [action]}
+    )
+    b = ScriptedServer(
+        "b",
+        {**HOVER, "codeActionProvider": {"resolveProvider": True}},
+        {
+            "textDocument/codeAction": lambda p: [{"title": "Other", "data": 1}],
+            "codeAction/resolve": lambda p: {**p, "edit": {"changes": {}}},
+        },
+    )
+    m = mem(a=a, b=b)
+    await m.initialize()
+    uri = m.open("a.py", "x\n")
+    rng = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    actions = (
+        await m.client.answer(
+            m.client.request(
+                "textDocument/codeAction",
+                {"textDocument": {"uri": uri}, "range": rng, "context": {"diagnostics": []}},
+            )
+        )
+    )["result"]
+    mine = next(x for x in actions if x["title"] == "Fix it")
+    resolved = await m.client.answer(m.client.request("codeAction/resolve", mine))
+    assert resolved["result"] == mine
+    assert not a.requests("codeAction/resolve")
+    other = next(x for x in actions if x["title"] == "Other")
+    resolved_b = await m.client.answer(m.client.request("codeAction/resolve", other))
+    assert "edit" in resolved_b["result"] and b.requests("codeAction/resolve")
