@@ -20,15 +20,17 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
+from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.errors import RequestFailed
 from lspmux.routing.table import SERVER_REQUESTS, Policy, Route
+from lspmux.text import Encoding
 from lspmux.wire.connection import Connection, RawCallback, ResponseCallback
 from lspmux.wire.messages import Message, error
 
@@ -96,6 +98,8 @@ class Backend:
             client_initialization_options, config.initialization_options
         )
         self.state = "stopped"  # stopped | starting | running | stopping | failed
+        #: The encoding the server answered it uses (asked for UTF-16; a server may insist).
+        self.position_encoding: Encoding = "utf-16"
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
         self.registrations: dict[str, tuple[str, Any]] = {}  # id → (method, registerOptions)
@@ -189,6 +193,7 @@ class Backend:
                 self._crashed(f"initialize failed: {exc}")
             return
         self.capabilities = (result or {}).get("capabilities") or {}
+        self.position_encoding = cast(Encoding, answered_encoding(result))
         self.server_info = (result or {}).get("serverInfo") or {}
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})

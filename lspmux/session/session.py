@@ -39,6 +39,7 @@ from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
 from lspmux.session.exchange import Exchange
 from lspmux.session.linting import SessionLinting
+from lspmux.session.positions import session_encoding
 from lspmux.session.relay import ServerRelay
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
@@ -205,6 +206,7 @@ class Session:
                 self.pool.client_capabilities = self.client_capabilities
             self.pool.initialization_options = params.get("initializationOptions")
         self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
+        self.encoding = self.documents.encoding = session_encoding(self.client_capabilities)
         self.files = FileWatching(
             self.client_capabilities, self._send_file_events, [r.as_uri() for r in self.roots]
         )

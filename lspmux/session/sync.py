@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lspmux.diagnostics.pull import DEBOUNCE
+from lspmux.session import positions
 from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.session")
@@ -45,7 +46,10 @@ def did_change(session: SessionHost, params: dict[str, Any]) -> None:
     doc.update(version if version is not None else doc.version + 1, changes, session.encoding)
     session.store.set_version(uri, doc.version)
     for backend in session.backends_for(uri):
-        backend.change_document(session, uri, doc.version, changes, old, doc.text)
+        mine = changes
+        if backend.position_encoding != session.encoding:
+            mine = positions.changes_to(session, backend, uri, changes, old)
+        backend.change_document(session, uri, doc.version, mine, old, doc.text)
         session.puller.schedule(backend, uri, delay=DEBOUNCE)
     session.linting.changed(uri)
 
