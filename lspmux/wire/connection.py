@@ -5,7 +5,9 @@ stdout. Incoming requests and notifications go to the owner's handlers; response
 matching pending request. Every request sent through `request()` gets exactly one completion:
 the peer's response, a timeout error, or — when the stream closes — an error that names the
 peer. A response can be relayed without parsing it (`raw` callbacks); bad input is answered with
-a JSON-RPC error and the connection lives on.
+a JSON-RPC error and the connection lives on, except a message over the maximum size: it gets an
+error and the connection is closed (nothing of it is read). A peer whose unread queue passes
+`max_write_buffer` is aborted: its queue is dropped at once and the others never wait for it.
 
 Writes are coalesced per read: while any connection handles the messages of one read, what is
 sent on every connection is held and written at the end of that read, one write per
@@ -97,6 +99,7 @@ class Connection(asyncio.Protocol):
         on_close: Callable[[BaseException | None], None] | None = None,
         reply_errors: bool = True,
         max_write_buffer: int | None = None,
+        max_message_size: int | None = None,
         duplex: bool = True,
     ) -> None:
         self.name = name
@@ -106,7 +109,7 @@ class Connection(asyncio.Protocol):
         self.on_close = on_close
         self.reply_errors = reply_errors
         self.max_write_buffer = max_write_buffer
-        self._parser = FrameParser()
+        self._parser = FrameParser(max_message_size)
         self._reader: asyncio.BaseTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
         self._pending: dict[int, _Pending] = {}
@@ -137,6 +140,27 @@ class Connection(asyncio.Protocol):
     def closed(self) -> bool:
         return self._closed
 
+    def abort(self, reason: str) -> None:
+        """Drop the connection at once: what is queued for the peer is discarded (its memory
+        released), both directions are torn down, and everything pending fails. For a peer that
+        stopped reading, where `close()` would wait forever for the queue to drain."""
+        self._held = []
+        self._held_size = 0
+        for t in (self._writer, self._reader):
+            abort = getattr(t, "abort", None)
+            if abort is not None:
+                abort()  # also on a transport already closing: its buffer is dropped
+        if not self._closed:
+            self.fail_all(f"{self.name} was disconnected ({reason})")
+        self.close(None)
+
+    def _refuse_stream(self, detail: str) -> None:
+        """A message too large to read: say so to the peer, then close; nothing more is read."""
+        log.error("%s: %s; closing the connection", self.name, detail)
+        if self.reply_errors and not self._closed:
+            self.send(error(None, InvalidRequest(f"lspmux: {detail}; closing the connection")))
+        self.close(None)
+
     def close(self, exc: BaseException | None = None) -> None:
         """Close both directions; every pending request fails at once, naming this peer."""
         if self._closed:
@@ -160,6 +184,9 @@ class Connection(asyncio.Protocol):
         try:
             for item in self._parser.feed(data):
                 if isinstance(item, FrameError):
+                    if item.fatal:
+                        self._refuse_stream(item.detail)
+                        return
                     log.warning("%s: bad frame: %s", self.name, item.detail)
                     continue
                 self._dispatch_body(item)
@@ -249,11 +276,12 @@ class Connection(asyncio.Protocol):
             self._held += (header, body)
             self._held_size += len(body)
             return
+        if self._over_write_limit(w):
+            return
         if len(body) > LARGE_WRITE:
             _write_pieces(w, [header, body])
         else:
             w.write(header + body)
-        self._check_write_buffer(w)
 
     def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
         """Relay a sniffed response (`sniff_response(body)` gave `offset`) under another id:
@@ -278,8 +306,9 @@ class Connection(asyncio.Protocol):
             self._held += pieces
             self._held_size += size
             return
+        if self._over_write_limit(w):
+            return
         _write_pieces(w, pieces)
-        self._check_write_buffer(w)
 
     def _flush(self) -> None:
         held = self._held
@@ -293,20 +322,33 @@ class Connection(asyncio.Protocol):
             if self._debug:
                 log.debug("%s: dropped %d messages, the stream is closed", self.name, len(held))
             return
+        if self._over_write_limit(w):
+            return
         if size > LARGE_WRITE:
             _write_pieces(w, held)
         else:
             w.write(b"".join(held))
-        self._check_write_buffer(w)
 
-    def _check_write_buffer(self, w: asyncio.WriteTransport) -> None:
-        if self.max_write_buffer is not None and w.get_write_buffer_size() > self.max_write_buffer:
-            log.warning(
-                "%s: peer is not reading (%d bytes queued); disconnecting it",
-                self.name,
-                w.get_write_buffer_size(),
-            )
-            self.close(None)
+    def _over_write_limit(self, w: asyncio.WriteTransport) -> bool:
+        """Whether the peer is disconnected instead of written to: the bytes it has not read
+        yet already pass `max_write_buffer`. Checked before a write, so one message of any
+        size is always accepted onto a queue under the bound (a large answer to a client that
+        reads is no fault); a peer that stopped reading is aborted, not closed gracefully,
+        which would wait for the queue to drain and keep its memory forever."""
+        limit = self.max_write_buffer
+        if limit is None:
+            return False
+        queued = w.get_write_buffer_size()
+        if queued <= limit:
+            return False
+        log.warning(
+            "%s: peer is not reading (%d bytes queued, limit %d); disconnecting it",
+            self.name,
+            queued,
+            limit,
+        )
+        self.abort("not reading")
+        return True
 
     def notify(self, method: str, params: Any = None) -> None:
         self.send(notification(method, params))
