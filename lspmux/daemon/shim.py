@@ -149,12 +149,33 @@ def run_if_client(words: Sequence[str]) -> int | None:
     None: another command, for `lspmux.cli`."""
     if not words:
         return None if sys.stdin.isatty() else main([], rust_compat=True)
+    words = command_first(words)
     first = words[0]
     if first == "client":
         return main(words[1:])
     if first.startswith("-") and first not in ("-h", "--help", "--version"):
         return main(words, rust_compat=True)
     return None
+
+
+#: Commands that may follow the connect options: `lspmux --connect ADDR status` is the status
+#: command (as with the Rust lspmux), never a client running a server with a `status` argument.
+COMMANDS_AFTER_OPTIONS = ("status", "reload", "client")
+_CONNECT_OPTIONS = ("--connect", "--token-file")
+
+
+def command_first(words: Sequence[str]) -> list[str]:
+    """`--connect ADDR status …` as `status --connect ADDR …`; other command lines as they
+    are."""
+    i = 0
+    while i < len(words):
+        name, eq, _ = words[i].partition("=")
+        if name not in _CONNECT_OPTIONS:
+            break
+        i += 1 if eq else 2
+    if 0 < i < len(words) and words[i] in COMMANDS_AFTER_OPTIONS:
+        return [words[i], *words[:i], *words[i + 1 :]]
+    return list(words)
 
 
 # -- the handshake --------------------------------------------------------------------------

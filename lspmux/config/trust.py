@@ -1,0 +1,227 @@
+"""The trust database: the project configurations and workspace folders the user trusted.
+
+A project's `lspmux.toml` (or `[tool.lspmux]` in its pyproject.toml) may name what to run, and a
+workspace may ship executables (`bin/gopls`, `node_modules/.bin/biome`, `.venv/bin/ruff`).
+Opening a repository must not run what its author chose, so both are used only after the user
+said so with `lspmux trust DIR`, like `direnv allow` or Neovim's `vim.secure.trust()`:
+
+- a *file* entry is the file's real path and the SHA-256 of its exact bytes: any change to the
+  file (even a space) makes it untrusted again until it is trusted anew;
+- a *folder* entry is a real path: executables found in the project folders of a workspace root
+  (`PROJECT_BIN_DIRS`) are used when that root is the folder or lies inside it.
+
+The database is one JSON file, `$XDG_DATA_HOME/lspmux/trust.json` (default
+`~/.local/share/lspmux/trust.json`), mode 0600 in a 0700 folder, written atomically. A missing
+file trusts nothing; an unreadable or corrupt one trusts nothing and says so in the log (fail
+closed). Reads are cached on the file's (mtime, size), since the question is asked per server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+log = logging.getLogger("lspmux.config")
+
+TRUST_FILE = "trust.json"
+_VERSION = 1
+
+
+def trust_db_path(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_DATA_HOME/lspmux/trust.json`, or `~/.local/share/lspmux/trust.json` (a relative
+    `XDG_DATA_HOME` is ignored, as the XDG base-directory spec asks)."""
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        base = Path(xdg)
+    else:
+        home = env.get("HOME")
+        base = (Path(home) if home else Path.home()) / ".local" / "share"
+    return base / "lspmux" / TRUST_FILE
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@attrs.frozen
+class TrustDB:
+    """What the user trusted: file real path → SHA-256 of its content, and folder real paths."""
+
+    files: Mapping[str, str] = attrs.field(factory=dict)
+    dirs: tuple[str, ...] = ()
+
+    def file_trusted(self, path: str | Path, content: bytes | None = None) -> bool:
+        """Whether the file at `path`, as it is now (or with `content`), was trusted."""
+        real = os.path.realpath(path)
+        recorded = self.files.get(real)
+        if recorded is None:
+            return False
+        if content is None:
+            try:
+                content = Path(real).read_bytes()
+            except OSError:
+                return False
+        return recorded == digest(content)
+
+    def dir_trusted(self, folder: str | Path) -> bool:
+        """Whether `folder` is a trusted folder or lies inside one."""
+        real = os.path.realpath(folder)
+        return any(real == d or real.startswith(d.rstrip(os.sep) + os.sep) for d in self.dirs)
+
+
+_cache: dict[str, tuple[tuple[int, int], TrustDB]] = {}
+
+
+def load(path: Path | None = None) -> TrustDB:
+    """The database at `path` (default: `trust_db_path()`); empty when there is none."""
+    path = path or trust_db_path()
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return TrustDB()
+    except OSError as exc:
+        log.warning("cannot read the trust database %s (%s): trusting nothing", path, exc)
+        return TrustDB()
+    key = (st.st_mtime_ns, st.st_size)
+    cached = _cache.get(str(path))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        doc = json.loads(path.read_bytes())
+        db = _from_json(doc)
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        log.warning(
+            "the trust database %s is unreadable (%s): trusting nothing; run `lspmux trust "
+            "DIR` again for the folders you trust",
+            path,
+            exc,
+        )
+        return TrustDB()
+    _cache[str(path)] = (key, db)
+    return db
+
+
+def _from_json(doc: Any) -> TrustDB:
+    files = doc["files"]
+    dirs = doc["dirs"]
+    if not isinstance(files, dict) or not isinstance(dirs, list):
+        raise TypeError("expected files (an object) and dirs (a list)")
+    return TrustDB(
+        files={str(k): str(v) for k, v in files.items()}, dirs=tuple(str(d) for d in dirs)
+    )
+
+
+def save(db: TrustDB, path: Path | None = None) -> Path:
+    """Write `db` atomically to `path` (default: `trust_db_path()`), private to the user."""
+    path = path or trust_db_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    doc = {"version": _VERSION, "files": dict(sorted(db.files.items())), "dirs": sorted(db.dirs)}
+    fd, tmp = tempfile.mkstemp(prefix=".trust-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2)
+            fh.write("\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _cache.pop(str(path), None)
+    return path
+
+
+def trusted(db: TrustDB, folder: Path, file: Path | None) -> TrustDB:
+    """`db` with `folder` trusted, and `file` with its current content."""
+    files = dict(db.files)
+    if file is not None:
+        files[os.path.realpath(file)] = digest(Path(file).read_bytes())
+    real = os.path.realpath(folder)
+    dirs = db.dirs if real in db.dirs else (*db.dirs, real)
+    return TrustDB(files=files, dirs=dirs)
+
+
+def revoked(db: TrustDB, folder: Path, file: Path | None) -> tuple[TrustDB, list[str]]:
+    """`db` without `folder` and `file`; and what was removed."""
+    real = os.path.realpath(folder)
+    gone = [d for d in db.dirs if d == real]
+    files = dict(db.files)
+    if file is not None and files.pop(os.path.realpath(file), None) is not None:
+        gone.append(os.path.realpath(file))
+    return TrustDB(files=files, dirs=tuple(d for d in db.dirs if d != real)), gone
+
+
+def workspace_trusted(root: str | Path) -> bool:
+    """Whether executables inside the workspace `root` may be run (the user trusted it)."""
+    return load().dir_trusted(root)
+
+
+_told: set[tuple[str, ...]] = set()
+
+
+def once(*key: str) -> bool:
+    """True the first time this process asks with `key`: to say something only once."""
+    if key in _told:
+        return False
+    _told.add(key)
+    return True
+
+
+# -- `lspmux trust` -------------------------------------------------------------------------------
+
+
+def command(folder: Path, *, revoke: bool = False, listing: bool = False) -> list[str]:
+    """What `lspmux trust [--revoke | --list] DIR` does, as the lines it prints."""
+    from lspmux.config.loader import find_project_file  # it imports this module
+
+    db = load()
+    if listing:
+        return list_lines(db)
+    real = Path(os.path.realpath(folder))
+    file = find_project_file(real)
+    if revoke:
+        db, gone = revoked(db, real, file)
+        save(db)
+        if not gone:
+            return [f"{real} was not trusted; nothing to revoke"]
+        return [f"no longer trusted: {g}" for g in gone]
+    path = save(trusted(db, real, file))
+    lines = [f"trusted the folder {real}: executables in its {', '.join(_bin_dirs())} may run"]
+    if file is not None:
+        sha = digest(Path(file).read_bytes())
+        lines.append(
+            f"trusted {file} as it is now (sha256 {sha[:16]}…); a change needs trust again"
+        )
+    else:
+        lines.append("(no lspmux.toml or [tool.lspmux] applies to it)")
+    lines.append(f"recorded in {path}")
+    return lines
+
+
+def list_lines(db: TrustDB) -> list[str]:
+    if not db.files and not db.dirs:
+        return [f"nothing is trusted ({trust_db_path()})"]
+    lines = [f"folder  {d}" for d in sorted(db.dirs)]
+    for path, recorded in sorted(db.files.items()):
+        try:
+            state = "trusted" if digest(Path(path).read_bytes()) == recorded else "CHANGED"
+        except OSError:
+            state = "missing"
+        lines.append(f"file    {path}  ({state})")
+    return lines
+
+
+def _bin_dirs() -> tuple[str, ...]:
+    from lspmux.config.model import PROJECT_BIN_DIRS  # it imports this module
+
+    return PROJECT_BIN_DIRS
