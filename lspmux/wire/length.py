@@ -3,12 +3,15 @@
 `parse_length(value)` accepts only ASCII digits (no sign, no spaces inside, no `_`, at most
 `MAX_DIGITS` of them) and returns the number, or a `LengthError` saying what was wrong. It never
 raises: a 4,301-digit length would make `int()` raise (Python's int-string limit), a `+5`, `5_0`
-or Unicode digit would be accepted by `int()` though no LSP peer writes them.
+or Unicode digit would be accepted by `int()` though no LSP peer writes them. Junk (a sign, a
+letter, more digits than any length) is a bad header the stream can get past; a real number over
+the limit (`too_large`) is a message that cannot be read, and its connection must close.
 """
 
 from __future__ import annotations
 
-#: More digits than this is junk: 19 digits already exceed any memory (2^63 has 19).
+#: More digits than this is junk, not a length: 19 digits already exceed any memory (2^63 has
+#: 19).
 MAX_DIGITS = 19
 
 
@@ -35,9 +38,7 @@ def parse_length(value: bytes, limit: int | None = None) -> int | LengthError:
             return LengthError(f"negative Content-Length {digits[:40].decode()}")
         return LengthError(f"Content-Length is not a number: {digits[:40]!r}")
     if len(digits) > MAX_DIGITS:
-        return LengthError(
-            f"Content-Length has {len(digits)} digits (at most {MAX_DIGITS})", too_large=True
-        )
+        return LengthError(f"Content-Length has {len(digits)} digits (at most {MAX_DIGITS})")
     length = int(digits)
     if limit is not None and length > limit:
         return LengthError(

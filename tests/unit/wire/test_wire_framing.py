@@ -199,8 +199,6 @@ def test_good_frames_after_garbage_are_all_read(
     [
         b"1000000000000",  # 10^12
         b"9223372036854775808",  # 2^63
-        b"9" * 20,  # more digits than any memory
-        b"7" * 4301,  # past Python's int-string limit: int() would raise
         b"65",  # over this parser's limit
     ],
 )
@@ -209,7 +207,7 @@ def test_a_length_over_the_maximum_is_fatal_at_once(length: bytes, header: bytes
     parser = FrameParser(max_size=64)
     out = parser.feed(header % length + b"x" * 100)
     assert len(out) == 1 and isinstance(out[0], FrameError) and out[0].fatal
-    assert "maximum message size" in out[0].detail or "digits" in out[0].detail
+    assert "maximum message size" in out[0].detail
     # nothing more is read or kept: the body cannot be skipped, the stream must be closed
     assert parser.feed(b"y" * 1_000_000 + NEXT) == []
     assert parser.buffered == 0
@@ -237,7 +235,10 @@ def test_the_resynchronised_length_is_checked_too() -> None:
     assert not any(f.fatal for f in faults[:-1])
 
 
-@pytest.mark.parametrize("junk", [b"+5", b"5_0", b"0x10", b"\xd9\xa3", b"1 2", b"--1"])
+@pytest.mark.parametrize(
+    "junk",
+    [b"+5", b"5_0", b"0x10", b"\xd9\xa3", b"1 2", b"--1", b"9" * 20, b"7" * 4301],  # no lengths
+)
 def test_junk_lengths_are_skipped_not_fatal(junk: bytes) -> None:
     out = feed_all([b"Content-Length: %s\r\n\r\n" % junk + NEXT])
     assert isinstance(out[0], FrameError) and not out[0].fatal
