@@ -457,9 +457,9 @@ class Daemon:
         client_id = f"client-{next(self._ids)}"
         if asked.ignored:
             log.info(
-                "%s: ignored lspMux.%s (not in the server's client_may_set)",
+                "%s: ignored the client's %s (not in the server's client_may_set)",
                 client_id,
-                " and lspMux.".join(asked.ignored),
+                " and ".join(asked.ignored),
             )
         base_loader = self.load_config
         fallback = Path(cwd) if cwd else None
