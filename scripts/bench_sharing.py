@@ -199,6 +199,7 @@ class Daemon:
         self.socket = runtime / "lspmux" / "lspmux.sock"
         self.address = f"unix:{self.socket}"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.extra: list[str] = []  # more `lspmux server` arguments
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
@@ -211,6 +212,7 @@ class Daemon:
                 self.address,
                 "--log-level",
                 "warning",
+                *self.extra,
             ],
             env=self.env,
             stdin=subprocess.DEVNULL,

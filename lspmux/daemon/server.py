@@ -68,6 +68,9 @@ log = logging.getLogger("lspmux.daemon")
 
 #: Bytes queued for a client that does not read before it is disconnected.
 CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
+#: Bytes queued for a client above which its requests are no longer read (until it drains to a
+#: quarter of that): a client that stops reading cannot keep the shared backends busy.
+CLIENT_BACKPRESSURE = 1024 * 1024
 #: Seconds a new Unix-socket connection may take to send its first message.
 HANDSHAKE_TIMEOUT = 30.0
 #: Largest first message accepted on the Unix socket (only the user can open it).
@@ -575,7 +578,9 @@ class _Handshake(asyncio.Protocol):
         transport = self.transport
         assert transport is not None
         limit = self.daemon.client_write_limit
-        conn = session.connection(session.client_id, max_write_buffer=limit)
+        conn = session.connection(
+            session.client_id, max_write_buffer=limit, backpressure=CLIENT_BACKPRESSURE
+        )
         transport.set_protocol(conn)
         conn.connection_made(transport)
         conn.data_received(data)

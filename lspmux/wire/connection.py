@@ -100,6 +100,8 @@ class Connection(asyncio.Protocol):
         reply_errors: bool = True,
         max_write_buffer: int | None = None,
         max_message_size: int | None = None,
+        backpressure: int | None = None,
+        stuck_after: float = 30.0,
         duplex: bool = True,
     ) -> None:
         self.name = name
@@ -109,6 +111,12 @@ class Connection(asyncio.Protocol):
         self.on_close = on_close
         self.reply_errors = reply_errors
         self.max_write_buffer = max_write_buffer
+        #: Bytes queued for the peer above which it is not read until its queue drains to a
+        #: quarter of that (see `pause_writing`); None: always read.
+        self.backpressure = backpressure
+        #: Seconds a peer may stay over `backpressure` before it is disconnected (aborted).
+        self.stuck_after = stuck_after
+        self._stuck_timer: asyncio.TimerHandle | None = None
         self._parser = FrameParser(max_message_size)
         self._reader: asyncio.BaseTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
@@ -125,6 +133,31 @@ class Connection(asyncio.Protocol):
         self._reader = transport
         if self._writer is None and self.duplex:
             self._writer = transport  # type: ignore[assignment]
+            if self.backpressure is not None:
+                transport.set_write_buffer_limits(  # type: ignore[attr-defined]
+                    high=self.backpressure, low=self.backpressure // 4
+                )
+
+    def pause_writing(self) -> None:
+        """The transport says the peer's unread queue passed `backpressure`: stop reading
+        from it until the queue drains, so a client that does not take its answers sends no
+        more requests to the backends it shares (it cannot make them work for nobody, or make
+        the others wait behind that work). Queued messages still count against
+        `max_write_buffer`."""
+        if self.backpressure is None or self._reader is None or self._closed:
+            return
+        log.info("%s: not reading its answers; its requests wait until it does", self.name)
+        self._reader.pause_reading()  # type: ignore[attr-defined]
+        self._stuck_timer = asyncio.get_running_loop().call_later(
+            self.stuck_after, self.abort, f"not reading for {self.stuck_after:g}s"
+        )
+
+    def resume_writing(self) -> None:
+        if self._stuck_timer is not None:
+            self._stuck_timer.cancel()
+            self._stuck_timer = None
+        if self.backpressure is not None and self._reader is not None and not self._closed:
+            self._reader.resume_reading()  # type: ignore[attr-defined]
 
     def attach_writer(self, transport: asyncio.WriteTransport) -> None:
         self._writer = transport
@@ -144,6 +177,11 @@ class Connection(asyncio.Protocol):
         """Drop the connection at once: what is queued for the peer is discarded (its memory
         released), both directions are torn down, and everything pending fails. For a peer that
         stopped reading, where `close()` would wait forever for the queue to drain."""
+        if not self._closed:
+            log.warning("%s: disconnected (%s)", self.name, reason)
+        if self._stuck_timer is not None:
+            self._stuck_timer.cancel()
+            self._stuck_timer = None
         self._held = []
         self._held_size = 0
         for t in (self._writer, self._reader):

@@ -492,3 +492,35 @@ async def test_a_length_of_thousands_of_digits_is_a_bad_frame_and_the_stream_goe
     p.conn.data_received(junk + frame(b'{"jsonrpc":"2.0","method":"ok"}'))
     assert not p.conn.closed
     assert [n["method"] for n in p.notifications] == ["ok"]
+
+
+async def test_backpressure_stops_reading_a_peer_that_does_not_read_then_drops_it() -> None:
+    peer, transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=0.5)
+    loop = asyncio.get_running_loop()
+    peer.conn.notify("big", {"blob": "x" * (4 * 1024 * 1024)})  # it does not read this
+    await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
+    await asyncio.sleep(0.2)
+    assert peer.requests == []  # not read: its requests wait while its answers pile up
+    assert not peer.conn.closed
+    await asyncio.sleep(0.6)
+    assert peer.conn.closed and peer.closes == [None]  # still not reading: dropped
+    assert transport.get_write_buffer_size() == 0
+    theirs.close()
+
+
+async def test_backpressure_lets_a_peer_that_reads_go_on() -> None:
+    peer, _transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=5)
+    loop = asyncio.get_running_loop()
+    peer.conn.notify("big", {"blob": "x" * (4 * 1024 * 1024)})
+    await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
+    got = 0
+    while got < 4 * 1024 * 1024:  # it reads its answer: reading from it resumes
+        got += len(await asyncio.wait_for(loop.sock_recv(theirs, 1 << 20), 5))
+    for _ in range(100):
+        if peer.requests:
+            break
+        await asyncio.sleep(0.02)
+    assert [r["method"] for r in peer.requests] == ["more"]
+    await asyncio.sleep(0.1)
+    assert not peer.conn.closed
+    theirs.close()
