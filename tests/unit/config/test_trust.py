@@ -16,7 +16,7 @@ import pytest
 
 from lspmux.config import trust
 from lspmux.config.loader import load_config
-from lspmux.config.model import ServerConfig, resolve_command
+from lspmux.config.model import Config, ServerConfig, resolve_command
 from lspmux.config.trust import TrustDB, revoked, save, trust_db_path, trusted
 
 DEFAULTS = """
@@ -74,7 +74,7 @@ def project(tmp_path: Path) -> Path:
     return ws
 
 
-def load(tmp_path: Path, ws: Path) -> object:
+def load(tmp_path: Path, ws: Path) -> Config:
     defaults = tmp_path / "defaults.toml"
     defaults.write_text(DEFAULTS)
     return load_config(ws, user_config=None, defaults=defaults)
@@ -231,3 +231,51 @@ def test_a_symlinked_workspace_is_the_same_folder(tmp_path: Path, project: Path)
     config = load(tmp_path, project)
     assert config.project_trusted is True
     assert trust.load().dir_trusted(project)
+
+
+# -- `lspmux trust` and `lspmux doctor` -----------------------------------------------------------
+
+
+def test_the_trust_command_trusts_lists_and_revokes(tmp_path: Path, project: Path) -> None:
+    lines = trust.command(project)
+    assert any(str(project / "lspmux.toml") in line and "sha256" in line for line in lines)
+    listed = trust.command(project, listing=True)
+    assert f"folder  {project}" in listed
+    assert f"file    {project / 'lspmux.toml'}  (trusted)" in listed
+    (project / "lspmux.toml").write_text(EVIL + "# changed\n")
+    assert f"file    {project / 'lspmux.toml'}  (CHANGED)" in trust.command(project, listing=True)
+    gone = trust.command(project, revoke=True)
+    assert len(gone) == 2 and all(line.startswith("no longer trusted") for line in gone)
+    assert trust.command(project, listing=True)[0].startswith("nothing is trusted")
+    assert "nothing to revoke" in trust.command(project, revoke=True)[0]
+
+
+def test_trusting_a_subfolder_trusts_the_file_that_applies_to_it(project: Path) -> None:
+    sub = project / "src"
+    sub.mkdir()
+    trust.command(sub)
+    db = trust.load()
+    assert db.file_trusted(project / "lspmux.toml")
+    assert db.dir_trusted(sub) and not db.dir_trusted(project)
+
+
+def test_doctor_says_whether_the_project_is_trusted(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lspmux.doctor import diagnose, render
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    executable(project / "bin" / "gopls")
+    (project / "main.go").write_text("package main\n")
+    config = load(tmp_path, project)
+    text = render(diagnose(config, project, smoke=False), project, config)
+    assert f"project config: {project / 'lspmux.toml'} is NOT trusted" in text
+    assert f"run `lspmux trust {project}`" in text
+    assert "workspace executables (bin/, node_modules/.bin, .venv/bin): not trusted" in text
+    gopls = next(line for line in text.splitlines() if " gopls " in line)
+    assert "WARNING" in gopls and "is not used: this folder is not trusted" in gopls
+    trust.command(project)
+    config = load(tmp_path, project)
+    text = render(diagnose(config, project, smoke=False), project, config)
+    assert f"project config: {project / 'lspmux.toml'} (trusted)" in text
+    assert "workspace executables (bin/, node_modules/.bin, .venv/bin): trusted" in text
