@@ -200,6 +200,7 @@ class Daemon:
         self.address = f"unix:{self.socket}"
         self.proc: subprocess.Popen[bytes] | None = None
         self.extra: list[str] = []  # more `lspmux server` arguments
+        self.cwd: Path | None = None  # where it runs (`python -m` imports lspmux from there)
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
@@ -217,6 +218,7 @@ class Daemon:
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
+            cwd=self.cwd,
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

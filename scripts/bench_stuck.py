@@ -10,8 +10,12 @@ healthy client meanwhile sends sequential hovers and records each latency. Repor
 healthy client's latency before and during the flood (p50, p99, worst), the daemon's own RSS
 before, at its peak, and after the stuck clients were disconnected, and when they were.
 
-    .venv/bin/python scripts/bench_stuck.py [--stuck 4] [--rate 20] [--seconds 15]
+    .venv/bin/python scripts/bench_stuck.py [--stuck 4] [--rate 20] [--seconds 40]
                                             [--lspmux-root DIR]
+    .venv/bin/python scripts/bench_stuck.py --strangers [--lspmux-root DIR]
+
+`--strangers`: instead, 8 TCP connections each send a 16 MiB frame and never a token; the
+daemon's RSS before and at its peak over 5 s.
 
 `--lspmux-root` runs the daemon from another checkout (to compare with older code). The
 daemon runs in a private runtime folder and is stopped at the end.
@@ -117,6 +121,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     env["PYTHONPATH"] = str(args.lspmux_root)
     daemon = Daemon(env, runtime)
     daemon.extra = ["--config", str(write_config(runtime))]
+    daemon.cwd = args.lspmux_root
     daemon.start()
     assert daemon.proc is not None
     me = psutil.Process(daemon.proc.pid)
@@ -126,6 +131,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         healthy = await StdioClient.connect(path, {})
         healthy.lspmux = None
         uri = await healthy.start(workspace, SPEC)
+        await hover_for(healthy, uri, 2.0, [])  # warm-up, not counted
         before: list[float] = []
         await hover_for(healthy, uri, 3.0, before)
         stuck = []
@@ -171,6 +177,64 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def strangers(args: argparse.Namespace) -> dict[str, Any]:
+    """8 TCP connections that each send a 16 MiB frame and never a token: the daemon's RSS."""
+    import socket
+    import subprocess
+
+    runtime = Path(tempfile.mkdtemp(prefix="lmxt-", dir="/tmp"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ)
+    env.update(XDG_RUNTIME_DIR=str(runtime), LSPMUX_TOKEN="t0ken", PYTHONPATH=str(args.lspmux_root))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lspmux", "server", "--listen", f"tcp:127.0.0.1:{port}"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=args.lspmux_root,
+    )
+    out: dict[str, Any] = {}
+    try:
+        for _ in range(200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            await asyncio.sleep(0.05)
+        me = psutil.Process(proc.pid)
+        await asyncio.sleep(0.5)
+        out["before"] = me.memory_info().rss
+        size = 16 * 1024 * 1024
+        conns = []
+        for _ in range(8):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"Content-Length: %d\r\n\r\n" % size)
+            conns.append((reader, writer))
+
+        async def send(writer: asyncio.StreamWriter) -> None:
+            chunk = b"x" * (1024 * 1024)
+            with contextlib.suppress(Exception):
+                for _ in range(16):
+                    writer.write(chunk)
+                    await asyncio.wait_for(writer.drain(), 10)
+
+        await asyncio.gather(*(send(w) for _r, w in conns))
+        peak = out["before"]
+        for _ in range(50):  # hold them 5 s
+            peak = max(peak, me.memory_info().rss)
+            await asyncio.sleep(0.1)
+        out["peak"] = peak
+        out["open"] = sum(1 for r, _w in conns if not r.at_eof())
+        for _r, w in conns:
+            w.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(runtime, ignore_errors=True)
+    return out
+
+
 def report(r: dict[str, Any]) -> str:
     def ms(values: list[float]) -> str:
         return (
@@ -204,9 +268,21 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--stuck", type=int, default=4)
     p.add_argument("--rate", type=float, default=20.0)
-    p.add_argument("--seconds", type=float, default=15.0)
+    p.add_argument("--seconds", type=float, default=40.0)
     p.add_argument("--lspmux-root", type=Path, default=ROOT)
+    p.add_argument(
+        "--strangers", action="store_true", help="measure 8 unauthenticated 16 MiB TCP frames"
+    )
     args = p.parse_args()
+    if args.strangers:
+        r = asyncio.run(strangers(args))
+        mib = 1024 * 1024
+        print(
+            f"daemon RSS with 8 TCP connections sending 16 MiB frames, no token: "
+            f"{r['before'] / mib:.1f} MiB before, {r['peak'] / mib:.1f} MiB peak over 5 s "
+            f"(+{(r['peak'] - r['before']) / mib:.1f} MiB)"
+        )
+        return 0
     result = asyncio.run(run(args))
     print(report(result))
     return 0

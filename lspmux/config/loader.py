@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,14 +176,7 @@ def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
 
     A relative `XDG_CONFIG_HOME` is ignored, as the XDG base-directory spec asks.
     """
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        base = Path(xdg)
-    else:
-        home = env.get("HOME")
-        base = (Path(home) if home else Path.home()) / ".config"
-    return base / "lspmux" / "config.toml"
+    return trust.xdg_home("XDG_CONFIG_HOME", ".config", environ) / "lspmux" / "config.toml"
 
 
 def find_project_file(start: str | Path) -> Path | None:

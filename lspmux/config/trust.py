@@ -36,17 +36,20 @@ TRUST_FILE = "trust.json"
 _VERSION = 1
 
 
-def trust_db_path(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_DATA_HOME/lspmux/trust.json`, or `~/.local/share/lspmux/trust.json` (a relative
-    `XDG_DATA_HOME` is ignored, as the XDG base-directory spec asks)."""
+def xdg_home(variable: str, fallback: str, environ: Mapping[str, str] | None = None) -> Path:
+    """An XDG base directory: `$variable` when it is an absolute path (the XDG base-directory
+    spec ignores a relative one), else `~/fallback`."""
     env = os.environ if environ is None else environ
-    xdg = env.get("XDG_DATA_HOME", "")
+    xdg = env.get(variable, "")
     if xdg and os.path.isabs(xdg):
-        base = Path(xdg)
-    else:
-        home = env.get("HOME")
-        base = (Path(home) if home else Path.home()) / ".local" / "share"
-    return base / "lspmux" / TRUST_FILE
+        return Path(xdg)
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / fallback
+
+
+def trust_db_path(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_DATA_HOME/lspmux/trust.json`, or `~/.local/share/lspmux/trust.json`."""
+    return xdg_home("XDG_DATA_HOME", ".local/share", environ) / "lspmux" / TRUST_FILE
 
 
 def digest(data: bytes) -> str:

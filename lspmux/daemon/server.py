@@ -61,7 +61,7 @@ from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
 from lspmux.proxy import settle_heap
 from lspmux.session.session import Session
 from lspmux.wire.framing import frame
-from lspmux.wire.length import LengthError, parse_length
+from lspmux.wire.length import FrameError, parse_length
 from lspmux.wire.messages import Message, error
 
 log = logging.getLogger("lspmux.daemon")
@@ -539,12 +539,12 @@ class _Handshake(asyncio.Protocol):
             if len(buf) > MAX_HANDSHAKE_HEADER:
                 self._refuse(f"no header end within {MAX_HANDSHAKE_HEADER} bytes")
             return
-        length: int | LengthError = LengthError("no Content-Length header")
+        length: int | FrameError = FrameError("no Content-Length header")
         for line in bytes(buf[:end]).split(b"\r\n"):
             name, _, value = line.partition(b":")
             if name.strip().lower() == b"content-length":
                 length = parse_length(value, self.limit)
-        if isinstance(length, LengthError):
+        if isinstance(length, FrameError):
             self._refuse(f"first message: {length.detail}")
             return
         start = end + 4

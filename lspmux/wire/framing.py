@@ -17,7 +17,9 @@ from typing import Any
 
 import orjson
 
-from lspmux.wire.length import LengthError, parse_length
+from lspmux.wire.length import FrameError, parse_length, too_large
+
+__all__ = ["FrameError", "FrameParser", "encode", "frame", "set_max_message_size"]
 
 HEADER_END = b"\r\n\r\n"
 #: A body missing more than this many bytes is gathered read by read (see `_gather`).
@@ -39,24 +41,6 @@ def set_max_message_size(size: int) -> None:
     if size <= 0:
         raise ValueError(f"the maximum message size must be positive, not {size}")
     MAX_MESSAGE_SIZE = size
-
-
-class FrameError:
-    """A framing fault: the bytes could not be read as one message. Not an exception: the
-    parser reports it in-line and carries on with the next frame, unless it is `fatal` (a
-    message too large to read): then the parser stops and the stream must be closed."""
-
-    __slots__ = ("detail", "fatal")
-
-    def __init__(self, detail: str, *, fatal: bool = False) -> None:
-        self.detail = detail
-        self.fatal = fatal
-
-    def __repr__(self) -> str:
-        return f"FrameError({self.detail!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FrameError) and other.detail == self.detail
 
 
 class FrameParser:
@@ -87,7 +71,7 @@ class FrameParser:
                     self._need = int(simple.group(1))
                     del buf[: simple.end()]
                     if self._need > self.max_size:
-                        out.append(self._die(LengthError(_too_large(self._need, self.max_size))))
+                        out.append(self._die(too_large(self._need, self.max_size)))
                         return out
                     continue
                 end = buf.find(HEADER_END)
@@ -99,7 +83,7 @@ class FrameParser:
                 block = bytes(buf[:end])
                 del buf[: end + 4]
                 length = _content_length(block, self.max_size)
-                if isinstance(length, LengthError):
+                if isinstance(length, FrameError) and length.fatal:
                     out.append(self._die(length))
                     return out
                 if isinstance(length, FrameError):
@@ -107,7 +91,7 @@ class FrameParser:
                     resynced = _resync(block, self.max_size)
                     if resynced is None:
                         continue
-                    if isinstance(resynced, LengthError):
+                    if isinstance(resynced, FrameError):
                         out.append(self._die(resynced))
                         return out
                     length = resynced
@@ -127,12 +111,12 @@ class FrameParser:
                 del buf[:n]
             self._need = -1
 
-    def _die(self, fault: LengthError) -> FrameError:
+    def _die(self, fault: FrameError) -> FrameError:
         """Stop reading: the body announced cannot be read, so no later frame can be found."""
         self._dead = True
         self._need = -1
         self._buf.clear()
-        return FrameError(fault.detail, fatal=True)
+        return fault
 
     def _gather(self, data: bytes) -> list[bytes | FrameError]:
         """Keep the reads of a large body as they are and join them once, when it is complete:
@@ -159,13 +143,9 @@ class FrameParser:
         return len(self._buf) + self._have
 
 
-def _too_large(length: int, limit: int) -> str:
-    return f"Content-Length {length} exceeds the maximum message size ({limit} bytes)"
-
-
-def _content_length(block: bytes, limit: int | None = None) -> int | FrameError | LengthError:
+def _content_length(block: bytes, limit: int | None = None) -> int | FrameError:
     """The block's Content-Length; a FrameError for a bad header (the stream can resync), a
-    LengthError for a length beyond `limit` or beyond any memory (it cannot)."""
+    fatal one for a length beyond `limit` (it cannot)."""
     length: int | None = None
     for line in block.split(b"\r\n"):
         if not line.strip():
@@ -175,23 +155,26 @@ def _content_length(block: bytes, limit: int | None = None) -> int | FrameError 
             return FrameError(f"malformed header line {line[:80]!r}")
         if name.strip().lower() == b"content-length":
             parsed = parse_length(value, limit)
-            if isinstance(parsed, LengthError):
-                return parsed if parsed.too_large else FrameError(parsed.detail)
+            if isinstance(parsed, FrameError):
+                return parsed
             length = parsed
     if length is None:
         return FrameError(f"header block without Content-Length: {block[:80]!r}")
     return length
 
 
-def _resync(block: bytes, limit: int | None = None) -> int | LengthError | None:
+def _resync(block: bytes, limit: int | None = None) -> int | FrameError | None:
     """After a bad header, the unread body of that frame runs into the next frame's header
     (`{"id":1}Content-Length: 10`): the length in that glued header, so the stream gets back
-    in step instead of losing every frame that follows."""
+    in step instead of losing every frame that follows. A fatal FrameError when that length
+    is over `limit`; None when there is none."""
     i = block.lower().rfind(b"content-length:")
     if i <= 0:
         return None
     length = _content_length(block[i:], limit)
-    return None if isinstance(length, FrameError) else length
+    if isinstance(length, FrameError):
+        return length if length.fatal else None
+    return length
 
 
 def frame(body: bytes) -> bytes:

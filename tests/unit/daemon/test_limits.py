@@ -216,19 +216,16 @@ def test_status_after_connect_options_never_starts_anything(tmp_path: Path) -> N
 # -- the lspMux handshake: env, args and cwd --------------------------------------------------
 
 
-@pytest_asyncio.fixture
-async def unix_daemon() -> AsyncIterator[Daemon]:
-    runtime = Path(tempfile.mkdtemp(prefix="lmxa-", dir="/tmp"))
-    daemon = Daemon(
-        Address("unix", path=str(runtime / "lspmux" / "lspmux.sock")),
-        lambda _r: load_config(None, user_config=None),
-    )
-    await daemon.start()
-    try:
-        yield daemon
-    finally:
-        await daemon.close()
-        shutil.rmtree(runtime, ignore_errors=True)
+def initialize(lspmux: dict[str, object]) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "capabilities": {},
+            "initializationOptions": {"lspMux": {"version": "1", **lspmux}},
+        },
+    }
 
 
 @pytest.mark.parametrize(
@@ -240,45 +237,25 @@ async def unix_daemon() -> AsyncIterator[Daemon]:
     ],
 )
 async def test_a_client_cannot_set_args_or_env_of_a_server(
-    unix_daemon: Daemon, options: dict[str, object]
+    running: Daemon, options: dict[str, object]
 ) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "capabilities": {},
-            "initializationOptions": {"lspMux": {"version": "1", **options}},
-        },
-    }
-    reader, writer = await asyncio.open_unix_connection(unix_daemon.address.path)
-    writer.write(framed(init))
+    reader, writer = await asyncio.open_unix_connection(running.address.path)
+    writer.write(framed(initialize(options)))
     data = await asyncio.wait_for(reader.read(), 10)
     writer.close()
     reply = json.loads(data.partition(b"\r\n\r\n")[2])
     assert "client_may_set" in reply["error"]["message"]
-    assert unix_daemon.clients == {}
+    assert running.clients == {}
 
 
-async def test_a_client_cwd_is_not_its_root(unix_daemon: Daemon, tmp_path: Path) -> None:
+async def test_a_client_cwd_is_not_its_root(running: Daemon, tmp_path: Path) -> None:
     # An allowed server missing from PATH must not resolve to the repository's bin/ through
     # the client's cwd: the cwd is ignored, no workspace root comes from it.
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "capabilities": {},
-            "initializationOptions": {
-                "lspMux": {"version": "1", "server": "clangd", "cwd": str(tmp_path)}
-            },
-        },
-    }
-    reader, writer = await asyncio.open_unix_connection(unix_daemon.address.path)
-    writer.write(framed(init))
+    reader, writer = await asyncio.open_unix_connection(running.address.path)
+    writer.write(framed(initialize({"server": "clangd", "cwd": str(tmp_path)})))
     await asyncio.wait_for(reader.readuntil(b"serverInfo"), 10)
-    [info] = unix_daemon.clients.values()
+    [info] = running.clients.values()
     assert info.cwd is None
-    [session] = unix_daemon.clients
+    [session] = running.clients
     assert session.roots == []
     writer.close()
