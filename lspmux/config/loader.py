@@ -50,7 +50,7 @@ from lspmux.config.model import (
     ServerConfig,
 )
 from lspmux.config.render import format_config
-from lspmux.config.untrusted import restrict, untrusted_executables
+from lspmux.config.untrusted import notice, restrict, untrusted_executables
 
 __all__ = [
     "DEFAULTS_LABEL",
@@ -415,7 +415,7 @@ def load_config(
     config = _build(state, [str(path) for path, _ in sources])
     if project_dir is None:
         return config
-    return attrs.evolve(
+    config = attrs.evolve(
         config,
         project_file=str(project) if project is not None else None,
         project_trusted=project_trusted,
@@ -423,6 +423,7 @@ def load_config(
         untrusted_executables=untrusted_executables(config, project_dir, trust_db),
         project_dir=str(project_dir),
     )
+    return attrs.evolve(config, trust_notice=notice(config))
 
 
 def _read_bytes(path: Path) -> bytes:

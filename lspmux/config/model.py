@@ -230,13 +230,9 @@ class Config:
     #: Executables in the untrusted workspace that were not used.
     untrusted_executables: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
-    @property
-    def trust_notice(self) -> str | None:
-        """What to tell the user once (`window/showMessage`, log) about what the untrusted
-        project was not allowed to run; None when nothing was left out."""
-        from lspmux.config.untrusted import notice  # it imports this module
-
-        return notice(self)
+    #: What to tell the user once (`window/showMessage`, log) about what the untrusted project
+    #: was not allowed to run (see `lspmux.config.untrusted.notice`); None: nothing.
+    trust_notice: str | None = None
 
     def servers_for(self, path: str, language_id: str | None = None) -> list[ServerConfig]:
         """Enabled servers whose file types match, in configuration order."""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lspmux import trust as trust_cmd
 from lspmux.config import trust
 from lspmux.config.loader import load_config
 from lspmux.config.model import Config, ServerConfig, resolve_command
@@ -237,23 +238,25 @@ def test_a_symlinked_workspace_is_the_same_folder(tmp_path: Path, project: Path)
 
 
 def test_the_trust_command_trusts_lists_and_revokes(tmp_path: Path, project: Path) -> None:
-    lines = trust.command(project)
+    lines = trust_cmd.command(project)
     assert any(str(project / "lspmux.toml") in line and "sha256" in line for line in lines)
-    listed = trust.command(project, listing=True)
+    listed = trust_cmd.command(project, listing=True)
     assert f"folder  {project}" in listed
     assert f"file    {project / 'lspmux.toml'}  (trusted)" in listed
     (project / "lspmux.toml").write_text(EVIL + "# changed\n")
-    assert f"file    {project / 'lspmux.toml'}  (CHANGED)" in trust.command(project, listing=True)
-    gone = trust.command(project, revoke=True)
+    assert f"file    {project / 'lspmux.toml'}  (CHANGED)" in trust_cmd.command(
+        project, listing=True
+    )
+    gone = trust_cmd.command(project, revoke=True)
     assert len(gone) == 2 and all(line.startswith("no longer trusted") for line in gone)
-    assert trust.command(project, listing=True)[0].startswith("nothing is trusted")
-    assert "nothing to revoke" in trust.command(project, revoke=True)[0]
+    assert trust_cmd.command(project, listing=True)[0].startswith("nothing is trusted")
+    assert "nothing to revoke" in trust_cmd.command(project, revoke=True)[0]
 
 
 def test_trusting_a_subfolder_trusts_the_file_that_applies_to_it(project: Path) -> None:
     sub = project / "src"
     sub.mkdir()
-    trust.command(sub)
+    trust_cmd.command(sub)
     db = trust.load()
     assert db.file_trusted(project / "lspmux.toml")
     assert db.dir_trusted(sub) and not db.dir_trusted(project)
@@ -274,7 +277,7 @@ def test_doctor_says_whether_the_project_is_trusted(
     assert "workspace executables (bin/, node_modules/.bin, .venv/bin): not trusted" in text
     gopls = next(line for line in text.splitlines() if " gopls " in line)
     assert "WARNING" in gopls and "is not used: this folder is not trusted" in gopls
-    trust.command(project)
+    trust_cmd.command(project)
     config = load(tmp_path, project)
     text = render(diagnose(config, project, smoke=False), project, config)
     assert f"project config: {project / 'lspmux.toml'} (trusted)" in text
