@@ -282,3 +282,15 @@ def test_doctor_says_whether_the_project_is_trusted(
     text = render(diagnose(config, project, smoke=False), project, config)
     assert f"project config: {project / 'lspmux.toml'} (trusted)" in text
     assert "workspace executables (bin/, node_modules/.bin, .venv/bin): trusted" in text
+
+
+def test_lspmux_config_says_what_an_untrusted_project_file_lost(
+    tmp_path: Path, project: Path
+) -> None:
+    from lspmux.config.render import format_config
+
+    text = format_config(load(tmp_path, project))
+    assert f"# {project / 'lspmux.toml'} is not trusted; ignored: " in text
+    assert "servers.gopls.command" in text
+    doc = json.loads(format_config(load(tmp_path, project), as_json=True))
+    assert doc["project_trusted"] is False and "servers.mine" in doc["untrusted_keys"]
