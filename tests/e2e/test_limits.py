@@ -13,8 +13,11 @@ from typing import Any
 
 import psutil
 import pytest
+from pygls.exceptions import JsonRpcException
 
+from tests.e2e.conftest import eventually
 from tests.e2e.daemon_harness import SCRIPTED, frame, read_message, received
+from tests.e2e.test_faults import hover, open_scripted
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -212,3 +215,21 @@ env = {{ SCRIPTED_LOG = {json.dumps(str(log))} }}
     with (repo / "lspmux.toml").open("a") as fh:
         fh.write("\n")
     assert not await _hover_reaches_the_scripted_server(tmp_path, repo, log)
+
+
+async def test_a_server_answer_over_the_maximum_fails_fast_and_the_server_restarts(
+    proxy_factory: Any, tmp_path: Path
+) -> None:
+    proxy, uri, log = await open_scripted(proxy_factory, tmp_path, "huge", timeout=120)
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(JsonRpcException) as info:
+        await hover(proxy, uri, timeout=60)
+    assert asyncio.get_running_loop().time() - started < 30  # not the 120 s request timeout
+    assert "scripted" in str(info.value)
+    text = (tmp_path / "lspmux.log").read_text()
+    assert "exceeds the maximum message size" in text
+    opens = await eventually(  # restarted, and given the open document again
+        lambda: [m for m in received(log) if m.get("method") == "textDocument/didOpen"][1:],
+        "the document replayed to the restarted server",
+    )
+    assert opens[-1]["params"]["textDocument"]["text"] == "hello\n"
