@@ -153,8 +153,11 @@ class Connection(asyncio.Protocol):
         `max_write_buffer`."""
         if self.backpressure is None or self._reader is None or self._closed:
             return
-        log.info("%s: not reading its answers; its requests wait until it does", self.name)
+        if self._debug:
+            log.debug("%s: behind on its answers; its requests wait until it reads", self.name)
         self._reader.pause_reading()  # type: ignore[attr-defined]
+        if self._stuck_timer is not None:
+            self._stuck_timer.cancel()
         self._stuck_timer = asyncio.get_running_loop().call_later(
             self.stuck_after, self.abort, f"not reading for {self.stuck_after:g}s"
         )
