@@ -433,13 +433,7 @@ class Connection(asyncio.Protocol):
         queued = w.get_write_buffer_size()
         if queued <= limit:
             return False
-        log.warning(
-            "%s: peer is not reading (%d bytes queued, limit %d); disconnecting it",
-            self.name,
-            queued,
-            limit,
-        )
-        self.abort("not reading")
+        self.abort(f"not reading: {queued} bytes queued, limit {limit}")
         return True
 
     def notify(self, method: str, params: Any = None) -> None:
