@@ -20,6 +20,7 @@ import pytest
 import pytest_asyncio
 
 from lspmux.config.loader import load_config
+from lspmux.config.model import Config
 from lspmux.daemon import server as daemon_server
 from lspmux.daemon.address import Address
 from lspmux.daemon.server import Daemon, DaemonError
@@ -259,3 +260,51 @@ async def test_a_client_cwd_is_not_its_root(running: Daemon, tmp_path: Path) -> 
     [session] = running.clients
     assert session.roots == []
     writer.close()
+
+
+# -- the daemon reads project files under the same trust rules as the proxy -------------------
+
+
+async def test_the_daemon_ignores_an_untrusted_project_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # an empty trust database
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "lspmux.toml").write_text(
+        '[servers.repo-server]\ncommand = ["./bin/evil"]\nfile_types = [".c"]\n'
+        '[servers.clangd]\ncommand = ["./bin/evil-clangd"]\n'
+    )
+    runtime = Path(tempfile.mkdtemp(prefix="lmxr-", dir="/tmp"))
+    daemon = Daemon(
+        Address("unix", path=str(runtime / "lspmux" / "lspmux.sock")),
+        lambda root: load_config(root, user_config=None),
+    )
+    await daemon.start()
+
+    async def session_config() -> Config:
+        reader, writer = await asyncio.open_unix_connection(daemon.address.path)
+        init = {"capabilities": {}, "rootUri": repo.as_uri()}
+        writer.write(framed({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))
+        await asyncio.wait_for(reader.readuntil(b"serverInfo"), 10)
+        session = next(s for s, info in daemon.clients.items() if s.state == "running")
+        writer.close()
+        for _ in range(100):
+            if session not in daemon.clients:
+                break
+            await asyncio.sleep(0.02)
+        return session.config
+
+    try:
+        config = await session_config()
+        assert "repo-server" not in config.servers
+        assert config.servers["clangd"].command == ("clangd",)
+        assert "lspmux trust" in (config.trust_notice or "")
+        from lspmux import trust
+
+        trust.command(repo)
+        config = await session_config()
+        assert config.servers["repo-server"].command == ("./bin/evil",)
+    finally:
+        await daemon.close()
+        shutil.rmtree(runtime, ignore_errors=True)
