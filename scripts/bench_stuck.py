@@ -238,7 +238,7 @@ async def strangers(args: argparse.Namespace) -> dict[str, Any]:
 def report(r: dict[str, Any]) -> str:
     def ms(values: list[float]) -> str:
         return (
-            f"{statistics.median(values):.2f} ms | {pct(values, 99):.2f} ms | "
+            f"{statistics.median(values):.2f} ms | {pct(values, 0.99):.2f} ms | "
             f"{max(values):.2f} ms | {len(values)}"
         )
 
