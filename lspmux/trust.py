@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lspmux.config.loader import find_project_file
+from lspmux.config.loader import ConfigError, find_project_file, load_config
 from lspmux.config.model import PROJECT_BIN_DIRS
 from lspmux.config.trust import (
     TrustDB,
@@ -36,6 +36,7 @@ def command(folder: Path, *, revoke: bool = False, listing: bool = False) -> lis
         if not gone:
             return [f"{real} was not trusted; nothing to revoke"]
         return [f"no longer trusted: {g}" for g in gone]
+    allowed = what_trust_allows(real)
     path = save(trusted(db, real, file))
     lines = [f"trusted the folder {real}: executables in its {', '.join(PROJECT_BIN_DIRS)} may run"]
     if file is not None:
@@ -45,7 +46,23 @@ def command(folder: Path, *, revoke: bool = False, listing: bool = False) -> lis
         )
     else:
         lines.append("(no lspmux.toml or [tool.lspmux] applies to it)")
+    lines += allowed
     lines.append(f"recorded in {path}")
+    return lines
+
+
+def what_trust_allows(folder: Path) -> list[str]:
+    """What the configuration of `folder` uses once trusted and ignores until then, so the
+    user sees what they allow."""
+    try:
+        config = load_config(folder, trust_db=TrustDB())
+    except ConfigError as exc:
+        return [f"warning: lspmux cannot use this configuration as it is: {exc}"]
+    lines = []
+    if config.untrusted_keys:
+        lines.append("now used from it: " + ", ".join(config.untrusted_keys))
+    if config.untrusted_executables:
+        lines.append("now run from the workspace: " + ", ".join(config.untrusted_executables))
     return lines
 
 

@@ -240,6 +240,8 @@ def test_a_symlinked_workspace_is_the_same_folder(tmp_path: Path, project: Path)
 def test_the_trust_command_trusts_lists_and_revokes(tmp_path: Path, project: Path) -> None:
     lines = trust_cmd.command(project)
     assert any(str(project / "lspmux.toml") in line and "sha256" in line for line in lines)
+    used = next(line for line in lines if line.startswith("now used from it: "))
+    assert "servers.gopls.command" in used and "servers.mine" in used
     listed = trust_cmd.command(project, listing=True)
     assert f"folder  {project}" in listed
     assert f"file    {project / 'lspmux.toml'}  (trusted)" in listed
