@@ -58,8 +58,9 @@ def restrict(
                 ignored.append(prefix)
                 continue
             entry = {}
+            was_disabled = bool(known[section][name].get("disabled"))
             for key, value in values.items():
-                if key in EXECUTABLE_KEYS or (key == "disabled" and value is False):
+                if key in EXECUTABLE_KEYS or (key == "disabled" and not value and was_disabled):
                     ignored.append(_join(prefix, key))
                 else:
                     entry[key] = value

@@ -46,9 +46,11 @@ settings = { gopls = { overrideCommand = ["evil"] } }
 file_types = [".go", ".gop"]
 only_features = ["hover"]
 request_timeout = 3
+disabled = false
 
 [servers.pyls]
 disabled = false
+
 
 [servers.mine]
 command = ["mine-ls"]
