@@ -75,6 +75,9 @@ class Backend:
         host: BackendHost,
         client_capabilities: Mapping[str, Any] | None = None,
         spawn: Spawn | None = None,
+        client_initialization_options: Any = None,
+        position_encoding: str = "utf-16",
+        pull_diagnostics: bool = False,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -82,7 +85,16 @@ class Backend:
         self.argv = argv
         self.host = host
         self.spawn = spawn or ServerProcess.spawn  # tests run servers in memory
-        self.client_capabilities = caps.for_backend(client_capabilities)
+        # what the server is told about its client (client_caps.for_backend) and the options
+        # it starts with: the client's initializationOptions under the configured ones
+        self.client_capabilities = caps.for_backend(
+            client_capabilities,
+            position_encoding=position_encoding,
+            pull_diagnostics=pull_diagnostics,
+        )
+        self.initialization_options = caps.merge_init_options(
+            client_initialization_options, config.initialization_options
+        )
         self.state = "stopped"  # stopped | starting | running | stopping | failed
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
@@ -163,8 +175,8 @@ class Backend:
             "capabilities": self.client_capabilities,
             "trace": "off",
         }
-        if self.config.initialization_options is not None:
-            params["initializationOptions"] = self.config.initialization_options
+        if self.initialization_options is not None:
+            params["initializationOptions"] = self.initialization_options
         try:
             result = await conn.call(
                 "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
@@ -178,7 +190,7 @@ class Backend:
             return
         self.capabilities = (result or {}).get("capabilities") or {}
         self.server_info = (result or {}).get("serverInfo") or {}
-        caps.store_cached(self.name, self.capabilities)
+        caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
         if self.config.settings:
             conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
@@ -329,7 +341,7 @@ class Backend:
         callback: ResponseCallback,
         *,
         raw: RawCallback | None = None,
-    ) -> int | None:
+    ) -> int | str | None:
         """Send a request (the server must be running); returns the id the server sees."""
         self.last_used = time.monotonic()
         conn = self._conn
@@ -344,7 +356,7 @@ class Backend:
         self.last_used = time.monotonic()
         return await self._conn.call(method, params, timeout=self.config.request_timeout)
 
-    def cancel(self, msg_id: int) -> None:
+    def cancel(self, msg_id: int | str) -> None:
         if self._conn is not None:
             self._conn.cancel(msg_id)
 
@@ -493,6 +505,7 @@ class Backend:
             reply(_ANSWERS[route.handler](self, params))
         elif policy is Policy.REGISTER:
             self._record_registrations(method, params)
+            caps.store_cached(self.name, self.capabilities, self.registrations.values())
             reply(None)
             self.host.server_request(self, msg, lambda _v: None)  # the clients hear of it too
         else:

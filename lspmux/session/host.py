@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lspmux.config.model import Config
 from lspmux.diagnostics.store import DiagnosticStore
+from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.session.documents import Documents
 from lspmux.session.exchange import Exchange
 from lspmux.text import Encoding
@@ -22,6 +23,7 @@ from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
+    from lspmux.backends.capabilities import Announcement
     from lspmux.backends.pool import Pool
 
 
@@ -57,6 +59,10 @@ class Linting(Protocol):
     async def aclose(self) -> None: ...
 
 
+class Registrations(Protocol):
+    def sync(self, backend: Backend) -> None: ...
+
+
 class SessionHost(Protocol):
     """One client's state, as its helpers see it."""
 
@@ -69,6 +75,14 @@ class SessionHost(Protocol):
     documents: Documents
     store: DiagnosticStore
     inflight: dict[Any, Exchange]
+    semantic: DeltaBridge
+    announcement: Announcement | None
+    announced: dict[str, Any]
+    pull_diagnostics: bool
+
+    @property
+    def registrations(self) -> Registrations: ...
+
     last_origin: dict[str, int]
     backends: list[Backend]
     pool: Pool

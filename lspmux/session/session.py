@@ -32,7 +32,9 @@ from lspmux.config.model import Config
 from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.errors import RequestFailed
+from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.routing.table import client_declares
+from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
 from lspmux.session.exchange import Exchange
@@ -86,8 +88,13 @@ class Session:
         #: (`workspace.diagnostics.refreshSupport`), pushed to every other client.
         self.pull_diagnostics = False
         self._refresh_pending = False
+        #: What the `initialize` answer announced, and what is known of each server.
+        self.announcement: caps.Announcement | None = None
+        self.announced: dict[str, Any] = {}  # what the client was told (initialize, registrations)
+        self.semantic = DeltaBridge()  # semantic token deltas lspmux computes itself
         self.puller = Puller(self)
         self.linting = SessionLinting(self)
+        self.registrations = announce.ClientRegistrations(self)
         self.dispatch = ClientDispatch(self, self)
         self.relay = ServerRelay(self, lambda: self.conn)
 
@@ -100,6 +107,9 @@ class Session:
             on_request=self._on_message,
             on_notification=self._on_message,
             on_close=self._on_close,
+            # Requests to the client get ids no client uses for its own requests: pygls drops
+            # its own pending request when the server's request has the same id.
+            id_prefix="lspmux-",
             **kwargs,
         )
         return self.conn
@@ -174,33 +184,39 @@ class Session:
     # -- lifecycle (called by dispatch) -----------------------------------------------------------
 
     def initialize(self, params: dict[str, Any]) -> Any:
+        """The `initialize` answer: what the configured servers really serve (a dict), or —
+        when some server relevant to the workspace has never run here, so that no cache says
+        what it serves — an awaitable of it, after starting those servers (bounded by
+        `INITIAL_START`): the first start announces what the hundredth does."""
         self.client_capabilities = params.get("capabilities") or {}
         self.roots = _roots(params)
+        root = self.roots[0] if self.roots else None
         try:
-            self.config = self.load_config(self.roots[0] if self.roots else None)
+            self.config = self.load_config(root)
         except Exception as exc:  # a bad config file: say where, and what was expected
             log.error("%s: %s", self.client_id, exc)
             raise RequestFailed(f"lspmux configuration error: {exc}") from exc
-        if self.pool.client_capabilities is None and not self.pool.shared:
-            self.pool.client_capabilities = self.client_capabilities
-        available = [
-            caps.load_cached(s.name)
-            for s in self.config.servers.values()
-            if not s.disabled
-            and s.role == "server"
-            and s.resolve_command(self.roots[0] if self.roots else None)
-        ]
-        server_caps = caps.merge_for_client(available)
+        if not self.pool.shared:
+            if self.pool.client_capabilities is None:
+                self.pool.client_capabilities = self.client_capabilities
+            self.pool.initialization_options = params.get("initializationOptions")
         self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
-        if self.pull_diagnostics:
-            server_caps["diagnosticProvider"] = {
-                "identifier": "lspmux",
-                "interFileDependencies": True,
-                "workspaceDiagnostics": False,
-            }
+        announcement, wanted = announce.from_cache(self, root)
+        if not wanted:
+            return self._initialized(announcement)
+        return self._initialize_after_starting(announcement, wanted)
+
+    async def _initialize_after_starting(
+        self, announcement: caps.Announcement, wanted: dict[str, Path]
+    ) -> Any:
+        return self._initialized(await announce.after_starting(self, announcement, wanted))
+
+    def _initialized(self, announcement: caps.Announcement) -> Any:
+        self.announcement = announcement
+        self.announced = announcement.capabilities
         self.state = "running"
         return {
-            "capabilities": server_caps,
+            "capabilities": self.announced,
             "serverInfo": {"name": "lspmux", "version": __version__},
         }
 

@@ -340,23 +340,35 @@ class MemorySession:
         servers: dict[str, ScriptedServer],
         *,
         file_types: tuple[str, ...] = (".py",),
+        share_with: MemorySession | None = None,
+        client_id: str = "memory",
+        file_types_of: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
+        """`share_with`: another MemorySession whose (then shared) pool this one joins, as a
+        second client of the daemon does."""
         self.root = tmp_path
         self.servers = servers
         config = Config(
             servers={
                 name: ServerConfig(
-                    name=name, command=("python3",), file_types=file_types, request_timeout=5.0
+                    name=name,
+                    command=("python3",),
+                    file_types=(file_types_of or {}).get(name, file_types),
+                    request_timeout=5.0,
                 )
                 for name in servers
             }
         )
-        self.pool = Pool(shared=False, spawn=self._spawn)
+        if share_with is not None:
+            self.pool = share_with.pool
+            self.pool.shared = True
+        else:
+            self.pool = Pool(shared=False, spawn=self._spawn)
         self.exited: list[int] = []
         self.session = Session(
             self.pool,
             lambda _root: config,
-            client_id="memory",
+            client_id=client_id,
             on_exit=lambda _s, c: self.exited.append(c),
         )
         self.client = ClientPeer()
@@ -388,14 +400,14 @@ class MemorySession:
         self.client.notify("initialized", {})
         return answer
 
-    def open(self, name: str, text: str, version: int = 1) -> str:
+    def open(self, name: str, text: str, version: int = 1, language_id: str = "python") -> str:
         uri = self.uri(name)
         self.client.notify(
             "textDocument/didOpen",
             {
                 "textDocument": {
                     "uri": uri,
-                    "languageId": "python",
+                    "languageId": language_id,
                     "version": version,
                     "text": text,
                 }
