@@ -145,7 +145,12 @@ class EditorRun:
                 for change in value[-3:]:
                     parts.append(f"  at {change['t_ms']:.0f} ms:")
                     parts += [f"    {line}" for line in map(describe, change["diagnostics"])]
-            elif isinstance(value, list) and value and isinstance(value[0], dict):
+            elif (
+                isinstance(value, list)
+                and value
+                and isinstance(value[0], dict)
+                and "lnum" in value[0]
+            ):
                 parts.append(f"{name}:")
                 parts += [f"  {describe(d)}" for d in value]
             elif isinstance(value, list):
