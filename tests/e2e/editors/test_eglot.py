@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.editors.conftest import (
+from tests.e2e.editors.harness import (
     ACTION_TITLE,
     EDITS,
     EXPECT_AFTER,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.editors.conftest import (
+from tests.e2e.editors.harness import (
     ACTION_TITLE,
     EDITS,
     EXPECT_AFTER,
@@ -89,12 +89,16 @@ def test_unsaved_edit_leaves_no_stale_diagnostic(harness: EditorHarness) -> None
     report(run, edit_to_clean_s=round(seconds, 2), publish_to_shown_s=publish_to_shown(run))
 
 
-def test_semantic_highlighting_follows_an_edit(harness: EditorHarness) -> None:
+@pytest.mark.parametrize("cache", ["fresh", "warm"])
+def test_semantic_highlighting_follows_an_edit(harness: EditorHarness, cache: str) -> None:
+    """On a user's first start (no capability cache) and on later ones (the cache filled by an
+    earlier session): tokens for the opened text, then for the edited text."""
+    if cache == "warm":
+        run_nvim(harness, "diagnostics")  # an earlier session, same XDG_CACHE_HOME
     # A new function after the last line; its name must come back as a function token.
     added = ["", "", "def added_function() -> int:", "    return 1"]
-    run = run_nvim(
-        harness, "semantic", edits=[{"start": 18, "end": 18, "lines": added}], token_at=[20, 5]
-    )
+    edits = [{"start": 18, "end": 18, "lines": added}]
+    run = run_nvim(harness, "semantic", edits=edits, token_at=[20, 5])
     data = run.data
     assert data.get("semantic_provider"), (
         f"lspmux announced no semanticTokensProvider to Neovim\n{run.explain()}"
