@@ -3,7 +3,8 @@
 What a user of that setup sees on the sample workspace (tests/data/workspace/app.py: an unused
 `os` import, an undefined name, basedpyright's and ruff's diagnostics): each diagnostic once
 across Neovim's push and pull namespaces, nothing stale after an unsaved edit, semantic
-highlighting that follows edits, and ruff's "Remove unused import" offered once and applied.
+highlighting that follows edits, and ruff's "Remove unused import" offered once and applied
+(the checks of `EditorTests`, and semantic tokens here).
 """
 
 from __future__ import annotations
@@ -15,19 +16,12 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.editors.checks import EditorTests, report
 from tests.e2e.editors.harness import (
-    ACTION_TITLE,
-    EDITS,
-    EXPECT_AFTER,
     HERE,
-    STALE,
     EditorHarness,
     EditorRun,
-    check_not_stale,
-    check_once,
     doc_snippet,
-    publish_to_shown,
-    report,
 )
 
 HEADING = "Neovim 0.11+ (`vim.lsp.config`)"
@@ -50,84 +44,48 @@ else:
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(bool(SKIP), reason=SKIP)]
 
 
-def run_nvim(harness: EditorHarness, scenario: str, **extra: Any) -> EditorRun:
-    init = harness.tmp / "init.lua"
-    init.write_text(doc_snippet(HEADING, "lua"))
-    assert NVIM is not None
-    argv = [NVIM, "--headless", "--clean", "-u", str(init)]
-    argv += ["-c", f"luafile {HERE / 'nvim_driver.lua'}"]
-    lsp_log = harness.tmp / "xdg_state_home" / "nvim" / "lsp.log"
-    run = harness.run("neovim", argv, harness.plan(scenario, **extra), {"neovim lsp.log": lsp_log})
-    assert "error" not in run.data, f"the Neovim driver failed\n{run.explain()}"
-    assert not run.data.get("leftovers"), f"processes outlived Neovim\n{run.explain()}"
-    return run
-
-
 def test_snippet_is_the_documented_one() -> None:
     snippet = doc_snippet(HEADING, "lua")
     assert "vim.lsp.config('lspmux'" in snippet and "vim.lsp.enable('lspmux')" in snippet
 
 
-def test_each_diagnostic_shown_once(harness: EditorHarness) -> None:
-    run = run_nvim(harness, "diagnostics")
-    assert run.data["filetype"] == "python", run.explain()
-    diags = run.data["diagnostics"]
-    check_once(run, diags)
-    report(
-        run,
-        shown=sorted({(d["source"], d.get("code"), d["lnum"]) for d in diags}),
-        namespaces=sorted({d["namespace"] for d in diags}),
-    )
+class TestNeovim(EditorTests):
+    def run(self, harness: EditorHarness, scenario: str, **extra: Any) -> EditorRun:
+        init = harness.tmp / "init.lua"
+        init.write_text(doc_snippet(HEADING, "lua"))
+        assert NVIM is not None
+        argv = [NVIM, "--headless", "--clean", "-u", str(init)]
+        argv += ["-c", f"luafile {HERE / 'nvim_driver.lua'}"]
+        lsp_log = harness.tmp / "xdg_state_home" / "nvim" / "lsp.log"
+        run = harness.run(
+            "neovim", argv, harness.plan(scenario, **extra), {"neovim lsp.log": lsp_log}
+        )
+        assert run.data["filetype"] == "python", run.explain()
+        return run
 
-
-def test_unsaved_edit_leaves_no_stale_diagnostic(harness: EditorHarness) -> None:
-    run = run_nvim(
-        harness, "stale", edits=EDITS, stale=STALE, expect_after=EXPECT_AFTER, deadline=15
-    )
-    seconds = check_not_stale(run)
-    assert seconds < 10, f"the edited text's diagnostics took {seconds:.1f}s\n{run.explain()}"
-    report(run, edit_to_clean_s=round(seconds, 2), publish_to_shown_s=publish_to_shown(run))
-
-
-@pytest.mark.parametrize("cache", ["fresh", "warm"])
-def test_semantic_highlighting_follows_an_edit(harness: EditorHarness, cache: str) -> None:
-    """On a user's first start (no capability cache) and on later ones (the cache filled by an
-    earlier session): tokens for the opened text, then for the edited text."""
-    if cache == "warm":
-        run_nvim(harness, "diagnostics")  # an earlier session, same XDG_CACHE_HOME
-    # A new function after the last line; its name must come back as a function token.
-    added = ["", "", "def added_function() -> int:", "    return 1"]
-    edits = [{"start": 18, "end": 18, "lines": added}]
-    run = run_nvim(harness, "semantic", edits=edits, token_at=[20, 5])
-    data = run.data
-    assert data.get("semantic_provider"), (
-        f"lspmux announced no semanticTokensProvider to Neovim\n{run.explain()}"
-    )
-    assert data.get("version_before") is not None, (
-        f"Neovim's highlighter never got tokens for the opened text\n{run.explain()}"
-    )
-    assert data["version_after"] == data["buffer_version_after"], (
-        f"the highlighter stayed at version {data['version_after']} while the buffer is at "
-        f"{data['buffer_version_after']}\n{run.explain()}"
-    )
-    types = [t["type"] for t in data["tokens_at"]]
-    assert "function" in types, f"no function token on the new name: {types}\n{run.explain()}"
-    report(run, version_before=data["version_before"], version_after=data["version_after"])
-
-
-def test_remove_unused_import_offered_once_and_applied(harness: EditorHarness) -> None:
-    original = (harness.workspace / "app.py").read_text()
-    run = run_nvim(
-        harness, "code_action", cursor=[0, 7], action_title=ACTION_TITLE, apply_deadline=10
-    )
-    data = run.data
-    assert len(data["matching"]) == 1, (
-        f"{ACTION_TITLE!r} offered {len(data['matching'])} times: {data['offered']}\n"
-        f"{run.explain()}"
-    )
-    assert data["menu"] is None, f"a menu opened instead of applying\n{run.explain()}"
-    assert data["text"] == original.replace("import os\n", "", 1), (
-        f"the buffer after applying {data['matching']}:\n{data['text']}\n{run.explain()}"
-    )
-    check_once(run, data["before"])
-    report(run, offered=data["offered"])
+    @pytest.mark.parametrize("cache", ["fresh", "warm"])
+    def test_semantic_highlighting_follows_an_edit(
+        self, harness: EditorHarness, cache: str
+    ) -> None:
+        """On a user's first start (no capability cache) and on later ones (the cache filled by an
+        earlier session): tokens for the opened text, then for the edited text."""
+        if cache == "warm":
+            self.run(harness, "diagnostics")  # an earlier session, same XDG_CACHE_HOME
+        # A new function after the last line; its name must come back as a function token.
+        added = ["", "", "def added_function() -> int:", "    return 1"]
+        edits = [{"start": 18, "end": 18, "lines": added}]
+        run = self.run(harness, "semantic", edits=edits, token_at=[20, 5])
+        data = run.data
+        assert data.get("semantic_provider"), (
+            f"lspmux announced no semanticTokensProvider to Neovim\n{run.explain()}"
+        )
+        assert data.get("version_before") is not None, (
+            f"Neovim's highlighter never got tokens for the opened text\n{run.explain()}"
+        )
+        assert data["version_after"] == data["buffer_version_after"], (
+            f"the highlighter stayed at version {data['version_after']} while the buffer is at "
+            f"{data['buffer_version_after']}\n{run.explain()}"
+        )
+        types = [t["type"] for t in data["tokens_at"]]
+        assert "function" in types, f"no function token on the new name: {types}\n{run.explain()}"
+        report(run, version_before=data["version_before"], version_after=data["version_after"])
