@@ -81,7 +81,7 @@ def check_once(run: EditorRun, diags: list[dict[str, Any]]) -> None:
         assert found.get(source.lower()), f"no diagnostic from {source}\n{run.explain()}"
     dups = duplicates(diags)
     assert not dups, (
-        f"{len(dups)} diagnostics shown more than once (namespace/backend of each copy):\n"
+        f"{len(dups)} copies of diagnostics shown more than once (the namespace of each):\n"
         + "\n".join(f"  {describe(d)}" for d in dups)
         + f"\n{run.explain()}"
     )
