@@ -45,6 +45,10 @@ ACTION_TITLE = "Remove unused import"
 QUIET = 2.0  # seconds without a diagnostic change before the driver calls them settled
 DEADLINE = 15.0  # seconds any one wait may take
 
+# The sections of docs/editors.md whose snippet is the editor's whole configuration in the tests.
+NEOVIM_HEADING = "Neovim 0.11+ (`vim.lsp.config`)"
+EGLOT_HEADING = "Emacs (eglot)"
+
 
 def fenced_block(markdown: str, heading: str, lang: str) -> str:
     """The first ```lang block after the heading line starting with `heading`."""

@@ -19,12 +19,11 @@ import pytest
 from tests.e2e.editors.checks import EditorTests, report
 from tests.e2e.editors.harness import (
     HERE,
+    NEOVIM_HEADING,
     EditorHarness,
     EditorRun,
     doc_snippet,
 )
-
-HEADING = "Neovim 0.11+ (`vim.lsp.config`)"
 
 
 def nvim_version(nvim: str) -> tuple[int, ...]:
@@ -44,15 +43,10 @@ else:
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(bool(SKIP), reason=SKIP)]
 
 
-def test_snippet_is_the_documented_one() -> None:
-    snippet = doc_snippet(HEADING, "lua")
-    assert "vim.lsp.config('lspmux'" in snippet and "vim.lsp.enable('lspmux')" in snippet
-
-
 class TestNeovim(EditorTests):
     def run(self, harness: EditorHarness, scenario: str, **extra: Any) -> EditorRun:
         init = harness.tmp / "init.lua"
-        init.write_text(doc_snippet(HEADING, "lua"))
+        init.write_text(doc_snippet(NEOVIM_HEADING, "lua"))
         assert NVIM is not None
         argv = [NVIM, "--headless", "--clean", "-u", str(init)]
         argv += ["-c", f"luafile {HERE / 'nvim_driver.lua'}"]
