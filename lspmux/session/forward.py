@@ -19,85 +19,19 @@ from lsprotocol import types as t
 from lspmux.errors import JsonRpcError, MethodNotFound, RequestFailed
 from lspmux.routing import merge
 from lspmux.routing.table import Policy, Route
-from lspmux.wire.messages import Message, error
+from lspmux.session.exchange import Exchange
+from lspmux.session.host import SessionHost
+from lspmux.wire.messages import Message, decode, result_is_null
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
-    from lspmux.session.session import Session
 
 log = logging.getLogger("lspmux.session")
 
-#: Methods whose items later come back for resolve/execute: the family remembers the origin of
-#: a raw-relayed (untagged) answer.
-RESOLVE_FAMILY: dict[str, str] = {
-    t.TEXT_DOCUMENT_COMPLETION: t.COMPLETION_ITEM_RESOLVE,
-    t.TEXT_DOCUMENT_CODE_ACTION: t.CODE_ACTION_RESOLVE,
-    t.TEXT_DOCUMENT_CODE_LENS: t.CODE_LENS_RESOLVE,
-    t.TEXT_DOCUMENT_DOCUMENT_LINK: t.DOCUMENT_LINK_RESOLVE,
-    t.TEXT_DOCUMENT_INLAY_HINT: t.INLAY_HINT_RESOLVE,
-    t.WORKSPACE_SYMBOL: t.WORKSPACE_SYMBOL_RESOLVE,
-    t.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY: t.CALL_HIERARCHY_INCOMING_CALLS,
-    t.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY: t.TYPE_HIERARCHY_SUPERTYPES,
-}
-_FAMILY_ALIASES = {
-    t.CALL_HIERARCHY_OUTGOING_CALLS: t.CALL_HIERARCHY_INCOMING_CALLS,
-    t.TYPE_HIERARCHY_SUBTYPES: t.TYPE_HIERARCHY_SUPERTYPES,
-}
 
-
-class Exchange:
-    """One client request in flight: its targets (for cancellation) and its single answer."""
-
-    __slots__ = ("answered", "client_id", "method", "params", "per_backend", "session", "targets")
-
-    def __init__(self, session: Session, msg: Message) -> None:
-        self.session = session
-        self.client_id = msg["id"]
-        self.method: str = msg["method"]
-        self.params: Any = msg.get("params")
-        self.targets: list[tuple[Backend, int]] = []
-        self.answered = False
-        #: Params that differ per backend (by backend name): a code action request carries
-        #: each backend's own diagnostics.
-        self.per_backend: dict[str, Any] | None = None
-
-    def params_for(self, backend: Backend) -> Any:
-        if self.per_backend is None:
-            return self.params
-        return self.per_backend.get(backend.name, self.params)
-
-    def sent(self, backend: Backend, backend_id: int | None) -> None:
-        if backend_id is not None:
-            self.targets.append((backend, backend_id))
-
-    def reply(self, value: Any) -> None:
-        if self._finish():
-            self.session.conn_send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
-
-    def reply_error(self, err: JsonRpcError | dict[str, Any]) -> None:
-        if self._finish():
-            self.session.conn_send(error(self.client_id, err))
-
-    def reply_raw(self, body: bytes, offset: int) -> None:
-        if self._finish():
-            self.session.conn_send_raw_response(body, offset, self.client_id)
-
-    def _finish(self) -> bool:
-        if self.answered:
-            return False
-        self.answered = True
-        self.session.inflight.pop(self.client_id, None)
-        return True
-
-    def cancel(self) -> None:
-        for backend, backend_id in self.targets:
-            backend.cancel(backend_id)
-
-
-def dispatch(session: Session, msg: Message, route: Route | None, backends: list[Backend]) -> None:
+def dispatch(ex: Exchange, route: Route | None, backends: list[Backend]) -> None:
     """Route a request to `backends` (already running) by its route's policy."""
-    ex = Exchange(session, msg)
-    session.inflight[ex.client_id] = ex
+    session: SessionHost = ex.session  # type: ignore[assignment]
     method = ex.method
     if route is None:
         _first(ex, backends, allow_null_fallthrough=False)
@@ -109,15 +43,16 @@ def dispatch(session: Session, msg: Message, route: Route | None, backends: list
     if not eligible:
         ex.reply_error(_nobody(method, backends))
         return
+    if session.pool.shared:  # a shared server may hold another client's text of the file
+        _hold_requesters_text(session, ex.params, eligible)
     if method == t.TEXT_DOCUMENT_CODE_ACTION:
         ex.per_backend = _code_action_params(session, ex.params, eligible)
+    family = route.family
     if route.policy is Policy.FIRST:
-        family = RESOLVE_FAMILY.get(method)
         if family is not None:
-            ex_family = family
 
             def remember(backend: Backend) -> None:
-                session.last_origin[ex_family] = session.origin_of(backend)
+                session.last_origin[family] = session.origin_of(backend)
 
             _first(ex, eligible, on_answer=remember)
         else:
@@ -125,14 +60,30 @@ def dispatch(session: Session, msg: Message, route: Route | None, backends: list
         return
     if route.policy is Policy.MERGE:
         if len(eligible) == 1:
-            family = RESOLVE_FAMILY.get(method)
             if family is not None:
                 session.last_origin[family] = session.origin_of(eligible[0])
             _first(ex, eligible, allow_null_fallthrough=False)
             return
-        _merge(ex, eligible)
+        _merge(ex, eligible, route.merger or merge.concat)
         return
     ex.reply_error(MethodNotFound(f"lspmux cannot route {method} (policy {route.policy.value})"))
+
+
+def _hold_requesters_text(session: SessionHost, params: Any, backends: list[Backend]) -> None:
+    """Before a request about a document goes to shared servers, make each of them hold this
+    client's text of it, so that positions, hovers and edits are computed on the text the
+    client sees (another client may have edited the same file since)."""
+    td = params.get("textDocument") if isinstance(params, dict) else None
+    uri = td.get("uri") if isinstance(td, dict) else None
+    if not isinstance(uri, str):
+        return
+    doc = session.documents.get(uri)
+    if doc is None:
+        return
+    for backend in backends:
+        held = backend.documents.get(uri)
+        if held is not None and held.text != doc.text:
+            backend.resync(session, uri, doc.version, doc.text)
 
 
 def _nobody(method: str, backends: list[Backend]) -> JsonRpcError:
@@ -200,10 +151,8 @@ class _First:
         return self.allow_null and self.i + 1 < len(self.candidates)
 
     def on_raw(self, body: bytes, offset: int) -> None:
-        if body.startswith(b'"error"', offset) or (
-            self._more() and body.startswith(b'"result":null', offset)
-        ):
-            self.on_msg(self.ex.session.decode_body(body))
+        if body.startswith(b'"error"', offset) or (self._more() and result_is_null(body, offset)):
+            self.on_msg(decode(body))
             return
         if self.on_answer is not None and self.backend is not None:
             self.on_answer(self.backend)
@@ -231,12 +180,11 @@ class _First:
         ex.reply(value)
 
 
-def _merge(ex: Exchange, eligible: list[Backend]) -> None:
+def _merge(ex: Exchange, eligible: list[Backend], merger: Callable[[merge.Results], Any]) -> None:
     results: list[tuple[int, Any]] = []
     errors: list[dict[str, Any]] = []
     remaining = [len(eligible)]
-    merger = merge.MERGERS.get(ex.method, merge.concat)
-    session = ex.session
+    session: SessionHost = ex.session  # type: ignore[assignment]
 
     def collect(backend: Backend) -> Callable[[Message], None]:
         def on_msg(resp: Message) -> None:
@@ -266,14 +214,15 @@ def _merge(ex: Exchange, eligible: list[Backend]) -> None:
 
 
 def _code_action_params(
-    session: Session, params: Any, eligible: list[Backend]
+    session: SessionHost, params: Any, eligible: list[Backend]
 ) -> dict[str, Any] | None:
     """Per backend, the code action params with only the diagnostics that backend produced (as
     it published them, with their `data`); linters' diagnostics go to no backend."""
     if not isinstance(params, dict):
         return None
     context = params.get("context")
-    uri = (params.get("textDocument") or {}).get("uri")
+    td = params.get("textDocument")
+    uri = td.get("uri") if isinstance(td, dict) else None
     if not isinstance(context, dict) or not isinstance(uri, str):
         return None
     diagnostics = context.get("diagnostics")
@@ -298,7 +247,7 @@ def _code_action_params(
 
 def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
     """resolve/execute: back to where the item came from."""
-    session = ex.session
+    session: SessionHost = ex.session  # type: ignore[assignment]
     params = ex.params if isinstance(ex.params, dict) else {}
     target: Backend | None = None
     send_params: Any = ex.params
@@ -313,17 +262,15 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
             ):
                 target = backend
                 break
-        if target is None:
-            origin = session.last_origin.get(t.CODE_ACTION_RESOLVE)
-            target = session.backend_by_origin(origin)
+        if target is None and route.family is not None:
+            target = session.backend_by_origin(session.last_origin.get(route.family))
     else:
         origin, original = merge.untag(params)
         if origin is not None:
             target = session.backend_by_origin(origin)
             send_params, retag = original, origin
-        else:
-            family = _FAMILY_ALIASES.get(ex.method, ex.method)
-            target = session.backend_by_origin(session.last_origin.get(family))
+        elif route.family is not None:
+            target = session.backend_by_origin(session.last_origin.get(route.family))
     if target is None:
         ex.reply_error(
             RequestFailed(
