@@ -190,7 +190,7 @@ class Backend:
             return
         self.capabilities = (result or {}).get("capabilities") or {}
         self.server_info = (result or {}).get("serverInfo") or {}
-        caps.store_cached(self.name, self.capabilities)
+        caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
         if self.config.settings:
             conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
@@ -505,6 +505,7 @@ class Backend:
             reply(_ANSWERS[route.handler](self, params))
         elif policy is Policy.REGISTER:
             self._record_registrations(method, params)
+            caps.store_cached(self.name, self.capabilities, self.registrations.values())
             reply(None)
             self.host.server_request(self, msg, lambda _v: None)  # the clients hear of it too
         else:

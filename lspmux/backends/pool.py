@@ -51,6 +51,7 @@ class Pool:
     ) -> None:
         self.shared = shared
         self.spawn = spawn
+        self.initialization_options: Any = None
         self.client_capabilities = client_capabilities
         self.backends: dict[tuple[str, str], Backend] = {}
         self.sessions: dict[Backend, set[PoolSession]] = {}
@@ -76,6 +77,10 @@ class Pool:
             host=self,
             client_capabilities=self.client_capabilities,
             spawn=self.spawn,
+            # A private pool serves one client: its initializationOptions reach its servers
+            # (under the configured ones). A shared server is not one client's.
+            client_initialization_options=None if self.shared else self.initialization_options,
+            pull_diagnostics=True,  # lspmux pulls from servers that offer it, for every client
         )
         self.backends[key] = backend
         self.sessions[backend] = set()

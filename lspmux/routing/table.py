@@ -70,7 +70,9 @@ class Policy(enum.Enum):
 class Route:
     policy: Policy
     feature: str
-    capability: str | None = None  # key in ServerCapabilities; None: always eligible
+    #: Key in ServerCapabilities that makes a backend eligible (None: always). For a resolve
+    #: method: the provider whose `resolveProvider` says the origin resolves at all.
+    capability: str | None = None
     position: bool = False  # params carry textDocument + position (Locate can fill them)
     range: bool = False  # params carry textDocument + range (Locate can fill them)
     merger: Callable[[merge.Results], Any] | None = None  # MERGE: how answers combine
@@ -223,12 +225,14 @@ CLIENT_REQUESTS: dict[str, Route] = {
         Policy.DIAGNOSTICS, "diagnostics", "diagnosticProvider", handler="workspace_diagnostic"
     ),
     # -- back to the origin -------------------------------------------------------------------
-    t.COMPLETION_ITEM_RESOLVE: _r(OR, "completion", family="completion"),
-    t.CODE_ACTION_RESOLVE: _r(OR, "codeAction", family="codeAction"),
-    t.CODE_LENS_RESOLVE: _r(OR, "codeLens", family="codeLens"),
-    t.DOCUMENT_LINK_RESOLVE: _r(OR, "documentLink", family="documentLink"),
-    t.INLAY_HINT_RESOLVE: _r(OR, "inlayHint", family="inlayHint"),
-    t.WORKSPACE_SYMBOL_RESOLVE: _r(OR, "workspaceSymbol", family="workspaceSymbol"),
+    t.COMPLETION_ITEM_RESOLVE: _r(OR, "completion", "completionProvider", family="completion"),
+    t.CODE_ACTION_RESOLVE: _r(OR, "codeAction", "codeActionProvider", family="codeAction"),
+    t.CODE_LENS_RESOLVE: _r(OR, "codeLens", "codeLensProvider", family="codeLens"),
+    t.DOCUMENT_LINK_RESOLVE: _r(OR, "documentLink", "documentLinkProvider", family="documentLink"),
+    t.INLAY_HINT_RESOLVE: _r(OR, "inlayHint", "inlayHintProvider", family="inlayHint"),
+    t.WORKSPACE_SYMBOL_RESOLVE: _r(
+        OR, "workspaceSymbol", "workspaceSymbolProvider", family="workspaceSymbol"
+    ),
     t.WORKSPACE_EXECUTE_COMMAND: _r(
         OR, "executeCommand", "executeCommandProvider", family="codeAction"
     ),

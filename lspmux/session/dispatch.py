@@ -138,10 +138,13 @@ class ClientDispatch:
     def _local(self, ex: Exchange, handler_name: str) -> None:
         handler = LOCAL_REQUESTS[handler_name]
         result = handler(self, ex)
-        if isinstance(result, Awaitable):
-            self.session.spawn(self._answer(ex, result))
-        else:
+        if not isinstance(result, Awaitable):
             ex.reply(result)
+        elif ex.method == t.INITIALIZE:  # nothing may overtake the initialize answer
+            self._start_holding(_ALL)
+            self.session.spawn(self._answer(ex, result, release=_ALL))
+        else:
+            self.session.spawn(self._answer(ex, result))
 
     async def _answer(
         self, ex: Exchange, work: Awaitable[Any], *, release: str | None = None

@@ -9,10 +9,11 @@ them reaches the client.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lspmux.errors import JsonRpcError
-from lspmux.wire.messages import Message, error
+from lspmux.wire.messages import Message, decode, error
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
@@ -31,7 +32,16 @@ class Replier(Protocol):
 class Exchange:
     """One client request: its targets (for cancellation) and its single answer."""
 
-    __slots__ = ("answered", "client_id", "method", "params", "per_backend", "session", "targets")
+    __slots__ = (
+        "adapt",
+        "answered",
+        "client_id",
+        "method",
+        "params",
+        "per_backend",
+        "session",
+        "targets",
+    )
 
     def __init__(self, session: Replier, msg: Message) -> None:
         self.session = session
@@ -43,6 +53,8 @@ class Exchange:
         #: Params that differ per backend (by backend name): a code action request carries
         #: each backend's own diagnostics.
         self.per_backend: dict[str, Any] | None = None
+        #: Fits an answer to what this client declared (a shared server was told more).
+        self.adapt: Callable[[Any], Any] | None = None
         session.inflight[self.client_id] = self
 
     def params_for(self, backend: Backend) -> Any:
@@ -56,6 +68,8 @@ class Exchange:
 
     def reply(self, value: Any) -> None:
         if self._finish():
+            if self.adapt is not None:
+                value = self.adapt(value)
             self.session.conn_send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
 
     def reply_error(self, err: JsonRpcError | dict[str, Any]) -> None:
@@ -63,6 +77,13 @@ class Exchange:
             self.session.conn_send(error(self.client_id, err))
 
     def reply_raw(self, body: bytes, offset: int) -> None:
+        if self.adapt is not None:  # the answer must be read to be fitted
+            msg = decode(body)
+            if "error" in msg:
+                self.reply_error(msg["error"] or {})
+            else:
+                self.reply(msg.get("result"))
+            return
         if self._finish():
             self.session.conn_send_raw_response(body, offset, self.client_id)
 

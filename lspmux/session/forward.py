@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
+from lspmux.backends.capabilities import resolve_provider
+from lspmux.backends.provided import effective
 from lspmux.errors import JsonRpcError, MethodNotFound, RequestFailed
-from lspmux.routing import merge
+from lspmux.routing import adapt, merge, semantic_tokens
 from lspmux.routing.table import Policy, Route
 from lspmux.session.exchange import Exchange
 from lspmux.session.host import SessionHost
@@ -29,10 +32,15 @@ if TYPE_CHECKING:
 log = logging.getLogger("lspmux.session")
 
 
-def dispatch(ex: Exchange, route: Route | None, backends: list[Backend]) -> None:
+def dispatch(
+    ex: Exchange, route: Route | None, backends: list[Backend], *, retried: bool = False
+) -> None:
     """Route a request to `backends` (already running) by its route's policy."""
     session: SessionHost = ex.session  # type: ignore[assignment]
     method = ex.method
+    if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
+        client = session.client_capabilities
+        ex.adapt = lambda value: adapt.adapt(method, value, client)
     if route is None:
         _first(ex, backends, allow_null_fallthrough=False)
         return
@@ -41,10 +49,16 @@ def dispatch(ex: Exchange, route: Route | None, backends: list[Backend]) -> None
         return
     eligible = [b for b in backends if b.supports(method, route)]
     if not eligible:
+        if _just_started(backends) and not retried:  # its registrations may be on their way
+            asyncio.get_running_loop().call_later(REGISTRATION_WAIT, _retry, ex, route, backends)
+            return
         ex.reply_error(_nobody(method, backends))
         return
     if session.pool.shared:  # a shared server may hold another client's text of the file
         _hold_requesters_text(session, ex.params, eligible)
+    if method in _SEMANTIC_TOKENS:
+        _semantic_tokens(ex, eligible)
+        return
     if method == t.TEXT_DOCUMENT_CODE_ACTION:
         ex.per_backend = _code_action_params(session, ex.params, eligible)
     family = route.family
@@ -67,6 +81,27 @@ def dispatch(ex: Exchange, route: Route | None, backends: list[Backend]) -> None
         _merge(ex, eligible, route.merger or merge.concat)
         return
     ex.reply_error(MethodNotFound(f"lspmux cannot route {method} (policy {route.policy.value})"))
+
+
+#: Full and delta requests: answered through the session's `DeltaBridge`.
+_SEMANTIC_TOKENS = frozenset(
+    {t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA}
+)
+
+#: A server registers capabilities right after `initialized`; a request that no backend serves
+#: yet, sent just after a backend of its file started, is tried once more after this long.
+REGISTRATION_WAIT = 0.3
+_JUST_STARTED = 2.0
+
+
+def _retry(ex: Exchange, route: Route, backends: list[Backend]) -> None:
+    if not ex.answered:
+        dispatch(ex, route, backends, retried=True)
+
+
+def _just_started(backends: list[Backend]) -> bool:
+    now = time.monotonic()
+    return any(b.started_at is not None and now - b.started_at < _JUST_STARTED for b in backends)
 
 
 def _hold_requesters_text(session: SessionHost, params: Any, backends: list[Backend]) -> None:
@@ -279,6 +314,9 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
             )
         )
         return
+    if retag is not None and route.capability and not _resolves(target, route.capability):
+        ex.reply(ex.params)  # nothing to resolve there: the item is complete as it is
+        return
 
     def on_msg(resp: Message) -> None:
         if "error" in resp:
@@ -295,6 +333,36 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
         ex.sent(target, target.request(ex.method, send_params, on_msg, raw=ex.reply_raw))
     else:
         ex.sent(target, target.request(ex.method, send_params, on_msg))
+
+
+def _resolves(backend: Backend, capability: str) -> bool:
+    """Whether `backend` resolves the items of `capability` (statically or as registered)."""
+    served = effective(backend.capabilities, backend.registrations.values())
+    return resolve_provider(served, capability)
+
+
+def _semantic_tokens(ex: Exchange, eligible: list[Backend]) -> None:
+    """Semantic tokens from the first eligible backend, asked for full results (lspmux
+    computes deltas itself, `routing/semantic_tokens.py`), with token indices remapped into
+    the legend lspmux announced."""
+    session: SessionHost = ex.session  # type: ignore[assignment]
+    backend = eligible[0]
+    client_params = ex.params if isinstance(ex.params, dict) else {}
+    method, params = semantic_tokens.backend_request(ex.method, client_params)
+    announcement = session.announcement
+    legend_map = announcement.legend_maps().get(backend.name) if announcement else None
+    if legend_map is not None and legend_map.identity:
+        legend_map = None
+
+    def on_msg(resp: Message) -> None:
+        if "error" in resp:
+            err = dict(resp["error"] or {})
+            err["message"] = f"{backend.name}: {err.get('message', 'error')}"
+            ex.reply_error(err)
+            return
+        ex.reply(session.semantic.answer(ex.method, client_params, resp.get("result"), legend_map))
+
+    ex.sent(backend, backend.request(method, params, on_msg))
 
 
 async def ensure_running(backends: list[Backend]) -> list[Backend]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lspmux.config.model import Config
 from lspmux.diagnostics.store import DiagnosticStore
+from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.session.documents import Documents
 from lspmux.session.exchange import Exchange
 from lspmux.text import Encoding
@@ -22,6 +23,7 @@ from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
+    from lspmux.backends.capabilities import Announcement
     from lspmux.backends.pool import Pool
 
 
@@ -69,6 +71,8 @@ class SessionHost(Protocol):
     documents: Documents
     store: DiagnosticStore
     inflight: dict[Any, Exchange]
+    semantic: DeltaBridge
+    announcement: Announcement | None
     last_origin: dict[str, int]
     backends: list[Backend]
     pool: Pool

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,11 +29,13 @@ from lspmux import __version__
 from lspmux.backends import capabilities as caps
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
-from lspmux.config.model import Config
+from lspmux.backends.provided import effective
+from lspmux.config.model import Config, ServerConfig
 from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.errors import RequestFailed
-from lspmux.routing.table import client_declares
+from lspmux.routing.semantic_tokens import DeltaBridge
+from lspmux.routing.table import ROUTES, client_declares
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
 from lspmux.session.exchange import Exchange
@@ -86,6 +89,9 @@ class Session:
         #: (`workspace.diagnostics.refreshSupport`), pushed to every other client.
         self.pull_diagnostics = False
         self._refresh_pending = False
+        #: What the `initialize` answer announced, and what is known of each server.
+        self.announcement: caps.Announcement | None = None
+        self.semantic = DeltaBridge()  # semantic token deltas lspmux computes itself
         self.puller = Puller(self)
         self.linting = SessionLinting(self)
         self.dispatch = ClientDispatch(self, self)
@@ -174,33 +180,68 @@ class Session:
     # -- lifecycle (called by dispatch) -----------------------------------------------------------
 
     def initialize(self, params: dict[str, Any]) -> Any:
+        """The `initialize` answer: what the configured servers really serve (a dict), or —
+        when some server relevant to the workspace has never run here, so that no cache says
+        what it serves — an awaitable of it, after starting those servers (bounded by
+        `INITIAL_START`): the first start announces what the hundredth does."""
         self.client_capabilities = params.get("capabilities") or {}
         self.roots = _roots(params)
+        root = self.roots[0] if self.roots else None
         try:
-            self.config = self.load_config(self.roots[0] if self.roots else None)
+            self.config = self.load_config(root)
         except Exception as exc:  # a bad config file: say where, and what was expected
             log.error("%s: %s", self.client_id, exc)
             raise RequestFailed(f"lspmux configuration error: {exc}") from exc
-        if self.pool.client_capabilities is None and not self.pool.shared:
-            self.pool.client_capabilities = self.client_capabilities
-        available = [
-            caps.load_cached(s.name)
-            for s in self.config.servers.values()
-            if not s.disabled
-            and s.role == "server"
-            and s.resolve_command(self.roots[0] if self.roots else None)
-        ]
-        server_caps = caps.merge_for_client(available)
+        if not self.pool.shared:
+            if self.pool.client_capabilities is None:
+                self.pool.client_capabilities = self.client_capabilities
+            self.pool.initialization_options = params.get("initializationOptions")
         self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
-        if self.pull_diagnostics:
-            server_caps["diagnosticProvider"] = {
-                "identifier": "lspmux",
-                "interFileDependencies": True,
-                "workspaceDiagnostics": False,
-            }
+        runnable = [
+            s for s in self.config.servers.values() if not s.disabled and s.resolve_command(root)
+        ]
+        announcement = caps.announce(
+            [s.name for s in runnable],
+            pull_diagnostics=self.pull_diagnostics,
+            position_encoding=self.encoding,
+            load=lambda name: allowed(self.config.servers[name], caps.load_cached(name)),
+        )
+        wanted = {}
+        if root is not None and not announcement.complete:
+            wanted = servers_for_workspace(self.config, root, set(announcement.missing))
+        if not wanted:
+            return self._initialized(announcement)
+        return self._initialize_after_starting(announcement, wanted)
+
+    async def _initialize_after_starting(
+        self, announcement: caps.Announcement, wanted: dict[str, Path]
+    ) -> Any:
+        async def start(name: str) -> dict[str, Any] | None:
+            server = self.config.servers[name]
+            backend = self.pool.get(server, server.find_root(str(wanted[name])))
+            if backend is None or not await backend.ensure_running():
+                return None
+            await asyncio.sleep(REGISTRATION_GRACE)  # registrations follow `initialized`
+            return allowed(server, effective(backend.capabilities, backend.registrations.values()))
+
+        log.info("%s: starting %s to learn what they serve", self.client_id, ", ".join(wanted))
+        subset = caps.Announcement(
+            tuple(s for s in announcement.servers if s in wanted or s in announcement.known),
+            announcement.known,
+            announcement.pull_diagnostics,
+            announcement.position_encoding,
+        )
+        started = await caps.complete(subset, start, timeout=INITIAL_START)
+        for name in wanted:
+            if name in started.known:
+                announcement = announcement.with_known(name, started.known[name])
+        return self._initialized(announcement)
+
+    def _initialized(self, announcement: caps.Announcement) -> Any:
+        self.announcement = announcement
         self.state = "running"
         return {
-            "capabilities": server_caps,
+            "capabilities": announcement.capabilities,
             "serverInfo": {"name": "lspmux", "version": __version__},
         }
 
@@ -334,6 +375,74 @@ class Session:
 
 
 PUBLISH = t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+#: Seconds `initialize` waits for servers that never ran here, and for the registrations a
+#: server sends right after `initialized`.
+INITIAL_START = 15.0
+REGISTRATION_GRACE = 0.3
+#: Files looked at to decide which servers a workspace needs (skipping VCS and dependency
+#: folders); enough to find every language of a project, bounded for huge trees.
+SCAN_LIMIT = 3000
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        "target",
+        "build",
+        "dist",
+    }
+)
+
+
+def allowed(server: ServerConfig, served: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a server serves, less the capabilities its features may not serve here
+    (`only_features`, `except_features`, a linter's role)."""
+    if served is None:
+        return None
+    out = dict(served)
+    for key, features in _FEATURES_OF_CAPABILITY.items():
+        if key in out and not any(server.feature_enabled(f) for f in features):
+            del out[key]
+    return out
+
+
+_FEATURES_OF_CAPABILITY: dict[str, set[str]] = {}
+for _route in ROUTES.values():
+    if _route.capability and _route.capability not in ("textDocumentSync", "workspace"):
+        _FEATURES_OF_CAPABILITY.setdefault(_route.capability, set()).add(_route.feature)
+
+
+def servers_for_workspace(config: Config, root: Path, names: set[str]) -> dict[str, Path]:
+    """Of the servers `names`, those some file of the workspace is for: name → one such file
+    (a bounded, breadth-first look at the tree)."""
+    found: dict[str, Path] = {}
+    seen_types: set[str] = set()
+    queue = [root]
+    looked = 0
+    while queue and looked < SCAN_LIMIT and len(found) < len(names):
+        folder = queue.pop(0)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            looked += 1
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in _SKIP_DIRS and not entry.name.startswith("."):
+                    queue.append(Path(entry.path))
+                continue
+            kind = os.path.splitext(entry.name)[1] or entry.name
+            if kind in seen_types:
+                continue
+            seen_types.add(kind)
+            for server in config.servers_for(entry.path, None):
+                if server.name in names and server.name not in found:
+                    found[server.name] = Path(entry.path)
+    return found
 
 
 def pulls_diagnostics(client: dict[str, Any]) -> bool:

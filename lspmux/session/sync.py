@@ -66,6 +66,7 @@ def did_close(session: SessionHost, params: dict[str, Any]) -> None:
     for backend in session.backends_for(uri):
         backend.close_document(session, uri)
     session.store.forget(uri)
+    session.semantic.forget(uri)
     session.clear(uri)
     session.puller.forget(uri)
     session.linting.closed(uri)

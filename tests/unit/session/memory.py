@@ -340,7 +340,11 @@ class MemorySession:
         servers: dict[str, ScriptedServer],
         *,
         file_types: tuple[str, ...] = (".py",),
+        share_with: MemorySession | None = None,
+        client_id: str = "memory",
     ) -> None:
+        """`share_with`: another MemorySession whose (then shared) pool this one joins, as a
+        second client of the daemon does."""
         self.root = tmp_path
         self.servers = servers
         config = Config(
@@ -351,12 +355,16 @@ class MemorySession:
                 for name in servers
             }
         )
-        self.pool = Pool(shared=False, spawn=self._spawn)
+        if share_with is not None:
+            self.pool = share_with.pool
+            self.pool.shared = True
+        else:
+            self.pool = Pool(shared=False, spawn=self._spawn)
         self.exited: list[int] = []
         self.session = Session(
             self.pool,
             lambda _root: config,
-            client_id="memory",
+            client_id=client_id,
             on_exit=lambda _s, c: self.exited.append(c),
         )
         self.client = ClientPeer()

@@ -377,3 +377,213 @@ async def test_closing_a_file_clears_its_diagnostics(mem: Any) -> None:
     await until(lambda: m.client.published(uri), "the push")
     m.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     await until(lambda: m.client.published(uri)[-1]["diagnostics"] == [], "an empty publish")
+
+
+# -- announce only what is served; bridge what a server lacks ----------------------------------
+
+
+async def test_the_first_start_announces_what_the_hundredth_does(mem: Any, tmp_path: Path) -> None:
+    """Before: the answer came from a cache of earlier starts; with an empty cache nothing of a
+    server was known, so the client never asked for what it serves until restarted."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    caps = {
+        **HOVER,
+        "semanticTokensProvider": {
+            "legend": {"tokenTypes": ["variable"], "tokenModifiers": []},
+            "full": True,
+        },
+    }
+    first = mem(a=ScriptedServer("a", caps, {}))
+    answer = (await first.initialize())["result"]["capabilities"]
+    assert answer["hoverProvider"] is True
+    assert answer["semanticTokensProvider"]["full"] == {"delta": True}
+    await first.close()
+    second = mem(a=ScriptedServer("a", caps, {}))  # the cache is warm now: nothing started
+    again = (await second.initialize())["result"]["capabilities"]
+    assert again == answer
+    assert second.servers["a"].exited is None
+
+
+async def test_semantic_token_deltas_are_computed_for_a_server_without_them(mem: Any) -> None:
+    """basedpyright rejects semanticTokens/full/delta; before, lspmux announced delta and passed
+    the request on, the error was dropped by Neovim and highlighting froze."""
+    legend = {"tokenTypes": ["variable", "function"], "tokenModifiers": []}
+    tokens = [[0, 0, 1, 0, 0], [0, 0, 1, 0, 0, 1, 0, 3, 1, 0]]
+
+    def full(_p: Any) -> Any:
+        return {
+            "data": tokens[0]
+            if len(a.requests("textDocument/semanticTokens/full")) == 1
+            else tokens[1]
+        }
+
+    def no_delta(_p: Any) -> Any:
+        raise Fail(-32601, "no delta")
+
+    a = ScriptedServer(
+        "a",
+        {**HOVER, "semanticTokensProvider": {"legend": legend, "full": True}},
+        {
+            "textDocument/semanticTokens/full": full,
+            "textDocument/semanticTokens/full/delta": no_delta,
+        },
+    )
+    m = mem(a=a)
+    await m.initialize()
+    uri = m.open("a.py", "x\n")
+    first = await m.client.answer(
+        m.client.request("textDocument/semanticTokens/full", {"textDocument": {"uri": uri}})
+    )
+    assert first["result"]["data"] == tokens[0]
+    delta = await m.client.answer(
+        m.client.request(
+            "textDocument/semanticTokens/full/delta",
+            {"textDocument": {"uri": uri}, "previousResultId": first["result"]["resultId"]},
+        )
+    )
+    edits = delta["result"]["edits"]
+    data = list(tokens[0])
+    for e in sorted(edits, key=lambda e: -e["start"]):
+        data[e["start"] : e["start"] + e["deleteCount"]] = e.get("data", [])
+    assert data == tokens[1]
+    assert not a.requests("textDocument/semanticTokens/full/delta")  # only full was asked
+
+
+async def test_code_action_resolve_is_not_sent_to_a_server_that_does_not_resolve(mem: Any) -> None:
+    """basedpyright answers codeAction/resolve with -32601; before, lspmux sent it there."""
+    action = {"title": "Fix it", "kind": "quickfix", "edit": {"changes": {}}}
+    a = ScriptedServer(
+        "a", {**HOVER, "codeActionProvider": True}, {"textDocument/codeAction": lambda p: [action]}
+    )
+    b = ScriptedServer(
+        "b",
+        {**HOVER, "codeActionProvider": {"resolveProvider": True}},
+        {
+            "textDocument/codeAction": lambda p: [{"title": "Other", "data": 1}],
+            "codeAction/resolve": lambda p: {**p, "edit": {"changes": {}}},
+        },
+    )
+    m = mem(a=a, b=b)
+    await m.initialize()
+    uri = m.open("a.py", "x\n")
+    rng = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    actions = (
+        await m.client.answer(
+            m.client.request(
+                "textDocument/codeAction",
+                {"textDocument": {"uri": uri}, "range": rng, "context": {"diagnostics": []}},
+            )
+        )
+    )["result"]
+    mine = next(x for x in actions if x["title"] == "Fix it")
+    resolved = await m.client.answer(m.client.request("codeAction/resolve", mine))
+    assert resolved["result"] == mine
+    assert not a.requests("codeAction/resolve")
+    other = next(x for x in actions if x["title"] == "Other")
+    resolved_b = await m.client.answer(m.client.request("codeAction/resolve", other))
+    assert "edit" in resolved_b["result"] and b.requests("codeAction/resolve")
+
+
+# -- a shared server: each client answered for its own text and capabilities -------------------
+
+
+async def test_a_shared_server_answers_each_client_against_its_own_text(
+    mem: Any, tmp_path: Path
+) -> None:
+    """Before: the server held whichever client edited last, and a hover was forwarded as it
+    was: the editor was answered from the agent's buffer."""
+
+    def hover(p: Any) -> Any:
+        return {"contents": "for the text the server held"}
+
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover})
+    editor = mem(a=a)
+    await editor.initialize()
+    agent = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="agent")
+    await agent.initialize()
+    uri = editor.open("a.py", "editor_text = 1\n")
+    await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+    agent.open("a.py", "agent_text = 2\n")
+    await until(lambda: "agent_text" in str(a.received[-1]), "the agent's text at the server")
+
+    def text_before_last_hover() -> str:
+        """The text the server held when it got the last hover."""
+        text = last = ""
+        for msg in a.received:
+            method = msg.get("method")
+            if method == "textDocument/didOpen":
+                text = msg["params"]["textDocument"]["text"]
+            elif method == "textDocument/didChange":
+                text = msg["params"]["contentChanges"][-1]["text"]
+            elif method == "textDocument/hover":
+                last = text
+        return last
+
+    await editor.client.answer(editor.client.request("textDocument/hover", hover_params(uri)))
+    assert text_before_last_hover() == "editor_text = 1\n"
+    await agent.client.answer(agent.client.request("textDocument/hover", hover_params(uri)))
+    assert text_before_last_hover() == "agent_text = 2\n"
+    await editor.client.answer(editor.client.request("textDocument/hover", hover_params(uri)))
+    assert text_before_last_hover() == "editor_text = 1\n"
+    agent.client.assert_answered_once()
+    await agent.close()
+
+
+async def test_a_shared_servers_answers_fit_each_clients_capabilities(
+    mem: Any, tmp_path: Path
+) -> None:
+    """Before: a shared server was initialized with lspmux's own rich capabilities and every
+    client got links, snippets and markdown, whatever it declared."""
+    link = [
+        {
+            "targetUri": "file:///b.py",
+            "targetRange": {
+                "start": {"line": 1, "character": 0},
+                "end": {"line": 3, "character": 0},
+            },
+            "targetSelectionRange": {
+                "start": {"line": 1, "character": 4},
+                "end": {"line": 1, "character": 7},
+            },
+        }
+    ]
+    a = ScriptedServer(
+        "a",
+        {**HOVER, "definitionProvider": True},
+        {
+            "textDocument/definition": lambda p: link,
+            "textDocument/hover": lambda p: {
+                "contents": {"kind": "markdown", "value": "**bold** `code`"}
+            },
+        },
+    )
+    rich = mem(a=a)
+    await rich.initialize(
+        {
+            "textDocument": {
+                "definition": {"linkSupport": True},
+                "hover": {"contentFormat": ["markdown", "plaintext"]},
+            }
+        }
+    )
+    plain = MemorySession(tmp_path, {"a": a}, share_with=rich, client_id="plain")
+    await plain.initialize({"textDocument": {"hover": {"contentFormat": ["plaintext"]}}})
+    uri = rich.open("a.py", "x\n")
+    plain.open("a.py", "x\n")
+    got_rich = await rich.client.answer(
+        rich.client.request("textDocument/definition", hover_params(uri))
+    )
+    got_plain = await plain.client.answer(
+        plain.client.request("textDocument/definition", hover_params(uri))
+    )
+    assert got_rich["result"] == link
+    assert got_plain["result"] == [
+        {"uri": "file:///b.py", "range": link[0]["targetSelectionRange"]}
+    ]
+    hover_plain = await plain.client.answer(
+        plain.client.request("textDocument/hover", hover_params(uri))
+    )
+    assert hover_plain["result"]["contents"]["kind"] == "plaintext"
+    assert "**" not in hover_plain["result"]["contents"]["value"]
+    plain.client.assert_answered_once()
+    await plain.close()
