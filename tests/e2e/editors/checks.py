@@ -1,7 +1,7 @@
 """What every verified editor must show on the sample workspace, as checks on an `EditorRun`:
 each diagnostic once, no stale diagnostic after an unsaved edit, "Remove unused import" offered
-once and applied. `EditorTests` runs them for an editor; test_neovim.py and test_eglot.py say
-how to start theirs.
+once and applied, ruff following its configuration when it changes on disk. `EditorTests` runs
+them for an editor; test_neovim.py and test_eglot.py say how to start theirs.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from tests.e2e.editors.harness import (
@@ -149,6 +150,13 @@ CODE_ACTION_PLAN: dict[str, Any] = {
 }
 
 
+def watch_plan(workspace: Path) -> dict[str, Any]:
+    """Rewrite the sample's pyproject.toml on disk so that ruff ignores F401 (unused imports)."""
+    pyproject = workspace / "pyproject.toml"
+    text = pyproject.read_text() + '\n[tool.ruff.lint]\nignore = ["F401"]\n'
+    return {"disk_file": str(pyproject), "disk_text": text, "gone": ["Ruff", "F401"]}
+
+
 def check_diagnostics(run: EditorRun) -> None:
     """The sample's diagnostics, each once."""
     diags = run.data["diagnostics"]
@@ -161,6 +169,20 @@ def check_edit(run: EditorRun) -> None:
     seconds = check_not_stale(run)
     assert seconds < 10, f"the edited text's diagnostics took {seconds:.1f}s\n{run.explain()}"
     report(run, edit_to_clean_s=round(seconds, 2), publish_to_shown_s=publish_to_shown(run))
+
+
+def check_watch(run: EditorRun) -> None:
+    """ruff's diagnostics follow its configuration changing on disk, nothing reopened."""
+    data = run.data
+    assert any(d.get("code") == "F401" for d in data["before"]), run.explain()
+    assert data.get("gone_ms") is not None, (
+        f"pyproject.toml now ignores F401 on disk, yet the editor still shows ruff's F401 "
+        f"after {DEADLINE:g}s: no server heard of the change\n{run.explain()}"
+    )
+    assert any((d.get("source") or "").lower() == "ruff" for d in data["after"]), (
+        f"every ruff diagnostic vanished, not only F401\n{run.explain()}"
+    )
+    report(run, config_change_to_shown_s=round(data["gone_ms"] / 1000, 2))
 
 
 def check_code_action(run: EditorRun, original: str) -> None:
@@ -190,6 +212,9 @@ class EditorTests:
 
     def test_unsaved_edit_leaves_no_stale_diagnostic(self, harness: EditorHarness) -> None:
         check_edit(self.run(harness, "stale", **EDIT_PLAN))
+
+    def test_config_change_on_disk_reaches_the_server(self, harness: EditorHarness) -> None:
+        check_watch(self.run(harness, "watch", **watch_plan(harness.workspace)))
 
     def test_remove_unused_import_offered_once_and_applied(self, harness: EditorHarness) -> None:
         original = (harness.workspace / "app.py").read_text()

@@ -5,8 +5,9 @@
 ;; file to open, what to do, and where to write what the editor shows: the flymake diagnostics of
 ;; the buffer, the code actions offered, the buffer text.  The pytest test judges; this script
 ;; only observes.  Every wait is a poll (accept-process-output) with a deadline; a wait that
-;; times out is recorded, not fatal.  Batch Emacs runs no idle timers, so the driver does what
-;; they would: it starts flymake and flushes eglot's pending didChange after an edit.
+;; times out is recorded, not fatal.  Batch Emacs runs no idle timers and no command loop, so
+;; the driver does what they would: it starts flymake, flushes eglot's pending didChange after an
+;; edit, and reads input events (file-notify's) while it waits.
 
 (require 'cl-lib)
 (require 'json)
@@ -89,7 +90,9 @@
   (let ((deadline (+ (float-time) seconds)) ok)
     (while (and (progn (drv-observe) (not (setq ok (funcall pred))))
                 (< (float-time) deadline))
-      (accept-process-output nil 0.02))
+      (accept-process-output nil 0.02)
+      ;; File-notify events arrive as input events, which only reading input handles.
+      (ignore-errors (read-event nil nil 0.001)))
     (drv-trace (concat (if ok "seen: " "TIMEOUT: ") what))
     (unless ok (push what drv-timeouts))
     ok))
@@ -154,6 +157,22 @@
             (lambda () (>= (- (float-time) drv-last-change) (drv-get 'quiet))))
   (drv-put "after" (drv-snapshot))
   (drv-put "text" (drv-text)))
+
+(defun drv-scenario-watch ()
+  (drv-put "before" (drv-settle "initial diagnostics"))
+  ;; Another program (git, an agent) rewrites a configuration file on disk.
+  (with-temp-file (drv-get 'disk_file) (insert (drv-get 'disk_text)))
+  (let ((written-ms (drv-ms)) (gone (drv-get 'gone)))
+    (drv-trace (concat "wrote " (drv-get 'disk_file)))
+    (when (drv-wait
+           (format "%s %s gone after the disk change" (car gone) (cadr gone)) (drv-get 'deadline)
+           (lambda ()
+             (cl-notany (lambda (d) (and (stringp (gethash "source" d))
+                                         (string= (downcase (gethash "source" d)) (downcase (car gone)))
+                                         (equal (gethash "code" d) (cadr gone))))
+                        (drv-snapshot))))
+      (drv-put "gone_ms" (- (drv-ms) written-ms))))
+  (drv-put "after" (drv-snapshot)))
 
 (defun drv-scenario-code_action ()
   (drv-put "before" (drv-settle "initial diagnostics"))

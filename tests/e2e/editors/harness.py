@@ -209,7 +209,8 @@ def prepare(tmp_path: Path) -> EditorHarness:
     """A fresh workspace copy, a `lspmux` on PATH running this tree, private XDG folders."""
     workspace = tmp_path / "workspace"
     shutil.copytree(SAMPLE, workspace)
-    (workspace / ".git").mkdir()  # a root marker, as a real project has
+    # A real repository, as a user has (eglot asks git for the project's files to watch).
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     lspmux_log = tmp_path / "lspmux.log"

@@ -172,6 +172,26 @@ function scenarios.stale(bufnr)
   out.text = buffer_text(bufnr)
 end
 
+function scenarios.watch(bufnr)
+  out.before = settle(bufnr, 'initial diagnostics')
+  -- Another program (git, an agent) rewrites a configuration file on disk.
+  vim.fn.writefile(vim.split(plan.disk_text, '\n', { plain = true }), plan.disk_file, 'b')
+  local written_ms = now_ms()
+  trace('wrote ' .. plan.disk_file)
+  local function gone()
+    for _, d in ipairs(snapshot(bufnr)) do
+      if type(d.source) == 'string' and d.source:lower() == plan.gone[1]:lower() and d.code == plan.gone[2] then
+        return false
+      end
+    end
+    return true
+  end
+  if wait_for(plan.gone[1] .. ' ' .. plan.gone[2] .. ' gone after the disk change', plan.deadline, gone) then
+    out.gone_ms = now_ms() - written_ms
+  end
+  out.after = snapshot(bufnr)
+end
+
 function scenarios.code_action(bufnr)
   out.before = settle(bufnr, 'initial diagnostics')
   local before = buffer_text(bufnr)
