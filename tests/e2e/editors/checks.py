@@ -157,6 +157,44 @@ def watch_plan(workspace: Path) -> dict[str, Any]:
     return {"disk_file": str(pyproject), "disk_text": text, "gone": ["Ruff", "F401"]}
 
 
+# A C file with non-ASCII and non-BMP text before the names, and edits adding more of it: every
+# position between editor, lspmux and clangd must be counted in one agreed encoding.
+POSITIONS_C = (
+    "/* é😀 */ static int target(void) { return 1; }\n"
+    'int use(void) { const char *s = "ñ😀"; (void)s; return target(); }\n'
+)
+INSERTS = [[1, '"ñ😀";', " /* ü😀 */"], [0, "/* é😀 */", " /* ü😀 */"]]
+
+
+def definition_plan(workspace: Path) -> dict[str, Any]:
+    """Go to `target`'s definition from its use, before and after the edits."""
+    path = workspace / "positions.c"
+    path.write_text(POSITIONS_C)
+    return {
+        "file": str(path),
+        "language": "c",
+        "name": "target",
+        "usage_line": 1,
+        "inserts": INSERTS,
+    }
+
+
+def check_definition(run: EditorRun) -> None:
+    """Both jumps land on the definition's name, before and after the non-BMP edits."""
+    data = run.data
+    for label, jumped, text in [
+        ("before the edits", data["jumps"][0], POSITIONS_C),
+        ("after the edits", data["jumps"][1], data["text"]),
+    ]:
+        line = text.splitlines()[0]
+        want = line[: line.index("target")]
+        assert (jumped["line"], jumped["before"], jumped["word"]) == (0, want, "target"), (
+            f"go to definition {label} landed at line {jumped['line']} after {jumped['before']!r} "
+            f"on {jumped['word']!r}, not after {want!r} on line 0\n{run.explain()}"
+        )
+    report(run, encoding=data.get("offset_encoding"), jumps=data["jumps"])
+
+
 def check_diagnostics(run: EditorRun) -> None:
     """The sample's diagnostics, each once."""
     diags = run.data["diagnostics"]
@@ -215,6 +253,9 @@ class EditorTests:
 
     def test_config_change_on_disk_reaches_the_server(self, harness: EditorHarness) -> None:
         check_watch(self.run(harness, "watch", **watch_plan(harness.workspace)))
+
+    def test_definition_across_non_bmp_text_and_edits(self, harness: EditorHarness) -> None:
+        check_definition(self.run(harness, "definition", **definition_plan(harness.workspace)))
 
     def test_remove_unused_import_offered_once_and_applied(self, harness: EditorHarness) -> None:
         original = (harness.workspace / "app.py").read_text()

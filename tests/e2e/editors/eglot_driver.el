@@ -174,6 +174,43 @@
       (drv-put "gone_ms" (- (drv-ms) written-ms))))
   (drv-put "after" (drv-snapshot)))
 
+(defun drv-jump (line)
+  "Go to the definition of the plan's name on LINE as `M-.' does (eglot's xref backend), asked
+again while the server answers nothing; record where point lands."
+  (let ((deadline (+ (float-time) (drv-get 'deadline))) xrefs)
+    (while (and (null xrefs) (< (float-time) deadline))
+      (goto-char (point-min))
+      (forward-line line)
+      (search-forward (drv-get 'name) (line-end-position))
+      (backward-char 1)
+      (setq xrefs (ignore-errors
+                    (xref-backend-definitions 'eglot (xref-backend-identifier-at-point 'eglot))))
+      (unless xrefs (accept-process-output nil 0.5)))
+    (if (null xrefs)
+        (drv-trace "TIMEOUT: no definition")
+      (let ((marker (xref-location-marker (xref-item-location (car xrefs)))))
+        (goto-char marker)
+        (drv-trace (format "jumped to %d:%d" (1- (line-number-at-pos)) (current-column)))))
+    (let ((obj (make-hash-table :test 'equal)))
+      (puthash "line" (1- (line-number-at-pos)) obj)
+      (puthash "before" (buffer-substring-no-properties (line-beginning-position) (point)) obj)
+      (puthash "word" (or (thing-at-point 'symbol t) "") obj)
+      obj)))
+
+(defun drv-scenario-definition ()
+  (with-current-buffer drv-buffer
+    (let ((first (drv-jump (drv-get 'usage_line))))
+      ;; Edits with non-BMP text before the names, on both lines.
+      (dolist (e (drv-get 'inserts)) ; (line, after this text, insert this)
+        (goto-char (point-min))
+        (forward-line (nth 0 e))
+        (search-forward (nth 1 e) (line-end-position))
+        (insert (nth 2 e)))
+      (eglot--signal-textDocument/didChange)
+      (drv-trace "edited (unsaved)")
+      (drv-put "jumps" (vector first (drv-jump (drv-get 'usage_line))))
+      (drv-put "text" (drv-text)))))
+
 (defun drv-scenario-code_action ()
   (drv-put "before" (drv-settle "initial diagnostics"))
   (let* ((before (drv-text))

@@ -192,6 +192,50 @@ function scenarios.watch(bufnr)
   out.after = snapshot(bufnr)
 end
 
+--- Go to the definition of the name at `at` ({line, byte column}) as a user would
+--- (vim.lsp.buf.definition, asked again while the server answers nothing), and record where the
+--- cursor lands: the line's text before it and the word under it.
+local function jump(bufnr, at)
+  local landed = false
+  local deadline = vim.uv.hrtime() + plan.deadline * 1e9
+  while not landed and vim.uv.hrtime() < deadline do
+    vim.api.nvim_win_set_cursor(0, { at[1] + 1, at[2] })
+    vim.lsp.buf.definition()
+    landed = vim.wait(1000, function()
+      return vim.api.nvim_win_get_cursor(0)[1] - 1 ~= at[1]
+    end, 20)
+  end
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, true)[1]
+  trace((landed and 'jumped to ' or 'TIMEOUT: no jump, at ') .. (row - 1) .. ':' .. col)
+  return { line = row - 1, before = line:sub(1, col), word = vim.fn.expand('<cword>') }
+end
+
+--- Byte column of `name` in line `row` of the buffer.
+local function column_of(bufnr, row, name)
+  local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, true)[1]
+  return line:find(name, 1, true) - 1
+end
+
+function scenarios.definition(bufnr)
+  local client
+  wait_for('lspmux attached', plan.deadline, function()
+    client = lspmux_client(bufnr)
+    return client ~= nil and client.initialized
+  end)
+  out.offset_encoding = client and client.offset_encoding or vim.NIL
+  local row = plan.usage_line
+  out.jumps = { jump(bufnr, { row, column_of(bufnr, row, plan.name) }) }
+  -- Incremental edits with non-BMP text before the names, on both lines.
+  for _, e in ipairs(plan.inserts) do -- { line, after this text, insert this }
+    local col = column_of(bufnr, e[1], e[2]) + #e[2]
+    vim.api.nvim_buf_set_text(bufnr, e[1], col, e[1], col, { e[3] })
+  end
+  trace('edited (unsaved)')
+  table.insert(out.jumps, jump(bufnr, { row, column_of(bufnr, row, plan.name) }))
+  out.text = buffer_text(bufnr)
+end
+
 function scenarios.code_action(bufnr)
   out.before = settle(bufnr, 'initial diagnostics')
   local before = buffer_text(bufnr)

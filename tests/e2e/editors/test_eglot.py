@@ -51,5 +51,5 @@ class TestEglot(EditorTests):
         events = harness.tmp / "eglot-events.log"
         plan = harness.plan(scenario, events_log=str(events), **extra)
         run = harness.run("emacs", argv, plan, {"eglot events": events})
-        assert run.data["major_mode"] == "python-mode", run.explain()
+        assert run.data["major_mode"] == f"{extra.get('language', 'python')}-mode", run.explain()
         return run

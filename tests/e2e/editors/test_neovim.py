@@ -54,7 +54,7 @@ class TestNeovim(EditorTests):
         run = harness.run(
             "neovim", argv, harness.plan(scenario, **extra), {"neovim lsp.log": lsp_log}
         )
-        assert run.data["filetype"] == "python", run.explain()
+        assert run.data["filetype"] == extra.get("language", "python"), run.explain()
         return run
 
     @pytest.mark.parametrize("cache", ["fresh", "warm"])
