@@ -127,6 +127,16 @@ local function lspmux_client(bufnr)
   return vim.lsp.get_clients({ bufnr = bufnr, name = 'lspmux' })[1]
 end
 
+--- lspmux's client once initialized (nil when that does not happen within the deadline).
+local function initialized_client(bufnr)
+  local client
+  wait_for('lspmux initialized', plan.deadline, function()
+    client = lspmux_client(bufnr)
+    return client ~= nil and client.initialized
+  end)
+  return client
+end
+
 local scenarios = {}
 
 function scenarios.diagnostics(bufnr)
@@ -218,11 +228,7 @@ local function column_of(bufnr, row, name)
 end
 
 function scenarios.definition(bufnr)
-  local client
-  wait_for('lspmux attached', plan.deadline, function()
-    client = lspmux_client(bufnr)
-    return client ~= nil and client.initialized
-  end)
+  local client = initialized_client(bufnr)
   out.offset_encoding = client and client.offset_encoding or vim.NIL
   local row = plan.usage_line
   out.jumps = { jump(bufnr, { row, column_of(bufnr, row, plan.name) }) }
@@ -271,11 +277,7 @@ function scenarios.code_action(bufnr)
 end
 
 function scenarios.semantic(bufnr)
-  local client
-  wait_for('lspmux attached', plan.deadline, function()
-    client = lspmux_client(bufnr)
-    return client ~= nil and client.initialized
-  end)
+  local client = initialized_client(bufnr)
   if not client then
     return
   end
