@@ -59,6 +59,10 @@ class Linting(Protocol):
     async def aclose(self) -> None: ...
 
 
+class Registrations(Protocol):
+    def sync(self, backend: Backend) -> None: ...
+
+
 class SessionHost(Protocol):
     """One client's state, as its helpers see it."""
 
@@ -73,6 +77,12 @@ class SessionHost(Protocol):
     inflight: dict[Any, Exchange]
     semantic: DeltaBridge
     announcement: Announcement | None
+    announced: dict[str, Any]
+    pull_diagnostics: bool
+
+    @property
+    def registrations(self) -> Registrations: ...
+
     last_origin: dict[str, int]
     backends: list[Backend]
     pool: Pool

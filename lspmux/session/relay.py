@@ -48,7 +48,7 @@ class ServerRelay:
         self._progress_tokens: dict[tuple[int, Any], str] = {}  # (backend, its token) → ours
         self._progress_owner: dict[str, tuple[Backend, Any]] = {}  # our token → origin
         #: (backend, the backend's request id) → the id the client knows.
-        self._relayed: dict[tuple[int, Any], int] = {}
+        self._relayed: dict[tuple[int, Any], int | str] = {}
 
     # -- notifications ------------------------------------------------------------------------
 
@@ -131,6 +131,7 @@ class ServerRelay:
     def _registration(self, backend: Backend, msg: Message, reply: Reply) -> None:
         reply(None)  # the backend recorded it; a pull provider may have been registered
         self.session.puller.schedule_all(backend)
+        self.session.registrations.sync(backend)
 
     def _diagnostic_refresh(self, backend: Backend, msg: Message, reply: Reply) -> None:
         reply(None)
@@ -179,7 +180,7 @@ class ServerRelay:
         callback: Callable[[Message], None],
         *,
         timeout: float | None,
-    ) -> int | None:
+    ) -> int | str | None:
         conn = self._conn()
         if conn is None:
             return None
@@ -190,6 +191,7 @@ class ServerRelay:
     def event(self, backend: Backend, event: str, detail: str) -> None:
         if event == "started":
             self.session.puller.schedule_all(backend)
+            self.session.registrations.sync(backend)
         elif event == "failed":
             self.session.conn_send(
                 {

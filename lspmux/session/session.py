@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,13 +28,13 @@ from lspmux import __version__
 from lspmux.backends import capabilities as caps
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
-from lspmux.backends.provided import effective
-from lspmux.config.model import Config, ServerConfig
+from lspmux.config.model import Config
 from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.errors import RequestFailed
 from lspmux.routing.semantic_tokens import DeltaBridge
-from lspmux.routing.table import ROUTES, client_declares
+from lspmux.routing.table import client_declares
+from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
 from lspmux.session.exchange import Exchange
@@ -91,9 +90,11 @@ class Session:
         self._refresh_pending = False
         #: What the `initialize` answer announced, and what is known of each server.
         self.announcement: caps.Announcement | None = None
+        self.announced: dict[str, Any] = {}  # what the client was told (initialize, registrations)
         self.semantic = DeltaBridge()  # semantic token deltas lspmux computes itself
         self.puller = Puller(self)
         self.linting = SessionLinting(self)
+        self.registrations = announce.ClientRegistrations(self)
         self.dispatch = ClientDispatch(self, self)
         self.relay = ServerRelay(self, lambda: self.conn)
 
@@ -106,6 +107,9 @@ class Session:
             on_request=self._on_message,
             on_notification=self._on_message,
             on_close=self._on_close,
+            # Requests to the client get ids no client uses for its own requests: pygls drops
+            # its own pending request when the server's request has the same id.
+            id_prefix="lspmux-",
             **kwargs,
         )
         return self.conn
@@ -197,18 +201,7 @@ class Session:
                 self.pool.client_capabilities = self.client_capabilities
             self.pool.initialization_options = params.get("initializationOptions")
         self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
-        runnable = [
-            s for s in self.config.servers.values() if not s.disabled and s.resolve_command(root)
-        ]
-        announcement = caps.announce(
-            [s.name for s in runnable],
-            pull_diagnostics=self.pull_diagnostics,
-            position_encoding=self.encoding,
-            load=lambda name: allowed(self.config.servers[name], caps.load_cached(name)),
-        )
-        wanted = {}
-        if root is not None and not announcement.complete:
-            wanted = servers_for_workspace(self.config, root, set(announcement.missing))
+        announcement, wanted = announce.from_cache(self, root)
         if not wanted:
             return self._initialized(announcement)
         return self._initialize_after_starting(announcement, wanted)
@@ -216,32 +209,14 @@ class Session:
     async def _initialize_after_starting(
         self, announcement: caps.Announcement, wanted: dict[str, Path]
     ) -> Any:
-        async def start(name: str) -> dict[str, Any] | None:
-            server = self.config.servers[name]
-            backend = self.pool.get(server, server.find_root(str(wanted[name])))
-            if backend is None or not await backend.ensure_running():
-                return None
-            await asyncio.sleep(REGISTRATION_GRACE)  # registrations follow `initialized`
-            return allowed(server, effective(backend.capabilities, backend.registrations.values()))
-
-        log.info("%s: starting %s to learn what they serve", self.client_id, ", ".join(wanted))
-        subset = caps.Announcement(
-            tuple(s for s in announcement.servers if s in wanted or s in announcement.known),
-            announcement.known,
-            announcement.pull_diagnostics,
-            announcement.position_encoding,
-        )
-        started = await caps.complete(subset, start, timeout=INITIAL_START)
-        for name in wanted:
-            if name in started.known:
-                announcement = announcement.with_known(name, started.known[name])
-        return self._initialized(announcement)
+        return self._initialized(await announce.after_starting(self, announcement, wanted))
 
     def _initialized(self, announcement: caps.Announcement) -> Any:
         self.announcement = announcement
+        self.announced = announcement.capabilities
         self.state = "running"
         return {
-            "capabilities": announcement.capabilities,
+            "capabilities": self.announced,
             "serverInfo": {"name": "lspmux", "version": __version__},
         }
 
@@ -375,74 +350,6 @@ class Session:
 
 
 PUBLISH = t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
-#: Seconds `initialize` waits for servers that never ran here, and for the registrations a
-#: server sends right after `initialized`.
-INITIAL_START = 15.0
-REGISTRATION_GRACE = 0.3
-#: Files looked at to decide which servers a workspace needs (skipping VCS and dependency
-#: folders); enough to find every language of a project, bounded for huge trees.
-SCAN_LIMIT = 3000
-_SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        ".venv",
-        "venv",
-        "__pycache__",
-        "target",
-        "build",
-        "dist",
-    }
-)
-
-
-def allowed(server: ServerConfig, served: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What a server serves, less the capabilities its features may not serve here
-    (`only_features`, `except_features`, a linter's role)."""
-    if served is None:
-        return None
-    out = dict(served)
-    for key, features in _FEATURES_OF_CAPABILITY.items():
-        if key in out and not any(server.feature_enabled(f) for f in features):
-            del out[key]
-    return out
-
-
-_FEATURES_OF_CAPABILITY: dict[str, set[str]] = {}
-for _route in ROUTES.values():
-    if _route.capability and _route.capability not in ("textDocumentSync", "workspace"):
-        _FEATURES_OF_CAPABILITY.setdefault(_route.capability, set()).add(_route.feature)
-
-
-def servers_for_workspace(config: Config, root: Path, names: set[str]) -> dict[str, Path]:
-    """Of the servers `names`, those some file of the workspace is for: name → one such file
-    (a bounded, breadth-first look at the tree)."""
-    found: dict[str, Path] = {}
-    seen_types: set[str] = set()
-    queue = [root]
-    looked = 0
-    while queue and looked < SCAN_LIMIT and len(found) < len(names):
-        folder = queue.pop(0)
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            looked += 1
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in _SKIP_DIRS and not entry.name.startswith("."):
-                    queue.append(Path(entry.path))
-                continue
-            kind = os.path.splitext(entry.name)[1] or entry.name
-            if kind in seen_types:
-                continue
-            seen_types.add(kind)
-            for server in config.servers_for(entry.path, None):
-                if server.name in names and server.name not in found:
-                    found[server.name] = Path(entry.path)
-    return found
 
 
 def pulls_diagnostics(client: dict[str, Any]) -> bool:

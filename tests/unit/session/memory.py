@@ -342,6 +342,7 @@ class MemorySession:
         file_types: tuple[str, ...] = (".py",),
         share_with: MemorySession | None = None,
         client_id: str = "memory",
+        file_types_of: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         """`share_with`: another MemorySession whose (then shared) pool this one joins, as a
         second client of the daemon does."""
@@ -350,7 +351,10 @@ class MemorySession:
         config = Config(
             servers={
                 name: ServerConfig(
-                    name=name, command=("python3",), file_types=file_types, request_timeout=5.0
+                    name=name,
+                    command=("python3",),
+                    file_types=(file_types_of or {}).get(name, file_types),
+                    request_timeout=5.0,
                 )
                 for name in servers
             }
@@ -396,14 +400,14 @@ class MemorySession:
         self.client.notify("initialized", {})
         return answer
 
-    def open(self, name: str, text: str, version: int = 1) -> str:
+    def open(self, name: str, text: str, version: int = 1, language_id: str = "python") -> str:
         uri = self.uri(name)
         self.client.notify(
             "textDocument/didOpen",
             {
                 "textDocument": {
                     "uri": uri,
-                    "languageId": "python",
+                    "languageId": language_id,
                     "version": version,
                     "text": text,
                 }

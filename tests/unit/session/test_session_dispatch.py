@@ -587,3 +587,65 @@ async def test_a_shared_servers_answers_fit_each_clients_capabilities(
     assert "**" not in hover_plain["result"]["contents"]["value"]
     plain.client.assert_answered_once()
     await plain.close()
+
+
+async def test_a_server_that_comes_up_later_is_registered_with_the_client(tmp_path: Path) -> None:
+    """What lspmux announces follows what its servers serve: a server started after
+    `initialize` (its file type was not in the workspace) has its providers registered
+    dynamically with a client that supports it; an unregistration is passed on too."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    a = ScriptedServer("a", HOVER, {})
+    c = ScriptedServer("c", {**HOVER, "documentFormattingProvider": True}, {})
+    m = MemorySession(tmp_path, {"a": a, "c": c}, file_types_of={"c": (".c",)})
+    m.client.answers["client/registerCapability"] = lambda _p: None
+    m.client.answers["client/unregisterCapability"] = lambda _p: None
+    try:
+        init = await m.initialize(
+            {
+                "textDocument": {
+                    "formatting": {"dynamicRegistration": True},
+                    "rangeFormatting": {"dynamicRegistration": True},
+                }
+            }
+        )
+        assert "documentFormattingProvider" not in init["result"]["capabilities"]
+        m.open("b.c", "int x;\n", language_id="c")
+        reg = await until(
+            lambda: [
+                r for r in m.client.server_requests if r["method"] == "client/registerCapability"
+            ],
+            "a registration with the client",
+        )
+        methods = [x["method"] for x in reg[0]["params"]["registrations"]]
+        assert methods == ["textDocument/formatting"]
+        # It registers range formatting dynamically, later withdraws it: the client follows.
+        _id, answered = c.request(
+            "client/registerCapability",
+            {"registrations": [{"id": "r1", "method": "textDocument/rangeFormatting"}]},
+        )
+        await asyncio.wait_for(answered, 5)
+        regs = await until(
+            lambda: [
+                x
+                for r in m.client.server_requests
+                if r["method"] == "client/registerCapability"
+                for x in r["params"]["registrations"]
+                if x["method"] == "textDocument/rangeFormatting"
+            ],
+            "range formatting registered with the client",
+        )
+        _id, answered = c.request(
+            "client/unregisterCapability",
+            {"unregisterations": [{"id": "r1", "method": "textDocument/rangeFormatting"}]},
+        )
+        await asyncio.wait_for(answered, 5)
+        gone = await until(
+            lambda: [
+                r for r in m.client.server_requests if r["method"] == "client/unregisterCapability"
+            ],
+            "the unregistration at the client",
+        )
+        assert gone[0]["params"]["unregisterations"][0]["id"] == regs[0]["id"]
+    finally:
+        m.client.assert_answered_once()
+        await m.close()
