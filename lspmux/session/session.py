@@ -201,6 +201,14 @@ class Session:
         except Exception as exc:  # a bad config file: say where, and what was expected
             log.error("%s: %s", self.client_id, exc)
             raise RequestFailed(f"lspmux configuration error: {exc}") from exc
+        if self.config.trust_notice:  # said once per session, before anything runs
+            self.conn_send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": t.WINDOW_SHOW_MESSAGE,
+                    "params": {"type": 2, "message": self.config.trust_notice},
+                }
+            )
         if not self.pool.shared:
             if self.pool.client_capabilities is None:
                 self.pool.client_capabilities = self.client_capabilities

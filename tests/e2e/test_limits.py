@@ -66,11 +66,17 @@ class RawProxy:
             msg = await read_message(self.proc.stdout, 30)
             if msg.get("id") == msg_id and "method" not in msg:
                 return msg
+            if msg.get("method") == "window/showMessage":
+                SHOWN.append(msg["params"]["message"])
 
     async def stop(self) -> None:
         if self.proc.returncode is None:
             self.proc.kill()
             await self.proc.wait()
+
+
+#: window/showMessage texts the raw proxies showed their client.
+SHOWN: list[str] = []
 
 
 async def test_a_length_of_4301_digits_is_logged_and_the_proxy_lives_on(tmp_path: Path) -> None:
@@ -180,9 +186,12 @@ file_types = [".fault"]
 env = {{ SCRIPTED_LOG = {json.dumps(str(log))} }}
 """
     )
+    SHOWN.clear()
     assert not await _hover_reaches_the_scripted_server(tmp_path, repo, log)
     text = (tmp_path / "proxy.log").read_text()
     assert "is not trusted" in text and "lspmux trust" in text
+    # The editor is told too (a window/showMessage before the initialize answer).
+    assert any("lspmux trust" in m for m in SHOWN), SHOWN
 
     env = env_for(tmp_path)
     doctor = await asyncio.create_subprocess_exec(
