@@ -98,6 +98,7 @@ class Backend:
             client_initialization_options, config.initialization_options
         )
         self.state = "stopped"  # stopped | starting | running | stopping | failed
+        self._supports: dict[str, bool] = {}  # method → eligible (see `supports`)
         #: The encoding the server answered it uses (asked for UTF-16; a server may insist).
         self.position_encoding: Encoding = "utf-16"
         self.capabilities: dict[str, Any] = {}
@@ -193,6 +194,7 @@ class Backend:
                 self._crashed(f"initialize failed: {exc}")
             return
         self.capabilities = (result or {}).get("capabilities") or {}
+        self._supports.clear()
         self.position_encoding = cast(Encoding, answered_encoding(result))
         self.server_info = (result or {}).get("serverInfo") or {}
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
@@ -335,9 +337,14 @@ class Backend:
     # -- requests and notifications to the server ------------------------------------------------
 
     def supports(self, method: str, route: Route) -> bool:
-        return self.config.feature_enabled(route.feature) and caps.supports(
-            self.capabilities, self.registered, method, route
-        )
+        """Whether this server serves `method` here (feature allowed, capability static or
+        registered); remembered per method until its capabilities or registrations change."""
+        known = self._supports.get(method)
+        if known is None:
+            known = self._supports[method] = self.config.feature_enabled(
+                route.feature
+            ) and caps.supports(self.capabilities, self.registered, method, route)
+        return known
 
     def request(
         self,
@@ -528,6 +535,7 @@ class Backend:
                 if isinstance(unreg, dict):
                     self.registrations.pop(str(unreg.get("id")), None)
         self.registered = {m for m, _ in self.registrations.values()}
+        self._supports.clear()
 
     def _answer_configuration(self, params: Any) -> Any:
         items = params.get("items") if isinstance(params, dict) else None

@@ -19,6 +19,7 @@ task) is written at once.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import threading
 from collections.abc import Callable
@@ -79,19 +80,26 @@ def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | memoryview]) -
 
 
 class _Pending:
-    __slots__ = ("callback", "method", "raw", "timer")
+    __slots__ = ("callback", "deadline", "method", "raw", "timeout")
 
     def __init__(
         self,
         method: str,
         callback: ResponseCallback,
         raw: RawCallback | None,
-        timer: asyncio.TimerHandle | None,
+        timeout: float | None,
+        deadline: float,
     ) -> None:
         self.method = method
         self.callback = callback
         self.raw = raw
-        self.timer = timer
+        self.timeout = timeout
+        self.deadline = deadline
+
+
+#: Timeouts are checked by one sweep per connection, at most this often (seconds): a request
+#: times out up to this much late, and a request costs no timer of its own.
+SWEEP_STEP = 0.25
 
 
 class Connection(asyncio.Protocol):
@@ -131,6 +139,10 @@ class Connection(asyncio.Protocol):
         self._pending: dict[int | str, _Pending] = {}
         self._next_id = 1
         self._id_prefix = id_prefix
+        self._deadlines: list[tuple[float, int, int | str]] = []  # (deadline, seq, id) heap
+        self._seq = 0
+        self._sweep: asyncio.TimerHandle | None = None
+        self._sweep_at = 0.0
         self._closed = False
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._held: list[bytes | memoryview] = []  # headers and bodies held during a read
@@ -259,8 +271,6 @@ class Connection(asyncio.Protocol):
             pending = self._pending.get(sniffed[0])
             if pending is not None and pending.raw is not None:
                 del self._pending[sniffed[0]]
-                if pending.timer is not None:
-                    pending.timer.cancel()
                 if self._debug:
                     log.debug("%s → raw response %d (%d bytes)", self.name, sniffed[0], len(body))
                 try:
@@ -314,8 +324,6 @@ class Connection(asyncio.Protocol):
         if pending is None:
             log.debug("%s: response to unknown request %r", self.name, msg_id)
             return
-        if pending.timer is not None:
-            pending.timer.cancel()
         try:
             pending.callback(msg)
         except Exception as exc:
@@ -465,19 +473,48 @@ class Connection(asyncio.Protocol):
         if self._closed:
             callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
             return msg_id
-        timer = None
-        if timeout is not None:
-            timer = asyncio.get_running_loop().call_later(timeout, self._timeout, msg_id, timeout)
         try:
             body = orjson.dumps(request(msg_id, method, params))
         except orjson.JSONEncodeError as exc:  # nothing is pending: the caller hears it once
-            if timer is not None:
-                timer.cancel()
             callback(error(msg_id, InvalidParams(f"{method}: params cannot be encoded: {exc}")))
             return msg_id
-        self._pending[msg_id] = _Pending(method, callback, raw, timer)
+        deadline = 0.0
+        if timeout is not None:
+            deadline = self._add_deadline(msg_id, timeout)
+        self._pending[msg_id] = _Pending(method, callback, raw, timeout, deadline)
         self.send_raw(body)
         return msg_id
+
+    def _add_deadline(self, msg_id: int | str, timeout: float) -> float:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        heap = self._deadlines
+        self._seq += 1
+        heapq.heappush(heap, (deadline, self._seq, msg_id))
+        if len(heap) > 4 * len(self._pending) + 1024:  # answered ones pile up: drop them
+            heap[:] = [e for e in heap if e[2] in self._pending]
+            heapq.heapify(heap)
+        if self._sweep is None or deadline < self._sweep_at:
+            if self._sweep is not None:
+                self._sweep.cancel()
+            self._sweep_at = deadline
+            self._sweep = loop.call_at(deadline, self._sweep_deadlines)
+        return deadline
+
+    def _sweep_deadlines(self) -> None:
+        """Time out every request past its deadline; then wait for the next deadline."""
+        self._sweep = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            deadline, _seq, msg_id = heapq.heappop(heap)
+            pending = self._pending.get(msg_id)
+            if pending is not None and pending.deadline == deadline:
+                self._timeout(msg_id, pending.timeout or 0.0)
+        if heap and not self._closed:
+            self._sweep_at = max(heap[0][0], now + SWEEP_STEP)
+            self._sweep = loop.call_at(self._sweep_at, self._sweep_deadlines)
 
     async def call(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
         """Send a request and wait for its result; an error response raises JsonRpcError."""
@@ -526,9 +563,11 @@ class Connection(asyncio.Protocol):
     def fail_all(self, reason: str) -> None:
         """Fail every pending request at once with an error that says why."""
         pending, self._pending = self._pending, {}
+        self._deadlines.clear()
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for msg_id, p in pending.items():
-            if p.timer is not None:
-                p.timer.cancel()
             p.callback(error(msg_id, RequestFailed(f"{reason} before answering {p.method}")))
 
     @property

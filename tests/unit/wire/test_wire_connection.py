@@ -539,3 +539,28 @@ async def test_backpressure_lets_a_peer_that_reads_go_on() -> None:
     await asyncio.sleep(0.1)
     assert not peer.conn.closed
     theirs.close()
+
+
+# -- timeouts: one deadline sweep per connection ------------------------------------------------
+
+
+async def test_a_shorter_timeout_after_a_longer_one_still_fires_on_time() -> None:
+    p = Peer()
+    slow, fast = Completions(), Completions()
+    p.conn.request("slow/method", None, slow, timeout=60)
+    p.conn.request("fast/method", None, fast, timeout=0.1)
+    await asyncio.sleep(0.6)
+    assert len(fast.calls) == 1 and "within 0.1s" in fast.calls[0]["error"]["message"]
+    assert slow.calls == []  # still waiting
+    assert p.conn.pending_count == 1
+    assert any(m.get("method") == "$/cancelRequest" for m in p.sent)
+
+
+async def test_answered_requests_leave_no_timer_behind() -> None:
+    p = Peer()
+    done = Completions()
+    for i in range(3000):
+        msg_id = p.conn.request("m", None, done, timeout=30)
+        p.receive({"jsonrpc": "2.0", "id": msg_id, "result": i})
+    assert len(done.calls) == 3000 and p.conn.pending_count == 0
+    assert len(p.conn._deadlines) < 2048  # the heap is compacted, not one entry per request
