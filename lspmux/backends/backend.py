@@ -31,8 +31,9 @@ from lspmux.config.model import ServerConfig
 from lspmux.errors import RequestFailed
 from lspmux.routing.table import SERVER_REQUESTS, Policy, Route
 from lspmux.text import Encoding
-from lspmux.wire.connection import Connection, RawCallback, ResponseCallback
+from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message, error
+from lspmux.wire.requests import RawCallback, ResponseCallback
 
 log = logging.getLogger("lspmux.backend")
 
