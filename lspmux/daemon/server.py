@@ -15,7 +15,9 @@ The handshake. A connection's first message is one of:
   settings, and only when the allow-list permits it); without, it routes by file type over the
   whole configuration like `lspmux proxy`. `method` "status" and "reload" are also understood.
 - `lspmux/status` or `lspmux/reload` (params: `root`, and `token` on TCP): answered, then the
-  connection is closed.
+  connection is closed. So is `lspmux/documents` (params: `uris`): which clients hold those
+  documents open and whether their buffers have unsaved changes (the agent tools ask it before
+  writing a file).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from lspmux.daemon.address import (
 )
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
 from lspmux.proxy import settle_heap
+from lspmux.session.documents import uri_to_path
 from lspmux.session.session import Session
 from lspmux.wire.framing import frame
 from lspmux.wire.messages import Message, error
@@ -422,6 +425,24 @@ class Daemon:
             "clients": clients,
         }
 
+    def open_documents(self, uris: Any) -> dict[str, Any]:
+        """`lspmux/documents`: which clients hold these uris open, and whether their buffer
+        differs from the file on disk (unsaved changes), so that the agent tools never
+        overwrite a file an editor is changing."""
+        wanted = {u for u in uris if isinstance(u, str)} if isinstance(uris, list) else None
+        found = []
+        for session, info in self.clients.items():
+            for doc in session.documents:
+                if wanted is not None and doc.uri not in wanted:
+                    continue
+                try:
+                    with open(uri_to_path(doc.uri), encoding="utf-8", newline="") as f:
+                        unsaved = f.read() != doc.text
+                except (OSError, ValueError):
+                    unsaved = True
+                found.append({"uri": doc.uri, "client": info.id, "unsaved": unsaved})
+        return {"documents": found}
+
     async def reload(self, root: str | None) -> dict[str, Any]:
         """Restart the instances of `root` (every instance when None); the daemon's own
         configuration (allow-list, instance_timeout) is read again too."""
@@ -465,12 +486,15 @@ class Daemon:
         msg_id = msg.get("id")
         raw_params = msg.get("params")
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-        if method in ("lspmux/status", "lspmux/reload"):
+        if method in ("lspmux/status", "lspmux/reload", "lspmux/documents"):
             refused = self._check_token(hs.kind, params.get("token"))
             if refused:
                 hs.reply_and_close(error(msg_id, RequestFailed(refused)))
             elif method == "lspmux/status":
                 hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": self.status()})
+            elif method == "lspmux/documents":
+                result = self.open_documents(params.get("uris"))
+                hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": result})
             else:
                 self._spawn(self._reload_reply(hs, msg_id, params.get("root")))
             return

@@ -1,0 +1,469 @@
+"""The agent's LSP connection to lspmux: one session rooted at the workspace.
+
+Responsible for: reaching lspmux (the daemon's socket directly — autostarting it for
+`lspmux mcp` — or a private `lspmux proxy` child), initializing it as a capable client,
+keeping the documents the tools looked at in sync with the disk (opened once, re-sent
+whenever the file changed, so every answer is for the current text), turning `at` into an LSP
+position, waiting for servers to settle (diagnostics in, progress ended), and telling the
+servers about files the tools wrote. Standard library + orjson only (the CLI verbs start fast).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lspmux.agent import paths
+from lspmux.agent.apply import read_disk, write_plan
+from lspmux.agent.at import LineCol, code_point_index, column_in_line, lsp_character, parse_at
+from lspmux.agent.edits import Plan
+from lspmux.agent.errors import ToolError
+from lspmux.headless import HeadlessClient, LspError, ReportError, initialize_params
+from lspmux.text import Encoding, line_end, line_starts
+
+LANGUAGE_IDS = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascriptreact",
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".sh": "shellscript",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".rs": "rust",
+    ".go": "go",
+    ".swift": "swift",
+    ".json": "json",
+    ".md": "markdown",
+}
+SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".tox"}
+CAPABILITIES: dict[str, Any] = {
+    "window": {"workDoneProgress": True},
+    "textDocument": {
+        "synchronization": {"didSave": True},
+        "publishDiagnostics": {"versionSupport": True, "relatedInformation": True},
+        "hover": {"contentFormat": ["markdown", "plaintext"]},
+        "definition": {"linkSupport": True},
+        "declaration": {"linkSupport": True},
+        "typeDefinition": {"linkSupport": True},
+        "implementation": {"linkSupport": True},
+        "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
+        "rename": {"prepareSupport": True},
+        "codeAction": {
+            "codeActionLiteralSupport": {
+                "codeActionKind": {
+                    "valueSet": [
+                        "",
+                        "quickfix",
+                        "refactor",
+                        "refactor.extract",
+                        "refactor.inline",
+                        "refactor.rewrite",
+                        "source",
+                        "source.organizeImports",
+                        "source.fixAll",
+                    ]
+                }
+            },
+            "dataSupport": True,
+            "resolveSupport": {"properties": ["edit"]},
+            "isPreferredSupport": True,
+        },
+        "formatting": {},
+        "callHierarchy": {},
+    },
+    "workspace": {
+        "applyEdit": True,
+        "workspaceEdit": {
+            "documentChanges": True,
+            "resourceOperations": ["create", "rename", "delete"],
+        },
+        "symbol": {},
+        "executeCommand": {},
+        "configuration": True,
+        "workspaceFolders": True,
+        "fileOperations": {"willRename": True, "didRename": True},
+        "didChangeWatchedFiles": {"dynamicRegistration": False},
+    },
+}
+
+
+@dataclass
+class Doc:
+    """A document this session opened: its version and the text lspmux holds."""
+
+    uri: str
+    path: Path
+    version: int
+    text: str
+    synced: float
+
+
+@dataclass
+class Target:
+    """A position an `at` designates: file, LSP position and a 1-based label."""
+
+    path: Path
+    uri: str
+    position: dict[str, int]
+    label: str
+    range: dict[str, Any] | None = None
+
+
+class AgentLsp:
+    """One LSP session with lspmux for the tools of one workspace root."""
+
+    def __init__(self, root: Path, client: HeadlessClient, *, via_daemon: bool) -> None:
+        self.root = root
+        self.client = client
+        self.via_daemon = via_daemon
+        self.encoding: Encoding = "utf-16"
+        self.capabilities: dict[str, Any] = {}
+        self.docs: dict[str, Doc] = {}
+        self.started = time.monotonic()
+        self.apply_handler: Any = None  # set by a tool that lets commands edit (code_actions)
+        self.configs: list[Path] = []
+        self.name = "lspmux agent"
+        client.on_request = self._server_request
+
+    # -- connecting -------------------------------------------------------------------------
+
+    @classmethod
+    async def connect(
+        cls,
+        root: Path,
+        *,
+        private: bool = False,
+        autostart: bool = False,
+        configs: list[Path] | None = None,
+        name: str = "lspmux agent",
+    ) -> AgentLsp:
+        """A session for `root`: through the daemon unless `private` (or config files are
+        given); the daemon is started when `autostart`, else a private proxy is used when
+        none answers."""
+        root = Path(os.path.realpath(root))
+        client = None
+        if not private and not configs:
+            client = await _daemon_client(autostart)
+        via_daemon = client is not None
+        if client is None:
+            argv = [sys.executable, "-m", "lspmux", "proxy", "--log-level", "warning"]
+            for cfg in configs or []:
+                argv += ["--config", str(cfg)]
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                cwd=root,
+                limit=1 << 24,
+            )
+            client = HeadlessClient(proc)
+        session = cls(root, client, via_daemon=via_daemon)
+        session.configs, session.name = list(configs or []), name
+        await session._initialize()
+        return session
+
+    async def _initialize(self) -> None:
+        try:
+            result = await self.client.request(
+                "initialize", initialize_params(self.root, self.name, **CAPABILITIES), timeout=60
+            )
+        except ReportError as exc:
+            await self.close()
+            raise ToolError(f"lspmux did not start: {exc}") from exc
+        self.capabilities = dict((result or {}).get("capabilities") or {})
+        self.encoding = self.capabilities.get("positionEncoding") or "utf-16"
+        self.client.notify("initialized", {})
+
+    async def restart(self) -> None:
+        """A private session only: stop the proxy (and its servers), start a fresh one and
+        open the same documents again."""
+        await self.client.close()
+        fresh = await AgentLsp.connect(self.root, private=True, configs=self.configs)
+        self.client, self.capabilities, self.encoding = (
+            fresh.client,
+            fresh.capabilities,
+            fresh.encoding,
+        )
+        self.client.on_request = self._server_request
+        reopen = [doc.path for doc in self.docs.values()]
+        self.docs.clear()
+        for path in reopen:
+            if path.is_file():
+                await self.sync(path)
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any, timeout: float = 60) -> Any:
+        """One request to lspmux; an error answer becomes a ToolError with its message."""
+        try:
+            return await self.client.request(method, params, timeout=timeout)
+        except LspError as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            raise ToolError(f"{method}: {exc}", code=exc.code, **data) from exc
+        except ReportError as exc:
+            raise ToolError(f"{method}: {exc}") from exc
+
+    async def _server_request(self, method: str, params: Any) -> Any:
+        if method == "workspace/applyEdit":
+            if self.apply_handler is None:
+                return {"applied": False, "failureReason": "lspmux agent: nothing may be written"}
+            return await self.apply_handler(params.get("edit") or {})
+        if method == "workspace/configuration":
+            return [None for _ in params.get("items") or ()]
+        if method == "workspace/workspaceFolders":
+            return [{"uri": self.root.as_uri(), "name": self.root.name}]
+        return None
+
+    # -- documents --------------------------------------------------------------------------
+
+    def path(self, given: str, *, must_exist: bool = True) -> Path:
+        return paths.confine(self.root, given, must_exist=must_exist)
+
+    def label_path(self, path: Path | str) -> str:
+        return paths.relative(self.root, path)
+
+    async def sync(self, path: Path) -> Doc:
+        """Open `path` (or re-send it when the disk changed) so lspmux holds the disk text."""
+        uri = path.as_uri()
+        text = read_disk(path)
+        if text is None:
+            raise ToolError(f"file not found: {self.label_path(path)}")
+        doc = self.docs.get(uri)
+        now = time.monotonic()
+        if doc is None:
+            language = LANGUAGE_IDS.get(path.suffix, path.suffix.lstrip(".") or "plaintext")
+            doc = self.docs[uri] = Doc(uri, path, 1, text, now)
+            self.client.notify(
+                "textDocument/didOpen",
+                {"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}},
+            )
+        elif doc.text != text:
+            doc.version += 1
+            doc.text, doc.synced = text, now
+            self.client.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": doc.version},
+                    "contentChanges": [{"text": text}],
+                },
+            )
+        return doc
+
+    def forget(self, uri: str) -> None:
+        if self.docs.pop(uri, None) is not None:
+            self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+    def text_of(self, uri: str) -> str | None:
+        """The text positions in `uri` refer to: the open document's, else the disk's."""
+        doc = self.docs.get(uri)
+        if doc is not None:
+            return doc.text
+        if not uri.startswith("file:"):
+            return None
+        return read_disk(paths.uri_to_path(uri))
+
+    async def open_languages(self) -> list[str]:
+        """Open one file per language found under the root, so that every server a
+        workspace-wide question needs is running; the languages opened."""
+        seen: dict[str, Path] = {}
+        for doc in self.docs.values():
+            seen.setdefault(LANGUAGE_IDS.get(doc.path.suffix, ""), doc.path)
+        budget = 5000
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and d[0] != ".")
+            for name in sorted(filenames):
+                language = LANGUAGE_IDS.get(os.path.splitext(name)[1])
+                if language and language not in seen and language not in ("json", "markdown"):
+                    seen[language] = Path(dirpath) / name
+            budget -= len(filenames) + 1
+            if budget <= 0:
+                break
+        for path in seen.values():
+            if path.as_uri() not in self.docs:
+                await self.sync(path)
+        return [k for k in seen if k]
+
+    # -- positions --------------------------------------------------------------------------
+
+    async def target(
+        self, at: str, symbol: str | None = None, *, want_range: bool = False
+    ) -> Target:
+        """Where `at` points (see at.py), with the file open and in sync."""
+        parsed = parse_at(at, symbol)
+        if isinstance(parsed, LineCol):
+            path = self.path(parsed.path)
+            doc = await self.sync(path)
+            starts = line_starts(doc.text)
+            if parsed.line > len(starts):
+                raise ToolError(
+                    f"line {parsed.line} is past the end of {self.label_path(path)} "
+                    f"({len(starts)} lines)",
+                    line=parsed.line,
+                    line_count=len(starts),
+                )
+            line = parsed.line - 1
+            line_text = doc.text[starts[line] : line_end(doc.text, starts, line)]
+            index = column_in_line(line_text, parsed)
+            position = {"line": line, "character": lsp_character(line_text, index, self.encoding)}
+            label = f"{self.label_path(path)}:{line + 1}:{index + 1}"
+            return Target(path, doc.uri, position, label)
+        return await self._locate(parsed.spec, want_range)
+
+    async def _locate(self, spec: str, want_range: bool) -> Target:
+        candidate = _locate_file(self.root, spec)
+        if candidate is not None:
+            await self.sync(candidate)
+        method = "locate/resolveRange" if want_range else "locate/resolve"
+        result = await self.request(method, {"locate": spec})
+        path = paths.uri_to_path(result["uri"])
+        real = Path(os.path.realpath(path))
+        if not paths.inside(self.root, real):
+            raise ToolError(f"{spec!r} lies outside the workspace root {self.root}")
+        doc = await self.sync(real)
+        rng = result.get("range")
+        position = result.get("position") or (rng or {}).get("start")
+        assert position is not None
+        return Target(real, doc.uri, position, self.label(doc.uri, position), rng)
+
+    def label(self, uri: str, position: dict[str, int]) -> str:
+        """`path:line:col`, 1-based, the column in code points, the path relative to root."""
+        line, character = int(position["line"]), int(position["character"])
+        text = self.text_of(uri)
+        col = character
+        if text is not None:
+            col = code_point_index(line_text(text, line), character, self.encoding)
+        return f"{self.label_path(paths.uri_to_path(uri))}:{line + 1}:{col + 1}"
+
+    # -- waiting ----------------------------------------------------------------------------
+
+    async def settle(self, uris: list[str], *, timeout: float = 60, quiet: float = 1.0) -> None:
+        """Wait until every uri's diagnostics are in for its current text and no progress
+        is open (the quiet period only right after the documents were synced)."""
+        from lspmux.diagnostics.report import wait_settled
+
+        last_sync = max((self.docs[u].synced for u in uris if u in self.docs), default=0.0)
+        wait_quiet = max(0.0, min(quiet, last_sync + quiet - time.monotonic()))
+        loop = asyncio.get_running_loop()
+        try:
+            await wait_settled(self.client, uris, loop.time() + timeout, wait_quiet)
+        except LspError:  # an lspmux without lspmux/diagnosticStatus: progress and quiet only
+            await self.idle(timeout=timeout)
+
+    async def idle(self, *, timeout: float = 60, quiet: float = 0.3) -> None:
+        """Wait until no `$/progress` is open and none began or ended for `quiet` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            if not self.client.progress and time.monotonic() - self.client.last_progress >= quiet:
+                return
+            await asyncio.sleep(0.05)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    async def unsaved_elsewhere(self, uris: list[str]) -> list[str]:
+        """The uris another client of the daemon holds open with unsaved changes."""
+        if not self.via_daemon or not uris:
+            return []
+        from lspmux.daemon.address import resolve
+        from lspmux.daemon.shim import ShimError, request
+
+        try:
+            result = await asyncio.to_thread(
+                request, resolve(None), "lspmux/documents", {"uris": uris}, token=None, timeout=5
+            )
+        except (OSError, ShimError):
+            return []
+        return sorted({d["uri"] for d in (result or {}).get("documents") or () if d.get("unsaved")})
+
+    async def write(self, plan: Plan) -> list[str]:
+        """Write a plan (checked: inside the root, unchanged on disk, not being edited in
+        another client) and tell the servers; the labels of the files written."""
+        dirty = await self.unsaved_elsewhere([c.uri for c in plan.touched()])
+        if dirty:
+            names = ", ".join(self.label_path(paths.uri_to_path(u)) for u in dirty)
+            raise ToolError(
+                f"{names} is open with unsaved changes in another client of the lspmux daemon "
+                "(an editor); nothing was written. Save or revert it there, then ask again",
+                unsaved=[self.label_path(paths.uri_to_path(u)) for u in dirty],
+            )
+        written = write_plan(plan, self.root)
+        self.notify_written(plan)
+        return [self.label_path(p) for p in written]
+
+    def notify_written(self, plan: Plan) -> None:
+        """Tell the servers what changed on disk: open documents get didChange + didSave,
+        the rest a didChangeWatchedFiles (created 1, changed 2, deleted 3)."""
+        events: list[dict[str, Any]] = []
+        for change in plan.files.values():
+            doc = self.docs.get(change.uri)
+            if change.after is None:
+                self.forget(change.uri)
+                events.append({"uri": change.uri, "type": 3})
+            elif doc is not None and change.after != doc.text:
+                doc.version += 1
+                doc.text, doc.synced = change.after, time.monotonic()
+                td = {"uri": change.uri, "version": doc.version}
+                self.client.notify(
+                    "textDocument/didChange",
+                    {"textDocument": td, "contentChanges": [{"text": change.after}]},
+                )
+                self.client.notify("textDocument/didSave", {"textDocument": {"uri": change.uri}})
+                events.append({"uri": change.uri, "type": 2})
+            elif doc is None and change.before != change.after:
+                events.append({"uri": change.uri, "type": 1 if change.before is None else 2})
+        if events:
+            self.client.notify("workspace/didChangeWatchedFiles", {"changes": events})
+
+
+def line_text(text: str, line: int) -> str:
+    starts = line_starts(text)
+    if line >= len(starts):
+        return ""
+    return text[starts[line] : line_end(text, starts, line)]
+
+
+def _locate_file(root: Path, spec: str) -> Path | None:
+    """The file a Locate string names (the shortest existing prefix), to open it first."""
+    for i, ch in enumerate(spec):
+        if ch in ":@":
+            candidate = root / spec[:i]
+            if candidate.is_file():
+                real = Path(os.path.realpath(candidate))
+                return real if paths.inside(root, real) else None
+    candidate = root / spec
+    return candidate if candidate.is_file() else None
+
+
+async def _daemon_client(autostart: bool) -> HeadlessClient | None:
+    """A client on the daemon's socket, or None when no daemon answers (and none may be
+    started)."""
+    from lspmux.daemon.address import AddressError, resolve
+    from lspmux.daemon.shim import ShimError, connect
+
+    try:
+        address = resolve(None)
+    except AddressError:
+        return None
+    if not address.is_unix:
+        return None  # TCP needs a token: the agent tools use the local socket only
+    try:
+        sock = await asyncio.to_thread(connect, address, autostart=autostart, environ=os.environ)
+    except (OSError, ShimError):
+        return None
+    reader, writer = await asyncio.open_unix_connection(sock=sock, limit=1 << 24)
+    return HeadlessClient(reader=reader, writer=writer)
