@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_daemon_commands(sub)
     _add_diagnostics_commands(sub)
     _add_locate_commands(sub)
+    _add_agent_commands(sub)
     return parser
 
 
@@ -125,9 +126,16 @@ def _run(coro: object) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     from lspmux.daemon import shim  # stdlib only: the client must start fast
 
-    code = shim.run_if_client(list(sys.argv[1:] if argv is None else argv))
+    words = list(sys.argv[1:] if argv is None else argv)
+    code = shim.run_if_client(words)
     if code is not None:  # `lspmux client …`, or bare `lspmux` (the Rust lspmux's client)
         return code
+    if words and words[0] in _AGENT_VERBS:  # before the full parser: the verbs start fast
+        from lspmux.agent import cli as agent_cli
+
+        if words[0] == "mcp":
+            return agent_cli.mcp_main(words[1:])
+        return agent_cli.main(words)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -453,6 +461,47 @@ def _locate(args: argparse.Namespace) -> int:
 
 
 _LOCATE_COMMANDS = {"locate": _locate}
+
+
+# -- agent tools (docs/agents.md) ---------------------------------------------------------------
+
+_AGENT_VERBS = frozenset(
+    [
+        "mcp",
+        "definition",
+        "type_definition",
+        "type-definition",
+        "implementation",
+        "declaration",
+        "references",
+        "hover",
+        "symbols",
+        "workspace_symbols",
+        "workspace-symbols",
+        "rename",
+        "rename_file",
+        "rename-file",
+        "code_actions",
+        "code-actions",
+        "format",
+        "call_hierarchy",
+        "call-hierarchy",
+        "describe",
+        "capabilities",
+        "request",
+    ]
+)
+
+
+def _add_agent_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Help entries only: `main` hands the verbs to lspmux.agent.cli before parsing."""
+    sub.add_parser(
+        "mcp",
+        help="serve the agent tools over MCP on stdio (docs/agents.md)",
+        add_help=False,
+    )
+    for verb in sorted(v for v in _AGENT_VERBS if v != "mcp" and "-" not in v):
+        sub.add_parser(verb, help=f"agent tool `{verb}` (lspmux {verb} --help)", add_help=False)
 
 
 if __name__ == "__main__":
