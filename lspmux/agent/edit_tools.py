@@ -48,6 +48,7 @@ async def rename(
     if not new_name:
         raise ToolError("new_name is empty: give the symbol's new name")
     target = await lsp.target(at, symbol)
+    await lsp.settle([target.uri], quiet=0.0)  # a cold server would miss other files' uses
     where = {"textDocument": {"uri": target.uri}, "position": target.position}
     edit = await lsp.request("textDocument/rename", {**where, "newName": new_name})
     if not edit:

@@ -158,7 +158,18 @@ class AgentLsp:
             client = await _daemon_client(autostart)
         via_daemon = client is not None
         if client is None:
-            argv = [sys.executable, "-m", "lspmux", "proxy", "--log-level", "warning"]
+            argv = [
+                sys.executable,
+                "-m",
+                "lspmux",
+                "proxy",
+                "--log-level",
+                os.environ.get("LSPMUX_AGENT_LOG", "warning"),
+            ] + (
+                ["--log-file", os.environ["LSPMUX_AGENT_LOGFILE"]]
+                if os.environ.get("LSPMUX_AGENT_LOGFILE")
+                else []
+            )
             for cfg in configs or []:
                 argv += ["--config", str(cfg)]
             proc = await asyncio.create_subprocess_exec(
