@@ -13,7 +13,7 @@ Pure functions; turning a `LineCol` into an LSP position needs the file's text
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from lspmux.agent.errors import ToolError
 from lspmux.text import Encoding, units
@@ -28,8 +28,7 @@ _LINE_COL = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
 _SYMBOL_N = re.compile(r"^(?P<text>.+?)#(?P<n>\d+)$")
 
 
-@dataclass(frozen=True)
-class LineCol:
+class LineCol(NamedTuple):
     """A position by numbers: 1-based line, 1-based column in code points (None: not given)."""
 
     path: str
@@ -38,8 +37,7 @@ class LineCol:
     symbol: str | None = None
 
 
-@dataclass(frozen=True)
-class LocateAt:
+class LocateAt(NamedTuple):
     """A Locate string, resolved by lspmux's `locate/resolve`."""
 
     spec: str

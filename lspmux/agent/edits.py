@@ -10,27 +10,26 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from lspmux.text import Encoding, line_starts, position_to_offset
 
 
-@dataclass
 class FileChange:
     """One file's texts: `before` (None: created by the edit) and `after` (None: deleted)."""
 
-    uri: str
-    before: str | None
-    after: str | None
+    __slots__ = ("after", "before", "uri")
+
+    def __init__(self, uri: str, before: str | None, after: str | None) -> None:
+        self.uri, self.before, self.after = uri, before, after
 
 
-@dataclass
 class Plan:
     """What an edit does: file contents by uri (in first-touched order) and renames."""
 
-    files: dict[str, FileChange] = field(default_factory=dict)
-    renames: list[tuple[str, str]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.files: dict[str, FileChange] = {}
+        self.renames: list[tuple[str, str]] = []
 
     def touched(self) -> list[FileChange]:
         return [c for c in self.files.values() if c.before != c.after]

@@ -14,9 +14,8 @@ import asyncio
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lspmux.agent import paths
 from lspmux.agent.apply import read_disk, write_plan
@@ -99,19 +98,16 @@ CAPABILITIES: dict[str, Any] = {
 }
 
 
-@dataclass
 class Doc:
     """A document this session opened: its version and the text lspmux holds."""
 
-    uri: str
-    path: Path
-    version: int
-    text: str
-    synced: float
+    __slots__ = ("path", "synced", "text", "uri", "version")
+
+    def __init__(self, uri: str, path: Path, version: int, text: str, synced: float) -> None:
+        self.uri, self.path, self.version, self.text, self.synced = uri, path, version, text, synced
 
 
-@dataclass
-class Target:
+class Target(NamedTuple):
     """A position an `at` designates: file, LSP position and a 1-based label."""
 
     path: Path
@@ -134,6 +130,7 @@ class AgentLsp:
         self.started = time.monotonic()
         self.apply_handler: Any = None  # set by a tool that lets commands edit (code_actions)
         self.configs: list[Path] = []
+        self._cache: dict[str, tuple[tuple[Any, ...], str, list[int]]] = {}
         self.name = "lspmux agent"
         client.on_request = self._server_request
 
@@ -281,12 +278,47 @@ class AgentLsp:
 
     def text_of(self, uri: str) -> str | None:
         """The text positions in `uri` refer to: the open document's, else the disk's."""
+        found = self._lines(uri)
+        return found[0] if found is not None else None
+
+    def line(self, uri: str, line: int) -> str | None:
+        """Line `line` (0-based) of `uri`'s text, without its line break."""
+        found = self._lines(uri)
+        if found is None:
+            return None
+        text, starts = found
+        if not 0 <= line < len(starts):
+            return ""
+        return text[starts[line] : line_end(text, starts, line)]
+
+    def _lines(self, uri: str) -> tuple[str, list[int]] | None:
+        """Text and line starts, cached per open-document version or per file stat (labels
+        of many locations in one big file cost one read and one scan)."""
         doc = self.docs.get(uri)
         if doc is not None:
-            return doc.text
-        if not uri.startswith("file:"):
-            return None
-        return read_disk(paths.uri_to_path(uri))
+            key: tuple[Any, ...] = ("doc", doc.version, id(doc.text))
+            text: str | None = doc.text
+        else:
+            if not uri.startswith("file:"):
+                return None
+            path = paths.uri_to_path(uri)
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
+            key, text = ("disk", st.st_mtime_ns, st.st_size), None
+        cached = self._cache.get(uri)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        if text is None:
+            text = read_disk(paths.uri_to_path(uri))
+            if text is None:
+                return None
+        if len(self._cache) > 256:
+            self._cache.clear()
+        starts = line_starts(text)
+        self._cache[uri] = (key, text, starts)
+        return text, starts
 
     async def open_languages(self) -> list[str]:
         """Open one file per language found under the root, so that every server a
@@ -354,10 +386,10 @@ class AgentLsp:
     def label(self, uri: str, position: dict[str, int]) -> str:
         """`path:line:col`, 1-based, the column in code points, the path relative to root."""
         line, character = int(position["line"]), int(position["character"])
-        text = self.text_of(uri)
+        found = self.line(uri, line)
         col = character
-        if text is not None:
-            col = code_point_index(line_text(text, line), character, self.encoding)
+        if found is not None:
+            col = code_point_index(found, character, self.encoding)
         return f"{self.label_path(paths.uri_to_path(uri))}:{line + 1}:{col + 1}"
 
     # -- waiting ----------------------------------------------------------------------------
@@ -439,13 +471,6 @@ class AgentLsp:
                 events.append({"uri": change.uri, "type": 1 if change.before is None else 2})
         if events:
             self.client.notify("workspace/didChangeWatchedFiles", {"changes": events})
-
-
-def line_text(text: str, line: int) -> str:
-    starts = line_starts(text)
-    if line >= len(starts):
-        return ""
-    return text[starts[line] : line_end(text, starts, line)]
 
 
 def _locate_file(root: Path, spec: str) -> Path | None:

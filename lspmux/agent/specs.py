@@ -7,8 +7,7 @@ tool. Importing this module is cheap: tool modules load when a tool runs.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from lspmux.agent.errors import ToolError
 
@@ -25,8 +24,7 @@ SYMBOL_DOC = (
 FILE_DOC = "A file path relative to the workspace root, e.g. 'src/app.py'."
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(NamedTuple):
     name: str
     type: str  # JSON schema type: string, integer, boolean, object, or "string|integer"
     doc: str
@@ -34,8 +32,7 @@ class Arg:
     default: Any = None
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(NamedTuple):
     name: str
     target: str  # "module:function" under lspmux.agent
     description: str

@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lspmux.agent import render
 from lspmux.agent.errors import ToolError
-from lspmux.agent.lsp import AgentLsp, Target, line_text
+from lspmux.agent.lsp import AgentLsp, Target
 from lspmux.agent.paths import uri_to_path
 
 SEVERITIES = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
 
 
-@dataclass
 class Result:
     """A tool's answer: `text` for reading, `data` for `structuredContent` / `--json`."""
 
-    text: str
-    data: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("data", "text")
+
+    def __init__(self, text: str, data: dict[str, Any] | None = None) -> None:
+        self.text = text
+        self.data: dict[str, Any] = data if data is not None else {}
 
 
 # -- locations --------------------------------------------------------------------------------
@@ -37,13 +38,12 @@ class Result:
 def location_row(lsp: AgentLsp, uri: str, rng: dict[str, Any]) -> dict[str, Any]:
     """One location as the tools print it, with its LSP range and its source line."""
     start = rng["start"]
-    text = lsp.text_of(uri)
     return {
         "label": lsp.label(uri, start),
         "path": lsp.label_path(uri_to_path(uri)),
         "uri": uri,
         "range": rng,
-        "line_text": line_text(text, int(start["line"])) if text is not None else "",
+        "line_text": lsp.line(uri, int(start["line"])) or "",
     }
 
 
@@ -336,8 +336,7 @@ async def call_hierarchy(
 async def locate(lsp: AgentLsp, at: str, range: bool = False) -> Result:
     """Where a Locate string (or any `at`) points, and the text matched there."""
     target = await lsp.target(at, want_range=range)
-    text = lsp.text_of(target.uri) or ""
-    line = line_text(text, int(target.position["line"]))
+    line = lsp.line(target.uri, int(target.position["line"])) or ""
     data: dict[str, Any] = {**_at_data(target), "line_text": line}
     label = target.label
     if range and target.range is not None:
