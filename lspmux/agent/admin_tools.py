@@ -43,11 +43,8 @@ async def status(lsp: AgentLsp) -> Result:
     from lspmux.doctor import diagnose
 
     rows: list[dict[str, Any]] = []
-    if lsp.via_daemon:
-        from lspmux.daemon.address import resolve
-        from lspmux.daemon.shim import request
-
-        answer = request(resolve(None), "lspmux/status", {}, token=None, timeout=5)
+    if lsp.daemon_query is not None:
+        answer = await lsp.daemon_query("lspmux/status", {})
         for inst in answer.get("instances") or []:
             if Path(inst.get("root", "")) == lsp.root or lsp.root in Path(inst["root"]).parents:
                 rows.append({k: inst.get(k) for k in ("server", "state", "pid", "rss", "root")})
@@ -112,12 +109,8 @@ async def reload(lsp: AgentLsp, file: str | None = None) -> Result:
     """Restart the servers of this root (a file's servers restart with them)."""
     if file:
         lsp.path(file)
-    if lsp.via_daemon:
-        from lspmux.daemon.address import resolve
-        from lspmux.daemon.shim import request
-
-        answer = request(resolve(None), "lspmux/reload", {"root": str(lsp.root)}, token=None,
-                         timeout=120)  # fmt: skip
+    if lsp.daemon_query is not None:
+        answer = await lsp.daemon_query("lspmux/reload", {"root": str(lsp.root)})
         restarted = answer.get("restarted") or []
     else:
         await lsp.restart()

@@ -7,8 +7,10 @@ private `lspmux proxy` when none answers (`--private` forces it). Text by defaul
 for the structured result; a ToolError goes to stderr with exit status 1. The verbs `locate`,
 `diagnostics`, `status` and `reload` keep their older commands (same information).
 
-Fast path: this module imports only argparse, json, asyncio and the agent's lightweight
-modules, so `lspmux definition` against a warm daemon finishes in well under 150 ms.
+Fast path: with a daemon running, the verb is one `lspmux/tool` request on the daemon's
+socket, sent with the standard library only (no event loop, no LSP session here); the daemon
+runs the tool in its warm agent session for the root (lspmux/agent/hosted.py). Without a
+daemon (or with --private) the tool runs here over a private proxy.
 """
 
 from __future__ import annotations
@@ -99,8 +101,47 @@ def main(words: Sequence[str]) -> int:
     ns = build_verb_parser(tool).parse_args(list(words[1:]))
     arguments = arguments_of(tool, ns)
     root = (ns.root or Path.cwd()).resolve()
+    if not ns.private and not ns.config:
+        answer = _through_daemon(tool, arguments, root)
+        if answer is not None:
+            return _print(tool, answer.get("text"), answer.get("data") or {},
+                          answer.get("error"), as_json=ns.json)  # fmt: skip
     return _run(_verb(tool, arguments, root, private=ns.private, configs=ns.config,
                       as_json=ns.json))  # fmt: skip
+
+
+def _through_daemon(tool: Tool, arguments: dict[str, Any], root: Path) -> dict[str, Any] | None:
+    """The tool run by the daemon (`lspmux/tool`), stdlib only; None when no daemon answers
+    on the local socket (or it is too old to know the method)."""
+    from lspmux.daemon.address import AddressError, resolve
+    from lspmux.daemon.shim import ShimError, request
+
+    try:
+        address = resolve(None)
+        if not address.is_unix:
+            return None
+        params = {"root": str(root), "name": tool.name, "arguments": arguments}
+        answer = request(address, "lspmux/tool", params, token=None, timeout=600)
+    except (OSError, AddressError):
+        return None
+    except ShimError as exc:
+        if "expected initialize first" in str(exc):  # an older daemon
+            return None
+        return {"error": str(exc), "data": {"error": str(exc)}}
+    return answer if isinstance(answer, dict) else None
+
+
+def _print(tool: Tool, text: Any, data: dict[str, Any], error: Any, *, as_json: bool) -> int:
+    if error is not None:
+        if as_json:
+            print(json.dumps(data, ensure_ascii=False))
+        print(f"lspmux {tool.name}: {error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        print(text)
+    return 0
 
 
 async def _verb(
@@ -119,17 +160,11 @@ async def _verb(
     try:
         result = await specs.call(lsp, tool.name, arguments)
     except ToolError as exc:
-        if as_json:
-            print(json.dumps({"error": exc.message, **exc.data}, ensure_ascii=False))
-        print(f"lspmux {tool.name}: {exc.message}", file=sys.stderr)
-        return 1
+        data = {"error": exc.message, **exc.data}
+        return _print(tool, None, data, exc.message, as_json=as_json)
     finally:
         await lsp.close()
-    if as_json:
-        print(json.dumps(result.data, ensure_ascii=False, indent=2))
-    else:
-        print(result.text)
-    return 0
+    return _print(tool, result.text, result.data, None, as_json=as_json)
 
 
 def _run(coro: Any) -> int:

@@ -14,6 +14,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -98,6 +99,24 @@ CAPABILITIES: dict[str, Any] = {
 }
 
 
+#: Asks the daemon one of its one-shot methods (lspmux/status, lspmux/reload, lspmux/documents).
+DaemonQuery = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+def socket_query(address: Any) -> DaemonQuery:
+    """A DaemonQuery over the daemon's socket (one connection per question)."""
+
+    async def query(method: str, params: dict[str, Any]) -> Any:
+        from lspmux.daemon.shim import request
+
+        timeout = 120.0 if method == "lspmux/reload" else 10.0
+        return await asyncio.to_thread(
+            request, address, method, params, token=None, timeout=timeout
+        )
+
+    return query
+
+
 class Doc:
     """A document this session opened: its version and the text lspmux holds."""
 
@@ -120,10 +139,13 @@ class Target(NamedTuple):
 class AgentLsp:
     """One LSP session with lspmux for the tools of one workspace root."""
 
-    def __init__(self, root: Path, client: HeadlessClient, *, via_daemon: bool) -> None:
+    def __init__(
+        self, root: Path, client: HeadlessClient, *, daemon_query: DaemonQuery | None = None
+    ) -> None:
         self.root = root
         self.client = client
-        self.via_daemon = via_daemon
+        self.daemon_query = daemon_query
+        self.via_daemon = daemon_query is not None
         self.encoding: Encoding = "utf-16"
         self.capabilities: dict[str, Any] = {}
         self.docs: dict[str, Doc] = {}
@@ -150,10 +172,9 @@ class AgentLsp:
         given); the daemon is started when `autostart`, else a private proxy is used when
         none answers."""
         root = Path(os.path.realpath(root))
-        client = None
+        client, query = None, None
         if not private and not configs:
-            client = await _daemon_client(autostart)
-        via_daemon = client is not None
+            client, query = await _daemon_client(autostart)
         if client is None:
             argv = [
                 sys.executable,
@@ -177,12 +198,12 @@ class AgentLsp:
                 limit=1 << 24,
             )
             client = HeadlessClient(proc)
-        session = cls(root, client, via_daemon=via_daemon)
+        session = cls(root, client, daemon_query=query)
         session.configs, session.name = list(configs or []), name
-        await session._initialize()
+        await session.initialize()
         return session
 
-    async def _initialize(self) -> None:
+    async def initialize(self) -> None:
         try:
             result = await self.client.request(
                 "initialize", initialize_params(self.root, self.name, **CAPABILITIES), timeout=60
@@ -420,17 +441,17 @@ class AgentLsp:
 
     async def unsaved_elsewhere(self, uris: list[str]) -> list[str]:
         """The uris another client of the daemon holds open with unsaved changes."""
-        if not self.via_daemon or not uris:
+        if self.daemon_query is None or not uris:
             return []
-        from lspmux.daemon.address import resolve
-        from lspmux.daemon.shim import ShimError, request
+        from lspmux.daemon.shim import ShimError
 
         try:
-            result = await asyncio.to_thread(
-                request, resolve(None), "lspmux/documents", {"uris": uris}, token=None, timeout=5
-            )
-        except (OSError, ShimError):
-            return []
+            result = await self.daemon_query("lspmux/documents", {"uris": uris})
+        except (OSError, ShimError) as exc:
+            raise ToolError(
+                f"cannot ask the lspmux daemon whether an editor has unsaved changes ({exc}); "
+                "nothing was written"
+            ) from exc
         return sorted({d["uri"] for d in (result or {}).get("documents") or () if d.get("unsaved")})
 
     async def write(self, plan: Plan) -> list[str]:
@@ -485,21 +506,21 @@ def _locate_file(root: Path, spec: str) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-async def _daemon_client(autostart: bool) -> HeadlessClient | None:
-    """A client on the daemon's socket, or None when no daemon answers (and none may be
-    started)."""
+async def _daemon_client(autostart: bool) -> tuple[HeadlessClient | None, DaemonQuery | None]:
+    """A client on the daemon's socket and its query function, or Nones when no daemon
+    answers (and none may be started)."""
     from lspmux.daemon.address import AddressError, resolve
     from lspmux.daemon.shim import ShimError, connect
 
     try:
         address = resolve(None)
     except AddressError:
-        return None
+        return None, None
     if not address.is_unix:
-        return None  # TCP needs a token: the agent tools use the local socket only
+        return None, None  # TCP needs a token: the agent tools use the local socket only
     try:
         sock = await asyncio.to_thread(connect, address, autostart=autostart, environ=os.environ)
     except (OSError, ShimError):
-        return None
+        return None, None
     reader, writer = await asyncio.open_unix_connection(sock=sock, limit=1 << 24)
-    return HeadlessClient(reader=reader, writer=writer)
+    return HeadlessClient(reader=reader, writer=writer), socket_query(address)
