@@ -97,6 +97,10 @@ async def mcp_vs_raw(
         for _ in range(rounds):
             for _ in range(per):
                 t0 = time.perf_counter()
+                await session.call_tool("hover", {"at": ""})  # refused before any LSP
+                FLOOR[1].append((time.perf_counter() - t0) * 1000)
+            for _ in range(per):
+                t0 = time.perf_counter()
                 await raw.request("textDocument/definition", params)
                 raw_ms.append((time.perf_counter() - t0) * 1000)
             for _ in range(per):
@@ -110,6 +114,7 @@ async def mcp_vs_raw(
 
 
 CLI_RUNS: list[Any] = [20, []]
+FLOOR: list[list[float]] = [[], []]  # python -c pass wall; MCP round trip without LSP
 
 
 def cli_wall(root: Path, env: dict[str, str], runs: int) -> list[float]:
@@ -118,6 +123,9 @@ def cli_wall(root: Path, env: dict[str, str], runs: int) -> list[float]:
     argv = [sys.executable, "-m", "lspmux", "definition", AT]
     samples = []
     for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        FLOOR[0].append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
         out = subprocess.run(argv, env=env, cwd=root, capture_output=True, text=True)
         samples.append((time.perf_counter() - t0) * 1000)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,56 @@ def build_server(tools: Tools) -> Server[Any]:
     )
 
 
+class _PipeLines:
+    """stdin as the SDK's stdio transport reads it (`async for line`), on an asyncio pipe:
+    no worker thread per line as with `anyio.wrap_file`."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _PipeWriter:
+    """stdout as the SDK writes it (`write`, `flush`), on an asyncio pipe."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    async def write(self, text: str) -> None:
+        self.writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+
+async def _stdio_pipes() -> tuple[_PipeLines, _PipeWriter]:
+    """The MCP channel on private copies of fd 0 and 1; fd 0 then reads /dev/null and fd 1
+    goes to stderr, so nothing else in the process can write into the channel."""
+    loop = asyncio.get_running_loop()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    reader = asyncio.StreamReader(limit=1 << 24)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+    )
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    return _PipeLines(reader), _PipeWriter(writer)
+
+
 def serve(root: Path, *, private: bool = False, configs: list[Path] | None = None) -> int:
     """Run the MCP server on stdin/stdout until the client closes it."""
     import anyio
@@ -118,8 +169,9 @@ def serve(root: Path, *, private: bool = False, configs: list[Path] | None = Non
     server = build_server(tools)
 
     async def run() -> None:
+        stdin, stdout = await _stdio_pipes()
         try:
-            async with stdio_server() as (read_stream, write_stream):
+            async with stdio_server(stdin, stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
                 await server.run(read_stream, write_stream, server.create_initialization_options())
         finally:
             await tools.close()

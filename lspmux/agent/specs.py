@@ -40,8 +40,16 @@ class Tool(NamedTuple):
     writes: bool = False
 
     def function(self) -> Any:
-        module, func = self.target.split(":")
-        return getattr(importlib.import_module(f"lspmux.agent.{module}"), func)
+        found = _FUNCTIONS.get(self.target)
+        if found is None:
+            module, func = self.target.split(":")
+            found = _FUNCTIONS[self.target] = getattr(
+                importlib.import_module(f"lspmux.agent.{module}"), func
+            )
+        return found
+
+
+_FUNCTIONS: dict[str, Any] = {}
 
 
 AT = Arg("at", "string", AT_DOC, required=True)
