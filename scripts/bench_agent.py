@@ -171,7 +171,9 @@ Measured {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} on {os.cpu_count()
 | `definition` warm, p50 ({len(raw_ms)} calls each, {args.rounds} alternating rounds) | {statistics.median(raw_ms):.2f} ms | {statistics.median(mcp_ms):.2f} ms | {overhead:.2f} ms | ≤ 5 ms added | {yes if overhead <= 5 else "no"} |
 | `definition` warm, p95 | {pct(raw_ms, 0.95):.2f} ms | {pct(mcp_ms, 0.95):.2f} ms | — | — | |
 | MCP `definition` warm p50 (the whole tool call) | — | {statistics.median(mcp_ms):.2f} ms | — | ≤ 20 ms | {yes if statistics.median(mcp_ms) <= 20 else "no"} |
+| MCP round trip of a call refused before any LSP work (`hover` with an empty `at`), p50 | — | {statistics.median(FLOOR[1]):.2f} ms | — | — | |
 | `lspmux definition …` wall time against a warm daemon, p50 of {len(cli_ms)} fresh processes | — | {cli_p50:.0f} ms (min {min(cli_ms):.0f}, max {max(cli_ms):.0f}) | — | ≤ 150 ms | {yes if cli_p50 <= 150 else "no"} |
+| for scale: `python -c pass` (same interpreter and venv), p50 | — | {statistics.median(FLOOR[0]):.0f} ms | — | — | |
 
 - Both sides talk to one `lspmux server` (so one basedpyright answers both): the raw side is lspmux's headless LSP client (asyncio + orjson) on the daemon's socket, the MCP side the `mcp` SDK's stdio client on `lspmux mcp`. The same request, the same server's work. *Added* is the MCP face: JSON-RPC over MCP, argument checks, `at` parsing, the file re-read to check it is in sync, labels and source lines, `structuredContent`.
 - The CLI run is a new Python process each time (interpreter start, `lspmux.cli` → `lspmux.agent.cli`, a Unix-socket session with the daemon: initialize, didOpen, definition, shutdown), while the MCP session keeps the daemon warm. The machine is shared (the load average above): compare the columns, not the absolute figures, with other runs.
