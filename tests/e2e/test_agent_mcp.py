@@ -19,7 +19,7 @@ import os
 from markupsafe import Markup
 
 # café — the columns after non-ASCII text count characters
-naïve = "é"; bad = undefined_name
+naïve = "😀"; bad = undefined_name
 
 
 def wrap(text: str) -> Markup:
@@ -75,8 +75,9 @@ async def test_reading_tools_on_markupsafe(tmp_path: Path) -> None:
         sources = {d["source"].lower() for d in data["diagnostics"]}
         assert {"ruff", "basedpyright"} <= sources
         assert any(d["code"] == "F401" for d in data["diagnostics"])  # ruff's unused import
-        bad = next(d for d in data["diagnostics"] if d["line"] == 6)
-        assert bad["range"]["start"] == {"line": 5, "character": 19}  # UTF-16 = here ASCII-wide
+        bad = next(d for d in data["diagnostics"] if d["code"] == "F821")
+        assert bad["label"] == "src/markupsafe/extra.py:6:20"  # characters
+        assert bad["range"]["start"] == {"line": 5, "character": 20}  # UTF-16: the emoji is 2
         text, _ = await mcp.call("hover", at="src/markupsafe/extra.py:6:15")
         assert "bad" in text
 
