@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as t
 
-from tests.e2e.agent_harness import MARKUPSAFE, copy_project, run_verb
+from tests.e2e.agent_harness import MARKUPSAFE, copy_project, mcp_client, run_verb
 from tests.e2e.conftest import proxy_env
 from tests.e2e.daemon_harness import DaemonUnderTest, daemon_fixture  # noqa: F401
 
@@ -68,6 +68,19 @@ async def test_verbs_share_the_daemon_and_respect_unsaved_buffers(
     out = run_verb(root, daemon.env, "definition", "tests/test_escape.py:34", "--symbol", "Markup")
     assert out.returncode == 0, out.stderr
     assert "src/markupsafe/__init__.py:84:7" in out.stdout
+    assert len(daemon.backends("basedpyright")) == 1
+    # the daemon ran it (lspmux/tool) in its agent session for the root, which stays open
+    clients = daemon.status()["clients"]
+    assert len(clients) == 2 and any(c["open_documents"] >= 1 for c in clients if c["roots"])
+
+    # the MCP face through the same daemon: shared backends, the daemon's status
+    async with mcp_client(root, daemon.env) as mcp:
+        text, data = await mcp.call("status")
+        assert data["daemon"] is True and "through the lspmux daemon" in text
+        assert [b["server"] for b in data["backends"]].count("basedpyright") == 1
+        message = await mcp.error("rename", at="src/markupsafe/__init__.py:64", symbol="soft_str",
+                                  new_name="to_text", apply=True)  # fmt: skip
+        assert "unsaved changes" in message and "src/markupsafe/__init__.py" in message
     assert len(daemon.backends("basedpyright")) == 1
 
     # once the editor saved (buffer == disk), the rename is written

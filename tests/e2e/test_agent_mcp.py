@@ -218,3 +218,28 @@ async def test_clangd_declaration_definition_and_reload(tmp_path: Path) -> None:
         assert "restarted" in text
         text, data = await mcp.call("hover", at="hello.c:main@<|>add(")
         assert "int add(int a, int b)" in text
+
+
+async def test_apply_refuses_a_file_changed_since_the_edit_was_computed(tmp_path: Path) -> None:
+    from lspmux.agent.edit_tools import make_plan
+    from lspmux.agent.errors import ToolError
+    from lspmux.agent.lsp import AgentLsp
+
+    root = copy_project(MARKUPSAFE, tmp_path)
+    os.environ.update({k: v for k, v in proxy_env(tmp_path).items() if k.startswith("XDG_")})
+    lsp = await AgentLsp.connect(root, private=True)
+    try:
+        target = await lsp.target("src/markupsafe/__init__.py:64", "soft_str")
+        await lsp.settle([target.uri], quiet=0.0)
+        edit = await lsp.request("textDocument/rename", {
+            "textDocument": {"uri": target.uri}, "position": target.position, "newName": "to_text"})  # fmt: skip
+        plan = make_plan(lsp, edit)
+        init = root / "src/markupsafe/__init__.py"
+        tests = root / "tests/test_markupsafe.py"
+        before = init.read_text()
+        tests.write_text(tests.read_text() + "\n# edited meanwhile\n")
+        with pytest.raises(ToolError, match=r"tests/test_markupsafe\.py changed on disk"):
+            await lsp.write(plan)
+        assert init.read_text() == before  # nothing written, not even the unchanged file
+    finally:
+        await lsp.close()
