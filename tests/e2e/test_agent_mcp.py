@@ -220,13 +220,17 @@ async def test_clangd_declaration_definition_and_reload(tmp_path: Path) -> None:
         assert "int add(int a, int b)" in text
 
 
-async def test_apply_refuses_a_file_changed_since_the_edit_was_computed(tmp_path: Path) -> None:
+async def test_apply_refuses_a_file_changed_since_the_edit_was_computed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lspmux.agent.edit_tools import make_plan
     from lspmux.agent.errors import ToolError
     from lspmux.agent.lsp import AgentLsp
 
     root = copy_project(MARKUPSAFE, tmp_path)
-    os.environ.update({k: v for k, v in proxy_env(tmp_path).items() if k.startswith("XDG_")})
+    for key, value in proxy_env(tmp_path).items():
+        if key.startswith("XDG_"):
+            monkeypatch.setenv(key, value)
     lsp = await AgentLsp.connect(root, private=True)
     try:
         target = await lsp.target("src/markupsafe/__init__.py:64", "soft_str")
