@@ -21,6 +21,30 @@ from typing import Any
 
 import orjson
 
+#: languageId by file extension, for the didOpen of files read from disk.
+LANGUAGE_IDS = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascriptreact",
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".sh": "shellscript",
+    ".bash": "shellscript",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".rs": "rust",
+    ".go": "go",
+    ".swift": "swift",
+    ".json": "json",
+    ".md": "markdown",
+}
+
 
 class ReportError(Exception):
     """The run could not produce a report (the proxy did not start, a path matched nothing)."""

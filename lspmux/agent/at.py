@@ -16,7 +16,7 @@ import re
 from typing import NamedTuple
 
 from lspmux.agent.errors import ToolError
-from lspmux.text import Encoding, units
+from lspmux.text import Encoding, _index_for_units, units
 
 AT_FORMS = (
     "`at` is one of: a Locate string 'src/app.py:Greeter.greet@return <|>message'; "
@@ -116,15 +116,4 @@ def lsp_character(line_text: str, index: int, encoding: Encoding) -> int:
 
 def code_point_index(line_text: str, character: int, encoding: Encoding) -> int:
     """The code point index of an LSP character on a line (clamped to the line's end)."""
-    if encoding == "utf-32":
-        return min(character, len(line_text))
-    seen = 0
-    for i, ch in enumerate(line_text):
-        if seen >= character:
-            return i
-        o = ord(ch)
-        if encoding == "utf-16":
-            seen += 2 if o > 0xFFFF else 1
-        else:
-            seen += 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-    return len(line_text)
+    return _index_for_units(line_text, character, encoding)

@@ -23,80 +23,30 @@ from lspmux.agent.apply import read_disk, write_plan
 from lspmux.agent.at import LineCol, code_point_index, column_in_line, lsp_character, parse_at
 from lspmux.agent.edits import Plan
 from lspmux.agent.errors import ToolError
-from lspmux.headless import HeadlessClient, LspError, ReportError, initialize_params
+from lspmux.headless import (
+    LANGUAGE_IDS,
+    HeadlessClient,
+    LspError,
+    ReportError,
+    initialize_params,
+)
 from lspmux.text import Encoding, line_end, line_starts
 
-LANGUAGE_IDS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascriptreact",
-    ".ts": "typescript",
-    ".tsx": "typescriptreact",
-    ".sh": "shellscript",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".hpp": "cpp",
-    ".rs": "rust",
-    ".go": "go",
-    ".swift": "swift",
-    ".json": "json",
-    ".md": "markdown",
-}
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".tox"}
-CAPABILITIES: dict[str, Any] = {
-    "window": {"workDoneProgress": True},
-    "textDocument": {
-        "synchronization": {"didSave": True},
-        "publishDiagnostics": {"versionSupport": True, "relatedInformation": True},
-        "hover": {"contentFormat": ["markdown", "plaintext"]},
-        "definition": {"linkSupport": True},
-        "declaration": {"linkSupport": True},
-        "typeDefinition": {"linkSupport": True},
-        "implementation": {"linkSupport": True},
-        "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
-        "rename": {"prepareSupport": True},
-        "codeAction": {
-            "codeActionLiteralSupport": {
-                "codeActionKind": {
-                    "valueSet": [
-                        "",
-                        "quickfix",
-                        "refactor",
-                        "refactor.extract",
-                        "refactor.inline",
-                        "refactor.rewrite",
-                        "source",
-                        "source.organizeImports",
-                        "source.fixAll",
-                    ]
-                }
-            },
-            "dataSupport": True,
-            "resolveSupport": {"properties": ["edit"]},
-            "isPreferredSupport": True,
-        },
-        "formatting": {},
-        "callHierarchy": {},
-    },
-    "workspace": {
-        "applyEdit": True,
-        "workspaceEdit": {
-            "documentChanges": True,
-            "resourceOperations": ["create", "rename", "delete"],
-        },
-        "symbol": {},
-        "executeCommand": {},
-        "configuration": True,
-        "workspaceFolders": True,
-        "fileOperations": {"willRename": True, "didRename": True},
-        "didChangeWatchedFiles": {"dynamicRegistration": False},
-    },
-}
+
+
+def client_capabilities() -> dict[str, Any]:
+    """lspmux's own client capabilities plus what the tools use on top: call hierarchy and
+    file operations (imported here: the verbs' fast path never initializes)."""
+    import copy
+
+    from lspmux.backends.capabilities import LSPMUX_CLIENT_CAPABILITIES
+
+    caps = copy.deepcopy(LSPMUX_CLIENT_CAPABILITIES)
+    caps["textDocument"]["callHierarchy"] = {}
+    caps["workspace"]["fileOperations"] = {"willRename": True, "didRename": True}
+    caps["window"]["showDocument"] = {"support": False}
+    return caps
 
 
 #: Asks the daemon one of its one-shot methods (lspmux/status, lspmux/reload, lspmux/documents).
@@ -206,7 +156,9 @@ class AgentLsp:
     async def initialize(self) -> None:
         try:
             result = await self.client.request(
-                "initialize", initialize_params(self.root, self.name, **CAPABILITIES), timeout=60
+                "initialize",
+                initialize_params(self.root, self.name, **client_capabilities()),
+                timeout=60,
             )
         except ReportError as exc:
             await self.close()
@@ -256,6 +208,8 @@ class AgentLsp:
             return [None for _ in params.get("items") or ()]
         if method == "workspace/workspaceFolders":
             return [{"uri": self.root.as_uri(), "name": self.root.name}]
+        if method == "window/showDocument":
+            return {"success": False}
         return None
 
     # -- documents --------------------------------------------------------------------------

@@ -55,6 +55,7 @@ _FUNCTIONS: dict[str, Any] = {}
 AT = Arg("at", "string", AT_DOC, required=True)
 SYMBOL = Arg("symbol", "string", SYMBOL_DOC)
 FILE = Arg("file", "string", FILE_DOC, required=True)
+APPLY = Arg("apply", "boolean", "Write the change (default false: preview).", default=False)
 
 
 def _goto(name: str, what: str, example: str) -> Tool:
@@ -167,9 +168,7 @@ TOOLS: dict[str, Tool] = {
                 AT,
                 Arg("new_name", "string", "The new name.", required=True),
                 SYMBOL,
-                Arg(
-                    "apply", "boolean", "Write the change (default false: preview).", default=False
-                ),
+                APPLY,
             ),
             writes=True,
         ),
@@ -183,9 +182,7 @@ TOOLS: dict[str, Tool] = {
             (
                 Arg("from", "string", "The file to move, relative to the root.", required=True),
                 Arg("to", "string", "Its new path, relative to the root.", required=True),
-                Arg(
-                    "apply", "boolean", "Write the change (default false: preview).", default=False
-                ),
+                APPLY,
             ),
             writes=True,
         ),
@@ -216,9 +213,7 @@ TOOLS: dict[str, Tool] = {
             "unified diff; nothing is written unless apply=true. Example: file='src/app.py'.",
             (
                 FILE,
-                Arg(
-                    "apply", "boolean", "Write the change (default false: preview).", default=False
-                ),
+                APPLY,
             ),
             writes=True,
         ),

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.headless import (  # noqa: F401 (re-exported for older importers)
+    LANGUAGE_IDS,
     HeadlessClient,
     ReportError,
     command,
@@ -34,26 +35,6 @@ from lspmux.headless import (  # noqa: F401 (re-exported for older importers)
 
 SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 SEVERITY_LEVELS = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
-LANGUAGE_IDS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascriptreact",
-    ".ts": "typescript",
-    ".tsx": "typescriptreact",
-    ".sh": "shellscript",
-    ".bash": "shellscript",
-    ".c": "c",
-    ".h": "c",
-    ".cpp": "cpp",
-    ".rs": "rust",
-    ".go": "go",
-    ".swift": "swift",
-    ".json": "json",
-    ".md": "markdown",
-}
 QUIET = 1.5
 STATUS_METHOD = "lspmux/diagnosticStatus"
 
