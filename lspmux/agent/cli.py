@@ -40,9 +40,14 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run a private lspmux proxy instead of using the daemon",
     )
-    from lspmux.cli import _add_config
-
-    _add_config(p)  # one more TOML config file (implies --private)
+    p.add_argument(
+        "--config",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="one more TOML config file merged on top (implies --private)",
+    )
 
 
 def build_verb_parser(tool: Tool, prog: str = "lspmux") -> argparse.ArgumentParser:
