@@ -176,7 +176,7 @@ Measured {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} on {os.cpu_count()
 | for scale: `python -c pass` (same interpreter and venv), p50 | — | {statistics.median(FLOOR[0]):.0f} ms | — | — | |
 
 - Both sides talk to one `lspmux server` (so one basedpyright answers both): the raw side is lspmux's headless LSP client (asyncio + orjson) on the daemon's socket, the MCP side the `mcp` SDK's stdio client on `lspmux mcp`. The same request, the same server's work. *Added* is the MCP face: JSON-RPC over MCP, argument checks, `at` parsing, the file re-read to check it is in sync, labels and source lines, `structuredContent`.
-- The CLI run is a new Python process each time (interpreter start, `lspmux.cli` → `lspmux.agent.cli`, a Unix-socket session with the daemon: initialize, didOpen, definition, shutdown), while the MCP session keeps the daemon warm. The machine is shared (the load average above): compare the columns, not the absolute figures, with other runs.
+- The CLI run is a new Python process each time: interpreter start, `lspmux.cli` → `lspmux.agent.cli` (standard library only on this path), one `lspmux/tool` request on the daemon's socket, which runs the tool in its warm agent session for the root (lspmux/agent/hosted.py), then printing. The machine is shared (the load average above): compare the columns, not the absolute figures, with other runs.
 """
     print(table)
     if args.write:
