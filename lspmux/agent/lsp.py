@@ -195,7 +195,20 @@ class AgentLsp:
             return await self.client.request(method, params, timeout=timeout)
         except LspError as exc:
             data = exc.data if isinstance(exc.data, dict) else {}
-            raise ToolError(f"{method}: {exc}", code=exc.code, **data) from exc
+            message = f"{method}: {exc}"
+            uri = (
+                ((params or {}).get("textDocument") or {}).get("uri")
+                if isinstance(params, dict)
+                else None
+            )
+            if "no language server" in str(exc) and isinstance(uri, str):
+                from lspmux.agent import install
+
+                missing = install.missing_for(self.root, self.configs, paths.uri_to_path(uri))
+                if missing:
+                    message += f". Not installed: {install.describe_missing(missing)}"
+                    data["missing"] = [{"server": n, "install": h} for n, h in missing]
+            raise ToolError(message, code=exc.code, **data) from exc
         except ReportError as exc:
             raise ToolError(f"{method}: {exc}") from exc
 

@@ -4,6 +4,7 @@ basedpyright, ruff and clangd, on MarkupSafe's real source (and the sample C fil
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,16 @@ async def test_errors_are_tool_results(tmp_path: Path) -> None:
         assert not (tmp_path / "x.py").exists()
         message = await mcp.error("hover", at="nowhere.py:1:1")
         assert "file not found" in message
+        # no server installed for the file: the error names it and how to install it
+        (root / "main.go").write_text("package main\n\nfunc main() {}\n")
+        if shutil.which("gopls") is None:
+            message = await mcp.error("definition", at="main.go:3:6")
+            assert (
+                "Not installed: gopls (install: go install golang.org/x/tools/gopls@latest)"
+                in message
+            )
+            text, data = await mcp.call("status")
+            assert any(m["server"] == "gopls" and m["install"] for m in data["missing"]), text
 
 
 async def test_rename_preview_then_apply_is_seen_by_the_next_query(tmp_path: Path) -> None:

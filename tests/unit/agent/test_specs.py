@@ -12,7 +12,28 @@ from lspmux.agent.errors import ToolError
 from lspmux.agent.paths import confine
 from lspmux.agent.render import flatten_markup
 
-ISSUE_TOOLS = ["definition", "type_definition", "implementation", "declaration", "references", "hover", "symbols", "workspace_symbols", "diagnostics", "rename", "rename_file", "code_actions", "format", "call_hierarchy", "locate", "describe", "status", "reload", "capabilities", "request"]
+ISSUE_TOOLS = [
+    "definition",
+    "type_definition",
+    "implementation",
+    "declaration",
+    "references",
+    "hover",
+    "symbols",
+    "workspace_symbols",
+    "diagnostics",
+    "rename",
+    "rename_file",
+    "code_actions",
+    "format",
+    "call_hierarchy",
+    "locate",
+    "describe",
+    "status",
+    "reload",
+    "capabilities",
+    "request",
+]
 
 
 def test_every_tool_of_the_issue_is_in_the_table_and_loads() -> None:
