@@ -81,6 +81,10 @@ async def test_verbs_share_the_daemon_and_respect_unsaved_buffers(
         message = await mcp.error("rename", at="src/markupsafe/__init__.py:64", symbol="soft_str",
                                   new_name="to_text", apply=True)  # fmt: skip
         assert "unsaved changes" in message and "src/markupsafe/__init__.py" in message
+        text, data = await mcp.call("reload")
+        assert "restarted basedpyright for" in text and all(r["running"] for r in data["restarted"])
+        text, _ = await mcp.call("hover", at="tests/test_escape.py:34", symbol="Markup")
+        assert "class Markup" in text
     assert len(daemon.backends("basedpyright")) == 1
 
     # once the editor saved (buffer == disk), the rename is written

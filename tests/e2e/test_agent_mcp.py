@@ -137,6 +137,16 @@ async def test_errors_are_tool_results(tmp_path: Path) -> None:
         assert not (tmp_path / "x.py").exists()
         message = await mcp.error("hover", at="nowhere.py:1:1")
         assert "file not found" in message
+        # a server's workspace/applyEdit outside an `apply` writes nothing
+        fixable = root / "src/markupsafe/fixable.py"
+        fixable.write_text("import os\nimport sys\n")
+        await mcp.call("diagnostics", file="src/markupsafe/fixable.py")
+        await mcp.session.call_tool("request", {
+            "method": "workspace/executeCommand",
+            "params": {"command": "ruff.applyAutofix",
+                       "arguments": [{"uri": fixable.as_uri(), "version": 1}]},
+        })  # fmt: skip
+        assert fixable.read_text() == "import os\nimport sys\n"
         # no server installed for the file: the error names it and how to install it
         (root / "main.go").write_text("package main\n\nfunc main() {}\n")
         if shutil.which("gopls") is None:
@@ -225,6 +235,13 @@ async def test_clangd_declaration_definition_and_reload(tmp_path: Path) -> None:
         assert data["locations"][0]["label"] == "hello.c:3:5", text
         text, data = await mcp.call("diagnostics", file="hello.c", severity="error")
         assert "hello.c:7:12 error clang" in text and "totl" in text
+        # clangd's fix for the diagnostic: listed, then applied (written, seen by the next query)
+        text, data = await mcp.call("code_actions", at="hello.c:7:12", kind="quickfix")
+        assert "0: [quickfix] change 'totl' to 'total'" in text
+        await mcp.call("code_actions", at="hello.c:7:12", kind="quickfix", apply=0)
+        assert "return total;" in (root / "hello.c").read_text()
+        text, _ = await mcp.call("diagnostics", file="hello.c", severity="error")
+        assert text.startswith("OK"), text
         text, data = await mcp.call("reload")
         assert "restarted" in text
         text, data = await mcp.call("hover", at="hello.c:main@<|>add(")
