@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lspmux.agent import edits, render
+from lspmux.agent import edits, render, writing
 from lspmux.agent.errors import ToolError
 from lspmux.agent.lsp import AgentLsp
 from lspmux.agent.paths import uri_to_path
@@ -36,7 +36,7 @@ async def show_or_write(lsp: AgentLsp, plan: edits.Plan, apply: bool, what: str)
         return Result(f"{what}: no change", data)
     if not apply:
         return Result(f"{diff}\n{PREVIEW_NOTE}", data)
-    written = await lsp.write(plan)
+    written = await writing.write(lsp, plan)
     data.update(applied=True, written=written)
     return Result(f"{diff}\nApplied: wrote {render.plural(len(files), 'file')}.", data)
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from lspmux.agent import specs
 from lspmux.agent.errors import ToolError
-from lspmux.agent.lsp import AgentLsp, DaemonQuery
+from lspmux.agent.lsp import AgentLsp
+from lspmux.agent.reach import DaemonQuery
 from lspmux.headless import HeadlessClient
 
 IDLE = 600.0

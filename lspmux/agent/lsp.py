@@ -14,15 +14,14 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from lspmux.agent import paths
-from lspmux.agent.apply import read_disk, write_plan
+from lspmux.agent.apply import read_disk
 from lspmux.agent.at import LineCol, code_point_index, column_in_line, lsp_character, parse_at
-from lspmux.agent.edits import Plan
 from lspmux.agent.errors import ToolError
+from lspmux.agent.reach import DaemonQuery, daemon_client
 from lspmux.headless import (
     LANGUAGE_IDS,
     HeadlessClient,
@@ -47,24 +46,6 @@ def client_capabilities() -> dict[str, Any]:
     caps["workspace"]["fileOperations"] = {"willRename": True, "didRename": True}
     caps["window"]["showDocument"] = {"support": False}
     return caps
-
-
-#: Asks the daemon one of its one-shot methods (lspmux/status, lspmux/reload, lspmux/documents).
-DaemonQuery = Callable[[str, dict[str, Any]], Awaitable[Any]]
-
-
-def socket_query(address: Any) -> DaemonQuery:
-    """A DaemonQuery over the daemon's socket (one connection per question)."""
-
-    async def query(method: str, params: dict[str, Any]) -> Any:
-        from lspmux.daemon.shim import request
-
-        timeout = 120.0 if method == "lspmux/reload" else 10.0
-        return await asyncio.to_thread(
-            request, address, method, params, token=None, timeout=timeout
-        )
-
-    return query
 
 
 class Doc:
@@ -124,7 +105,7 @@ class AgentLsp:
         root = Path(os.path.realpath(root))
         client, query = None, None
         if not private and not configs:
-            client, query = await _daemon_client(autostart)
+            client, query = await daemon_client(autostart)
         if client is None:
             argv = [
                 sys.executable,
@@ -404,62 +385,6 @@ class AgentLsp:
                 return
             await asyncio.sleep(0.05)
 
-    # -- writing ----------------------------------------------------------------------------
-
-    async def unsaved_elsewhere(self, uris: list[str]) -> list[str]:
-        """The uris another client of the daemon holds open with unsaved changes."""
-        if self.daemon_query is None or not uris:
-            return []
-        from lspmux.daemon.shim import ShimError
-
-        try:
-            result = await self.daemon_query("lspmux/documents", {"uris": uris})
-        except (OSError, ShimError) as exc:
-            raise ToolError(
-                f"cannot ask the lspmux daemon whether an editor has unsaved changes ({exc}); "
-                "nothing was written"
-            ) from exc
-        return sorted({d["uri"] for d in (result or {}).get("documents") or () if d.get("unsaved")})
-
-    async def write(self, plan: Plan) -> list[str]:
-        """Write a plan (checked: inside the root, unchanged on disk, not being edited in
-        another client) and tell the servers; the labels of the files written."""
-        dirty = await self.unsaved_elsewhere([c.uri for c in plan.touched()])
-        if dirty:
-            names = ", ".join(self.label_path(paths.uri_to_path(u)) for u in dirty)
-            raise ToolError(
-                f"{names} is open with unsaved changes in another client of the lspmux daemon "
-                "(an editor); nothing was written. Save or revert it there, then ask again",
-                unsaved=[self.label_path(paths.uri_to_path(u)) for u in dirty],
-            )
-        written = write_plan(plan, self.root)
-        self.notify_written(plan)
-        return [self.label_path(p) for p in written]
-
-    def notify_written(self, plan: Plan) -> None:
-        """Tell the servers what changed on disk: open documents get didChange + didSave,
-        the rest a didChangeWatchedFiles (created 1, changed 2, deleted 3)."""
-        events: list[dict[str, Any]] = []
-        for change in plan.files.values():
-            doc = self.docs.get(change.uri)
-            if change.after is None:
-                self.forget(change.uri)
-                events.append({"uri": change.uri, "type": 3})
-            elif doc is not None and change.after != doc.text:
-                doc.version += 1
-                doc.text, doc.synced = change.after, time.monotonic()
-                td = {"uri": change.uri, "version": doc.version}
-                self.client.notify(
-                    "textDocument/didChange",
-                    {"textDocument": td, "contentChanges": [{"text": change.after}]},
-                )
-                self.client.notify("textDocument/didSave", {"textDocument": {"uri": change.uri}})
-                events.append({"uri": change.uri, "type": 2})
-            elif doc is None and change.before != change.after:
-                events.append({"uri": change.uri, "type": 1 if change.before is None else 2})
-        if events:
-            self.client.notify("workspace/didChangeWatchedFiles", {"changes": events})
-
 
 def _locate_file(root: Path, spec: str) -> Path | None:
     """The file a Locate string names (the shortest existing prefix), to open it first."""
@@ -471,23 +396,3 @@ def _locate_file(root: Path, spec: str) -> Path | None:
                 return real if paths.inside(root, real) else None
     candidate = root / spec
     return candidate if candidate.is_file() else None
-
-
-async def _daemon_client(autostart: bool) -> tuple[HeadlessClient | None, DaemonQuery | None]:
-    """A client on the daemon's socket and its query function, or Nones when no daemon
-    answers (and none may be started)."""
-    from lspmux.daemon.address import AddressError, resolve
-    from lspmux.daemon.shim import ShimError, connect
-
-    try:
-        address = resolve(None)
-    except AddressError:
-        return None, None
-    if not address.is_unix:
-        return None, None  # TCP needs a token: the agent tools use the local socket only
-    try:
-        sock = await asyncio.to_thread(connect, address, autostart=autostart, environ=os.environ)
-    except (OSError, ShimError):
-        return None, None
-    reader, writer = await asyncio.open_unix_connection(sock=sock, limit=1 << 24)
-    return HeadlessClient(reader=reader, writer=writer), socket_query(address)

@@ -254,6 +254,7 @@ async def test_apply_refuses_a_file_changed_since_the_edit_was_computed(
     from lspmux.agent.edit_tools import make_plan
     from lspmux.agent.errors import ToolError
     from lspmux.agent.lsp import AgentLsp
+    from lspmux.agent.writing import write
 
     root = copy_project(MARKUPSAFE, tmp_path)
     for key, value in proxy_env(tmp_path).items():
@@ -271,7 +272,7 @@ async def test_apply_refuses_a_file_changed_since_the_edit_was_computed(
         before = init.read_text()
         tests.write_text(tests.read_text() + "\n# edited meanwhile\n")
         with pytest.raises(ToolError, match=r"tests/test_markupsafe\.py changed on disk"):
-            await lsp.write(plan)
+            await write(lsp, plan)
         assert init.read_text() == before  # nothing written, not even the unchanged file
     finally:
         await lsp.close()
