@@ -500,8 +500,11 @@ def _add_agent_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="serve the agent tools over MCP on stdio (docs/agents.md)",
         add_help=False,
     )
+    from lspmux.agent.cli import VERBS
+
     for verb in sorted(v for v in _AGENT_VERBS if v != "mcp" and "-" not in v):
-        sub.add_parser(verb, help=f"agent tool `{verb}` (lspmux {verb} --help)", add_help=False)
+        summary = VERBS[verb].description.split(". ")[0]
+        sub.add_parser(verb, help=f"agent tool: {summary[0].lower()}{summary[1:]}", add_help=False)
 
 
 if __name__ == "__main__":

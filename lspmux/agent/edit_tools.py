@@ -35,7 +35,17 @@ async def show_or_write(lsp: AgentLsp, plan: edits.Plan, apply: bool, what: str)
     if plan.empty:
         return Result(f"{what}: no change", data)
     if not apply:
-        return Result(f"{diff}\n{PREVIEW_NOTE}", data)
+        note = PREVIEW_NOTE
+        dirty = await writing.unsaved_elsewhere(lsp, [c.uri for c in plan.touched()])
+        if dirty:
+            names = ", ".join(lsp.label_path(uri_to_path(u)) for u in dirty)
+            note += (
+                f" Warning: {names} has unsaved changes in another client (an editor); the "
+                "servers may have computed this edit on that buffer, and apply will refuse it "
+                "until it is saved."
+            )
+            data["unsaved"] = [lsp.label_path(uri_to_path(u)) for u in dirty]
+        return Result(f"{diff}\n{note}", data)
     written = await writing.write(lsp, plan)
     data.update(applied=True, written=written)
     return Result(f"{diff}\nApplied: wrote {render.plural(len(files), 'file')}.", data)

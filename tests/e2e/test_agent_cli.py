@@ -75,6 +75,9 @@ async def test_verbs_share_the_daemon_and_respect_unsaved_buffers(
 
     # the MCP face through the same daemon: shared backends, the daemon's status
     async with mcp_client(root, daemon.env) as mcp:
+        text, data = await mcp.call("rename", at="src/markupsafe/__init__.py:64", symbol="soft_str",
+                                    new_name="to_text")  # fmt: skip
+        assert data["unsaved"] == ["src/markupsafe/__init__.py"] and "Warning" in text
         text, data = await mcp.call("status")
         assert data["daemon"] is True and "through the lspmux daemon" in text
         assert [b["server"] for b in data["backends"]].count("basedpyright") == 1

@@ -55,3 +55,11 @@ def test_the_verb_path_imports_nothing_heavy() -> None:
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
     assert out.stdout.strip() == "[]"
+
+
+def test_lspmux_cli_hands_exactly_the_verbs_to_the_agent() -> None:
+    from lspmux.cli import _AGENT_VERBS, build_parser
+
+    assert set(cli.VERBS) | {"mcp"} == _AGENT_VERBS
+    helptext = build_parser().format_help()
+    assert "mcp" in helptext and "agent tool: find the definition of the symbol" in helptext
