@@ -7,6 +7,7 @@ them. `reload` restarts a root's servers. `capabilities` shows what each server 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ async def status(lsp: AgentLsp) -> Result:
             "problem": c.problem,
             "install": install.INSTALL_HINTS.get(c.name),
         }
-        for c in diagnose(_config(lsp), lsp.root, smoke=False)
+        for c in await asyncio.to_thread(diagnose, _config(lsp), lsp.root, smoke=False)
         if not c.ok
     ]
     mode = "the lspmux daemon (shared)" if lsp.via_daemon else "a private lspmux proxy"

@@ -31,8 +31,6 @@ from lspmux.headless import (
 )
 from lspmux.text import Encoding, line_end, line_starts
 
-SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".tox"}
-
 
 def client_capabilities() -> dict[str, Any]:
     """lspmux's own client capabilities plus what the tools use on top: call hierarchy and
@@ -295,16 +293,8 @@ class AgentLsp:
         seen: dict[str, Path] = {}
         for doc in self.docs.values():
             seen.setdefault(LANGUAGE_IDS.get(doc.path.suffix, ""), doc.path)
-        budget = 5000
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and d[0] != ".")
-            for name in sorted(filenames):
-                language = LANGUAGE_IDS.get(os.path.splitext(name)[1])
-                if language and language not in seen and language not in ("json", "markdown"):
-                    seen[language] = Path(dirpath) / name
-            budget -= len(filenames) + 1
-            if budget <= 0:
-                break
+        # a thread: inside the daemon (hosted verbs) a big tree must not stall other clients
+        seen = await asyncio.to_thread(paths.one_file_per_language, self.root, seen)
         for path in seen.values():
             if path.as_uri() not in self.docs:
                 await self.sync(path)
@@ -337,7 +327,7 @@ class AgentLsp:
         return await self._locate(parsed.spec, want_range)
 
     async def _locate(self, spec: str, want_range: bool) -> Target:
-        candidate = _locate_file(self.root, spec)
+        candidate = paths.locate_file(self.root, spec)
         if candidate is not None:
             await self.sync(candidate)
         method = "locate/resolveRange" if want_range else "locate/resolve"
@@ -384,15 +374,3 @@ class AgentLsp:
             if not self.client.progress and time.monotonic() - self.client.last_progress >= quiet:
                 return
             await asyncio.sleep(0.05)
-
-
-def _locate_file(root: Path, spec: str) -> Path | None:
-    """The file a Locate string names (the shortest existing prefix), to open it first."""
-    for i, ch in enumerate(spec):
-        if ch in ":@":
-            candidate = root / spec[:i]
-            if candidate.is_file():
-                real = Path(os.path.realpath(candidate))
-                return real if paths.inside(root, real) else None
-    candidate = root / spec
-    return candidate if candidate.is_file() else None

@@ -2,7 +2,8 @@
 
 Relative paths start at the root; `..`, absolute paths elsewhere and symlinks that lead out
 are refused with a message naming the root. Labels print paths relative to the root, so an
-agent can paste them back.
+agent can paste them back. Also which file a Locate string names, and one file per language
+of a project (to start every server a workspace-wide question needs).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from lspmux.agent.errors import ToolError
+from lspmux.headless import LANGUAGE_IDS
 
 
 def confine(root: Path, given: str, *, must_exist: bool = True) -> Path:
@@ -57,3 +59,33 @@ def uri_to_path(uri: str) -> Path:
 
 def path_to_uri(path: Path) -> str:
     return path.as_uri()
+
+
+def one_file_per_language(root: Path, seen: dict[str, Path]) -> dict[str, Path]:
+    """`seen` plus the first file of each language not in it (a bounded walk)."""
+    from lspmux.doctor import SKIP_DIRS  # VCS, dependency and build folders
+
+    found = dict(seen)
+    budget = 5000
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and d[0] != ".")
+        for name in sorted(filenames):
+            language = LANGUAGE_IDS.get(os.path.splitext(name)[1])
+            if language and language not in found and language not in ("json", "markdown"):
+                found[language] = Path(dirpath) / name
+        budget -= len(filenames) + 1
+        if budget <= 0:
+            break
+    return found
+
+
+def locate_file(root: Path, spec: str) -> Path | None:
+    """The file a Locate string names (the shortest existing prefix), to open it first."""
+    for i, ch in enumerate(spec):
+        if ch in ":@":
+            candidate = root / spec[:i]
+            if candidate.is_file():
+                real = Path(os.path.realpath(candidate))
+                return real if inside(root, real) else None
+    candidate = root / spec
+    return candidate if candidate.is_file() else None

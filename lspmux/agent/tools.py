@@ -9,6 +9,7 @@ The editing tools are in `edit_tools.py`, the session tools in `admin_tools.py`.
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import os
 from pathlib import Path
@@ -263,7 +264,7 @@ async def diagnostics(lsp: AgentLsp, file: str, severity: str = "hint") -> Resul
 
     if severity not in SEVERITIES:
         raise ToolError(f"severity is one of error, warning, information, hint (got {severity!r})")
-    files = expand_files(lsp, file)
+    files = await asyncio.to_thread(expand_files, lsp, file)
     docs = [await lsp.sync(p) for p in files]
     await lsp.settle([d.uri for d in docs])
     table: list[dict[str, Any]] = []
