@@ -90,9 +90,13 @@ async def rename_file(lsp: AgentLsp, from_: str, to: str, apply: bool = False) -
     plan.files[new.as_uri()] = edits.FileChange(new.as_uri(), None, content)
     plan.renames.append((old.as_uri(), new.as_uri()))
     result = await show_or_write(lsp, plan, apply, "rename_file")
+    moved = f"{lsp.label_path(old)} to {lsp.label_path(new)}"
     if result.data["applied"]:
         lsp.client.notify("workspace/didRenameFiles", {"files": files})
         await lsp.sync(new)
+        others = len(result.data["files"]) - 2
+        edited = f"; edited {render.plural(others, 'other file')}" if others > 0 else ""
+        result.text = f"{result.data['diff']}\nApplied: moved {moved}{edited}."
     result.data.update(**{"from": lsp.label_path(old), "to": lsp.label_path(new)})
     return result
 

@@ -217,8 +217,9 @@ async def test_code_actions_format_and_rename_file(tmp_path: Path) -> None:
                                                       "to": "src/markupsafe/more.py"})  # fmt: skip
         assert "--- a/src/markupsafe/extra.py" in text and "+++ b/src/markupsafe/more.py" in text
         assert extra.exists()
-        await mcp.call("rename_file", **{"from": "src/markupsafe/extra.py",
+        text, _ = await mcp.call("rename_file", **{"from": "src/markupsafe/extra.py",
                                          "to": "src/markupsafe/more.py", "apply": True})  # fmt: skip
+        assert "Applied: moved src/markupsafe/extra.py to src/markupsafe/more.py." in text
         assert (
             not extra.exists() and (root / "src/markupsafe/more.py").read_text() == "x = [1, 2]\n"
         )
