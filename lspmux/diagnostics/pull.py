@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
+from lspmux.session import positions
+
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
-    from lspmux.session.session import Session
+    from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.diagnostics")
 
@@ -34,7 +36,7 @@ def offers_pull(backend: Backend) -> bool:
 class Puller:
     """Per session: schedules pulls per (backend, uri) and stores the reports."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionHost) -> None:
         self.session = session
         self._result_ids: dict[tuple[int, str], str] = {}
         self._timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
@@ -106,6 +108,10 @@ class Puller:
                 else:
                     log.info("%s: diagnostic pull for %s failed: %s", backend.label, uri, err)
                 return
+            if backend.position_encoding != self.session.encoding:
+                resp = positions.answer_from(
+                    self.session, backend, t.TEXT_DOCUMENT_DIAGNOSTIC, params
+                )(resp)
             report = resp.get("result") or {}
             current = self.session.documents.get(uri)
             if current is None or current.version != version:

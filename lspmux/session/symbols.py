@@ -7,15 +7,13 @@ an unchanged document is asked once.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as t
 
 from lspmux.routing.table import ROUTES
-from lspmux.session import forward
-
-if TYPE_CHECKING:
-    from lspmux.session.session import Session
+from lspmux.session import forward, positions
+from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.session")
 
@@ -23,7 +21,7 @@ _ROUTE = ROUTES[t.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
 
 
 async def document_symbols(
-    session: Session, uri: str, text: str, version: int | None
+    session: SessionHost, uri: str, text: str, version: int | None
 ) -> list[Any] | None:
     cache: dict[str, tuple[Any, list[Any] | None]] = session.__dict__.setdefault(
         "_symbol_cache", {}
@@ -41,7 +39,7 @@ async def document_symbols(
             language_id = backend.config.language_ids[0] if backend.config.language_ids else ""
             backend.open_document(_LOCATE, uri, language_id, 0, text)
     try:
-        result = await _ask(backends, uri)
+        result = await _ask(session, backends, uri)
     finally:
         if borrowed:
             for backend in backends:
@@ -54,15 +52,19 @@ async def document_symbols(
 _LOCATE = object()
 
 
-async def _ask(backends: list[Any], uri: str) -> list[Any] | None:
+async def _ask(session: SessionHost, backends: list[Any], uri: str) -> list[Any] | None:
     result: list[Any] | None = None
     for backend in backends:
         if not backend.supports(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):
             continue
+        params = {"textDocument": {"uri": uri}}
         try:
-            answer = await backend.call(
-                t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, {"textDocument": {"uri": uri}}
-            )
+            answer = await backend.call(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
+            if backend.position_encoding != session.encoding:
+                convert = positions.answer_from(
+                    session, backend, t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params
+                )
+                answer = convert({"result": answer})["result"]
         except Exception as exc:
             log.info("%s: documentSymbol failed: %s", backend.label, exc)
             continue
