@@ -28,6 +28,17 @@ def wrap(text: str) -> Markup:
     return result
 """
 
+SHAPES = """\
+class Shape:
+    def area(self) -> float:
+        raise NotImplementedError
+
+
+class Square(Shape):
+    def area(self) -> float:
+        return 4.0
+"""
+
 
 async def test_reading_tools_on_markupsafe(tmp_path: Path) -> None:
     root = copy_project(MARKUPSAFE, tmp_path)
@@ -81,6 +92,11 @@ async def test_reading_tools_on_markupsafe(tmp_path: Path) -> None:
         assert bad["range"]["start"] == {"line": 5, "character": 20}  # UTF-16: the emoji is 2
         text, _ = await mcp.call("hover", at="src/markupsafe/extra.py:6:15")
         assert "bad" in text
+
+        # implementations of a method: the override in the subclass
+        (root / "src/markupsafe/shapes.py").write_text(SHAPES)
+        text, data = await mcp.call("implementation", at="src/markupsafe/shapes.py:Shape.area")
+        assert "src/markupsafe/shapes.py:7:9  def area(self) -> float:" in text, text
 
         # the symbol tree, workspace symbols, call hierarchy
         text, data = await mcp.call("symbols", file="src/markupsafe/__init__.py")
