@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trust_command(sub)
     _add_diagnostics_commands(sub)
     _add_locate_commands(sub)
+    _add_agent_commands(sub)
     return parser
 
 
@@ -137,6 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = shim.run_if_client(words)
     if code is not None:  # `lspmux client …`, or bare `lspmux` (the Rust lspmux's client)
         return code
+    if words and words[0] in _AGENT_VERBS:  # before the full parser: the verbs start fast
+        from lspmux.agent import cli as agent_cli
+
+        if words[0] == "mcp":
+            return agent_cli.mcp_main(words[1:])
+        return agent_cli.main(words)
     parser = build_parser()
     args = parser.parse_args(words)
     if args.command is None:
@@ -504,6 +511,50 @@ def _locate(args: argparse.Namespace) -> int:
 
 
 _LOCATE_COMMANDS = {"locate": _locate}
+
+
+# -- agent tools (docs/agents.md) ---------------------------------------------------------------
+
+_AGENT_VERBS = frozenset(
+    [
+        "mcp",
+        "definition",
+        "type_definition",
+        "type-definition",
+        "implementation",
+        "declaration",
+        "references",
+        "hover",
+        "symbols",
+        "workspace_symbols",
+        "workspace-symbols",
+        "rename",
+        "rename_file",
+        "rename-file",
+        "code_actions",
+        "code-actions",
+        "format",
+        "call_hierarchy",
+        "call-hierarchy",
+        "describe",
+        "capabilities",
+        "request",
+    ]
+)
+
+
+def _add_agent_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Help entries only: `main` hands the verbs to lspmux.agent.cli before parsing."""
+    sub.add_parser(
+        "mcp",
+        help="serve the agent tools over MCP on stdio (docs/agents.md)",
+        add_help=False,
+    )
+    from lspmux.agent.cli import VERBS
+
+    for verb in sorted(v for v in _AGENT_VERBS if v != "mcp" and "-" not in v):
+        summary = VERBS[verb].description.split(". ")[0]
+        sub.add_parser(verb, help=f"agent tool: {summary[0].lower()}{summary[1:]}", add_help=False)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ The handshake. A connection's first message is one of:
   settings, and only when the allow-list permits it); without, it routes by file type over the
   whole configuration like `lspmux proxy`. `method` "status" and "reload" are also understood.
 - `lspmux/status` or `lspmux/reload` (params: `root`, and `token` on TCP): answered, then the
-  connection is closed.
+  connection is closed. So is `lspmux/documents` (params: `uris`): which clients hold those
+  documents open and whether their buffers have unsaved changes (the agent tools ask it before
+  writing a file), and `lspmux/tool` (params: `root`, `name`, `arguments`): an agent tool run
+  inside the daemon for `lspmux <verb>` (lspmux/agent/hosted.py).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from lspmux.daemon.admission import (
 )
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
 from lspmux.proxy import settle_heap
+from lspmux.session.documents import uri_to_path
 from lspmux.session.session import Session
 from lspmux.wire.framing import frame
 from lspmux.wire.length import FrameError, parse_length
@@ -142,6 +146,7 @@ class Daemon:
         self._stopped: asyncio.Future[int] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.handshakes: set[_Handshake] = set()
+        self.tools: Any = None  # lspmux.agent.hosted.HostedTools, made by the first lspmux/tool
 
     # -- listening --------------------------------------------------------------------------
 
@@ -261,6 +266,8 @@ class Daemon:
             self._server.close()
         for hs in list(self.handshakes):
             hs.abort()
+        if self.tools is not None:
+            await self.tools.close()
         for session in list(self.clients):
             if session.conn is not None:
                 session.conn.close(None)
@@ -346,6 +353,24 @@ class Daemon:
             "clients": clients,
         }
 
+    def open_documents(self, uris: Any) -> dict[str, Any]:
+        """`lspmux/documents`: which clients hold these uris open, and whether their buffer
+        differs from the file on disk (unsaved changes), so that the agent tools never
+        overwrite a file an editor is changing."""
+        wanted = {u for u in uris if isinstance(u, str)} if isinstance(uris, list) else None
+        found = []
+        for session, info in self.clients.items():
+            for doc in session.documents:
+                if wanted is not None and doc.uri not in wanted:
+                    continue
+                try:
+                    with open(uri_to_path(doc.uri), encoding="utf-8", newline="") as f:
+                        unsaved = f.read() != doc.text
+                except (OSError, ValueError):
+                    unsaved = True
+                found.append({"uri": doc.uri, "client": info.id, "unsaved": unsaved})
+        return {"documents": found}
+
     async def reload(self, root: str | None) -> dict[str, Any]:
         """Restart the instances of `root` (every instance when None); the daemon's own
         configuration (allow-list, instance_timeout) is read again too."""
@@ -389,12 +414,17 @@ class Daemon:
         msg_id = msg.get("id")
         raw_params = msg.get("params")
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-        if method in ("lspmux/status", "lspmux/reload"):
+        if method in ("lspmux/status", "lspmux/reload", "lspmux/documents", "lspmux/tool"):
             refused = self._check_token(hs.kind, params.get("token"))
             if refused:
                 hs.reply_and_close(error(msg_id, RequestFailed(refused)))
             elif method == "lspmux/status":
                 hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": self.status()})
+            elif method == "lspmux/documents":
+                result = self.open_documents(params.get("uris"))
+                hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            elif method == "lspmux/tool":
+                self._spawn(self._tool_reply(hs, msg_id, params))
             else:
                 self._spawn(self._reload_reply(hs, msg_id, params.get("root")))
             return
@@ -444,6 +474,31 @@ class Daemon:
             return
         msg["params"] = params
         hs.hand_over(session, frame(orjson.dumps(msg)) + rest)
+
+    async def _tool_reply(self, hs: _Handshake, msg_id: Any, params: dict[str, Any]) -> None:
+        """`lspmux/tool`: an agent tool run here for `lspmux <verb>` (lspmux/agent/hosted.py)."""
+        if self.tools is None:
+            from lspmux.agent.hosted import HostedTools
+
+            self.tools = HostedTools(self.address.path if self.address.is_unix else None,
+                                     self._query)  # fmt: skip
+        try:
+            result = await self.tools.run(params)
+        except Exception as exc:
+            log.exception("lspmux/tool failed")
+            hs.reply_and_close(error(msg_id, RequestFailed(f"lspmux: tool failed: {exc}")))
+            return
+        hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    async def _query(self, method: str, params: dict[str, Any]) -> Any:
+        """The daemon's one-shot methods, asked from inside (by the hosted agent tools)."""
+        if method == "lspmux/status":
+            return self.status()
+        if method == "lspmux/reload":
+            return await self.reload(params.get("root"))
+        if method == "lspmux/documents":
+            return self.open_documents(params.get("uris"))
+        raise RequestFailed(f"lspmux: unknown method {method}")
 
     async def _reload_reply(self, hs: _Handshake, msg_id: Any, root: Any) -> None:
         try:
