@@ -370,21 +370,19 @@ class Session:
         if doc is None:
             log.warning("%s: didChange for %s, which is not open; ignored", self.client_id, uri)
             return
-        old = doc.text
         changes = params.get("contentChanges") or []
         doc.update(version if version is not None else doc.version + 1, changes, self.encoding)
         self.store.set_version(uri, doc.version)
         for backend in self.backends_for(uri):
-            backend.change_document(self, uri, doc.version, changes, old, doc.text)
+            backend.change_document(self, uri, doc.version, changes)
             self.puller.schedule(backend, uri, delay=DEBOUNCE)
         self.linting.changed(uri)
 
     def _did_save(self, params: dict[str, Any]) -> None:
         uri = params["textDocument"]["uri"]
-        doc = self.documents.get(uri)
-        text = params.get("text", doc.text if doc else None)
+        text = params.get("text")  # else read from this session when a server wants it
         for backend in self.backends_for(uri):
-            backend.save_document(uri, text)
+            backend.save_document(uri, text, self)
             self.puller.schedule(backend, uri)
         self.linting.saved(uri)
 
@@ -462,7 +460,7 @@ class Session:
             mine = backend.holder_version(uri, self, version)
             if mine is None:
                 return  # stale: the server has seen a newer text since
-            if backend.documents[uri].text != doc.text:
+            if not backend.documents.holds(self, uri):
                 self.resync_document(backend, uri)  # computed for another client's text
                 return
             self._synced_for[(id(backend), uri)] = doc.version
@@ -481,7 +479,7 @@ class Session:
             return
         self._synced_for[key] = doc.version
         log.debug("%s: re-sending %s to %s for its diagnostics", self.client_id, uri, backend.label)
-        backend.resync(self, uri, doc.version, doc.text)
+        backend.resync(self, uri)
 
     def publish(self, uri: str) -> None:
         doc = self.documents.get(uri)
