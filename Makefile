@@ -19,3 +19,4 @@ lint:
 
 bench: setup
 	.venv/bin/python scripts/bench.py
+	.venv/bin/python scripts/bench_edits.py

@@ -338,12 +338,16 @@ def label(size: int) -> str:
 
 
 async def start_daemon(
-    running: Running, config: Path, socket_path: Path, env: dict[str, str], log: Path
+    running: Running, config: Path, socket_path: Path, env: dict[str, str], cwd: Path
 ) -> int:
+    """`lspmux server` on a private socket; it runs in `cwd` (not here: `python -m` would
+    import the lspmux of the current folder before PYTHONPATH's)."""
+    log = cwd / "daemon.log"
     argv = [sys.executable, "-m", "lspmux", "server", "--listen", f"unix:{socket_path}"]
     argv += ["--config", str(config), "--log-level", "warning", "--log-file", str(log)]
     proc = await asyncio.create_subprocess_exec(
         *argv,
+        cwd=cwd,
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
@@ -377,7 +381,7 @@ async def run(sizes: Sizes, tmp: Path, lspmux_root: Path, stream_timeout: float)
     daemon_pid = 0
     try:
         socket_path = tmp / "xdg-runtime" / "bench.sock"
-        daemon_pid = await start_daemon(running, config, socket_path, env, tmp / "daemon.log")
+        daemon_pid = await start_daemon(running, config, socket_path, env, tmp)
         peers = {
             "direct": await running.spawn(
                 "bench_server", server, cwd=workspace, env=env, stderr=tmp / "server.stderr"
