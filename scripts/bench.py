@@ -682,15 +682,20 @@ async def run(sizes: Sizes, tmp: Path, profile: Path | None = None) -> Results:
         await asyncio.sleep(0.2)
         res.leftovers = running.leftovers()
     except BaseException:
-        for name in ("proxy.log", "proxy.stderr", "relay.stderr", "server.stderr"):
-            path = tmp / name
-            if path.exists() and path.stat().st_size:
-                tail = path.read_text(errors="replace")[-3000:]
-                print(f"--- {name} (tail) ---\n{tail}", file=sys.stderr)
+        print_tails(tmp, ("proxy.log", "proxy.stderr", "relay.stderr", "server.stderr"))
         raise
     finally:
         running.kill_all()
     return res
+
+
+def print_tails(folder: Path, names: tuple[str, ...]) -> None:
+    """The end of each log in `folder` that has something in it, to stderr (after a failure)."""
+    for name in names:
+        path = folder / name
+        if path.exists() and path.stat().st_size:
+            tail = path.read_text(errors="replace")[-3000:]
+            print(f"--- {name} (tail) ---\n{tail}", file=sys.stderr)
 
 
 # -- the byte relay: the floor ----------------------------------------------------------------

@@ -58,6 +58,7 @@ from bench import (
     encode,
     initialize,
     no_gc,
+    print_tails,
     write_config,
     write_section,
 )
@@ -419,11 +420,8 @@ async def run(sizes: Sizes, tmp: Path, lspmux_root: Path, stream_timeout: float)
             if not peer.exited.done():
                 await running.stop(peer, timeout=5.0)
     except BaseException:
-        for name in ("proxy.log", "daemon.log", "proxy.stderr", "client.stderr", "server.stderr"):
-            path = tmp / name
-            if path.exists() and path.stat().st_size:
-                tail = path.read_text(errors="replace")[-3000:]
-                print(f"--- {name} (tail) ---\n{tail}", file=sys.stderr)
+        logs = ("proxy.log", "daemon.log", "proxy.stderr", "client.stderr", "server.stderr")
+        print_tails(tmp, logs)
         raise
     finally:
         if daemon_pid:

@@ -89,11 +89,18 @@ class Holder:
         return got[0]
 
 
+def opened(*texts: str, **server: Any) -> tuple[Server, BackendDocuments, list[Holder]]:
+    """A server, its documents, and one holder per text ("a", "b", …), each opened in turn."""
+    srv = Server(**server)
+    docs = BackendDocuments(srv)
+    holders = [Holder(chr(ord("a") + i)) for i in range(len(texts))]
+    for holder, text in zip(holders, texts, strict=True):
+        holder.open(docs, text)
+    return srv, docs, holders
+
+
 def test_a_single_holder_sends_open_then_incremental_changes() -> None:
-    server = Server()
-    docs = BackendDocuments(server)
-    a = Holder("a")
-    a.open(docs, "x = 1\n")
+    server, docs, (a,) = opened("x = 1\n")
     a.edit(docs, 0, 5, "0")
     assert server.methods() == ["didOpen", "didChange"]
     assert server.sent[1][1]["contentChanges"][0]["range"]["start"] == {"line": 0, "character": 5}
@@ -127,11 +134,7 @@ def test_holders_that_differ_get_their_whole_text_sent() -> None:
 
 
 def test_ensure_holds_resends_only_when_needed() -> None:
-    server = Server()
-    docs = BackendDocuments(server)
-    a, b = Holder("a"), Holder("b")
-    a.open(docs, "a\n")
-    b.open(docs, "a\n")
+    server, docs, (a, b) = opened("a\n", "a\n")
     b.edit(docs, 0, 0, "b")
     sent = len(server.sent)
     assert docs.ensure_holds(b, URI) is False and len(server.sent) == sent
@@ -141,20 +144,13 @@ def test_ensure_holds_resends_only_when_needed() -> None:
 
 
 def test_a_server_that_takes_only_full_text_gets_the_holders_text() -> None:
-    server = Server(change_kind=1)
-    docs = BackendDocuments(server)
-    a = Holder("a")
-    a.open(docs, "abc\n")
+    server, docs, (a,) = opened("abc\n", change_kind=1)
     a.edit(docs, 0, 3, "d")
     assert server.sent[-1][1]["contentChanges"] == [{"text": "abcd\n"}]
 
 
 def test_close_counts_references_and_a_closed_owner_leaves_no_owner() -> None:
-    server = Server()
-    docs = BackendDocuments(server)
-    a, b = Holder("a"), Holder("b")
-    a.open(docs, "t\n")
-    b.open(docs, "t\n")
+    server, docs, (a, b) = opened("t\n", "t\n")
     a.edit(docs, 0, 0, "a")
     assert docs.close(a, URI) is False and URI in docs  # b still holds it
     assert not docs.holds(b, URI)  # the server has the text a left behind
@@ -166,11 +162,7 @@ def test_close_counts_references_and_a_closed_owner_leaves_no_owner() -> None:
 
 
 def test_replay_reopens_with_the_current_holders_text() -> None:
-    server = Server()
-    docs = BackendDocuments(server)
-    a, b = Holder("a"), Holder("b")
-    a.open(docs, "base\n")
-    b.open(docs, "base\n")
+    server, docs, (_, b) = opened("base\n", "base\n")
     b.edit(docs, 0, 0, "b-")
     restarted = Server()  # a new process knows nothing
     assert docs.replay(restarted.notify) == 1
@@ -180,11 +172,7 @@ def test_replay_reopens_with_the_current_holders_text() -> None:
 
 
 def test_replay_falls_back_to_any_holder_and_skips_a_document_nobody_can_give() -> None:
-    server = Server()
-    docs = BackendDocuments(server)
-    a, b = Holder("a"), Holder("b")
-    a.open(docs, "one\n")
-    b.open(docs, "two\n")
+    _, docs, (a, b) = opened("one\n", "two\n")
     docs.close(b, URI)  # the server holds b's text, which is gone
     restarted = Server()
     assert docs.replay(restarted.notify) == 1
@@ -222,10 +210,7 @@ def test_holder_version_drops_stale_server_versions() -> None:
 def test_save_sends_the_text_when_the_server_asks(
     include: bool, given: str | None, expected: str
 ) -> None:
-    server = Server(include_text=include)
-    docs = BackendDocuments(server)
-    a = Holder("a")
-    a.open(docs, "mine\n")
+    server, docs, (a,) = opened("mine\n", include_text=include)
     docs.save(URI, given, a)
     assert server.sent[-1] == (
         "textDocument/didSave",
