@@ -93,6 +93,11 @@ class Backend:
         return f"{self.name}[{self.root.name or self.root}]"
 
     @property
+    def connected(self) -> bool:
+        """Whether `notify` reaches the server now."""
+        return self._conn is not None and self.state == "running"
+
+    @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None and self.state == "running" else None
 
@@ -323,7 +328,7 @@ class Backend:
 
     def notify(self, method: str, params: Any) -> None:
         self.last_used = time.monotonic()
-        if self._conn is not None and self.state == "running":
+        if self._conn is not None and self.connected:
             self._conn.notify(method, params)
 
     # -- documents (reference-counted per holder; see backends/documents.py) -------------------

@@ -42,6 +42,12 @@ class DocumentServer(Protocol):
     @property
     def label(self) -> str: ...
 
+    @property
+    def connected(self) -> bool:
+        """Whether notifications reach a running server now (else they are dropped, and the
+        documents are replayed when it starts)."""
+        ...
+
     def notify(self, method: str, params: Any) -> None: ...
 
 
@@ -232,7 +238,12 @@ class BackendDocuments:
     def _send_full(
         self, uri: str, doc: BackendDocument, holder: object, text: str | None = None
     ) -> bool:
-        """Send `holder`'s whole text (read from it unless given); False when it has none."""
+        """Send `holder`'s whole text (read from it unless given); False when it has none.
+        A server not running gets nothing now: the replay gives it this holder's text."""
+        if not self.server.connected:
+            doc.version += 1
+            doc.current = {holder: doc.holders.get(holder)}
+            return True
         if text is None:
             got = _text_of(holder, uri)
             if got is None:

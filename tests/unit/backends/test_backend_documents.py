@@ -31,6 +31,7 @@ class Server:
                 "save": {"includeText": include_text},
             }
         }
+        self.connected = True
         self.sent: list[tuple[str, Any]] = []
         self.texts: dict[str, str] = {}
         self.versions: dict[str, int] = {}
@@ -190,6 +191,23 @@ def test_held_text_is_a_holder_for_borrowed_files() -> None:
     docs.open(borrowed, URI, "python", 0, "from disk\n")
     assert docs.replay(Server().notify) == 1 and docs.holds(borrowed, URI)
     assert docs.close(borrowed, URI) is True
+
+
+def test_a_server_not_running_is_sent_nothing_and_no_text_is_built() -> None:
+    """While the server starts or restarts, edits only move versions: no holder's text is read
+    (that would cost O(file) per keystroke), and the replay gives the latest text."""
+    server, docs, (a, b) = opened("ab\n", "ab\n", change_kind=1)
+    server.connected = False
+    reads: list[str] = []
+    a_text = a.document_text
+    a.document_text = lambda uri: reads.append(uri) or a_text(uri)  # type: ignore[method-assign]
+    sent = len(server.sent)
+    a.edit(docs, 0, 0, "1")
+    a.edit(docs, 0, 0, "2")
+    assert docs.ensure_holds(a, URI) is False and docs.holds(a, URI) and not docs.holds(b, URI)
+    assert len(server.sent) == sent and reads == []
+    restarted = Server()
+    assert docs.replay(restarted.notify) == 1 and restarted.texts[URI] == "21ab\n"
 
 
 def test_holder_version_drops_stale_server_versions() -> None:
