@@ -75,6 +75,9 @@ TARGET_STREAM_S = 1.0
 TARGET_OPEN_MS = 50.0
 TARGET_MEMORY = 1.5
 TARGET_MANY = 0.10
+#: Seconds to wait before reading a process's RSS (lspmux trims freed memory 0.5 s after a
+#: large document: lspmux/memory.py).
+SETTLE = 1.0
 
 
 @dataclass(frozen=True)
@@ -274,7 +277,7 @@ async def measure_open_and_stream(
         before = rss(pid) if pid else 0
         res.open_s[name] = await timed_hover(peer, doc.uri, open_message(doc.uri, text))
         if pid:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(SETTLE)
             res.open_memory[name] = (rss(pid) - before) / doc.model.size
         stride = max((len(doc.model.lines) - 1) // s.stream, 1)
         blob = b"".join(
@@ -290,7 +293,7 @@ async def measure_open_and_stream(
             continue
         res.stream_ok[name] = await check_text(peer, doc)
         if pid:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(SETTLE)
             res.edited_memory[name] = (rss(pid) - before) / doc.model.size
         print(
             f"{name}: open {res.open_s[name] * 1000:.1f} ms, stream {res.stream_s[name]:.3f} s",
@@ -326,7 +329,7 @@ async def measure_many(
         )
         await timed_hover(peer, probe[name], blob, timeout=300.0)
         if pid:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(SETTLE)
             res.many_memory[name] = (rss(pid) - before) / s.many
     await hovers(res.many_after)
 

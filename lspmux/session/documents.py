@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from lspmux.memory import release_soon
 from lspmux.text import Encoding, line_starts
 from lspmux.text_chunks import TARGET, ChunkedText
 
@@ -65,10 +66,14 @@ class Document:
     def update(self, version: int, changes: list[dict[str, Any]], encoding: Encoding) -> None:
         """Apply a didChange's `contentChanges` in order, in place."""
         body = self._body
+        fresh = body.chunk_count == 0  # a text never edited: this cuts it into chunks
         for change in changes:
             body.apply(change, encoding)
+            fresh = fresh or "range" not in change
         self.version = version
         self._starts = None
+        if fresh:  # the old whole text was freed: give the memory back if it was large
+            release_soon(len(body))
 
 
 class Documents:
@@ -83,6 +88,7 @@ class Documents:
     def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
         doc = Document(uri, language_id, version, text, chunk_size=self.chunk_size)
         self._docs[uri] = doc
+        release_soon(len(text))  # the large message it came in is about to be freed
         return doc
 
     def close(self, uri: str) -> Document | None:
