@@ -102,8 +102,10 @@ def setup_logging(level: str, log_file: Path | None) -> None:
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(log_file)
-    else:
-        handler = logging.StreamHandler(sys.stderr)
+    else:  # a pipe nobody reads must not stall the event loop
+        from lspmux.logs import NonBlockingHandler
+
+        handler = NonBlockingHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("lspmux")
     root.handlers[:] = [handler]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render the method table of docs/routing.md from `lspmux.routing.table.ROUTES`.
+"""Render the method tables of docs/routing.md from `lspmux.routing.table` (all four directions).
 
 The table sits between the BEGIN/END markers in docs/routing.md; everything else in the file is
 prose and is left alone. `tests/unit/routing/test_routing_doc.py` fails when the two disagree.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.routing import merge
-from lspmux.routing.table import ROUTES, Policy, Route
+from lspmux.routing.table import TABLES, Direction, Policy, Route
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "routing.md"
@@ -27,8 +27,22 @@ BEGIN = (
 )
 END = "<!-- END ROUTES -->"
 
-#: Order of the sections of the table (and of the prose).
-POLICY_ORDER = [Policy.FIRST, Policy.MERGE, Policy.ORIGIN, Policy.DIAGNOSTICS, Policy.BROADCAST]
+#: Order of the rows of each direction's table (and of the prose).
+POLICY_ORDER = [
+    Policy.LOCAL,
+    Policy.FIRST,
+    Policy.MERGE,
+    Policy.ORIGIN,
+    Policy.DIAGNOSTICS,
+    Policy.BROADCAST,
+    Policy.ANSWER,
+    Policy.REGISTER,
+    Policy.PROGRESS,
+    Policy.REFRESH,
+    Policy.RELAY,
+    Policy.STORE,
+    Policy.CANCEL,
+]
 
 #: How a MERGE method's answers are combined, by merge function.
 _MERGED_BY: dict[Callable[[merge.Results], Any], str] = {
@@ -47,12 +61,26 @@ _COMBINATION = {
     Policy.ORIGIN: "the origin's answer",
     Policy.DIAGNOSTICS: "answered by lspmux from the merged diagnostics",
     Policy.BROADCAST: "(notification)",
+    Policy.LOCAL: "answered by lspmux",
+}
+
+#: What each server → client policy does, as the tables say it.
+_SERVER_SIDE = {
+    Policy.ANSWER: "answered by lspmux from the server's configuration",
+    Policy.REGISTER: "recorded per backend, answered null; every client of the backend hears of it",
+    Policy.PROGRESS: "token renamed `lspmux/<server>/<token>`",
+    Policy.REFRESH: "answered null; passed on to the clients that declared support",
+    Policy.RELAY: "to the client concerned, ids remapped; its answer goes back",
+    Policy.STORE: "into the diagnostics store; the client sees the merged union",
+    Policy.CANCEL: "rewritten to the id the client knows",
 }
 
 
 def eligibility(method: str, route: Route) -> str:
     """What makes a backend eligible, as the table shows it."""
     cap = route.capability
+    if route.policy is Policy.LOCAL:
+        return "— (lspmux itself)"
     if route.policy is Policy.BROADCAST:
         return "— (every backend of the file)"
     if route.policy is Policy.ORIGIN and method.endswith("executeCommand"):
@@ -71,7 +99,7 @@ def eligibility(method: str, route: Route) -> str:
 
 def combination(method: str, route: Route) -> str:
     if route.policy is Policy.MERGE:
-        return _MERGED_BY[merge.MERGERS.get(method, merge.concat)]
+        return _MERGED_BY[route.merger or merge.concat]
     return _COMBINATION[route.policy]
 
 
@@ -79,39 +107,65 @@ def locate(route: Route) -> str:
     return "position" if route.position else "range" if route.range else ""
 
 
-def rows() -> list[tuple[str, str, str, str, str, str]]:
-    """(method, policy, feature, eligibility, combination, locate) in table order."""
+def _handler(route: Route) -> str:
+    return f"`{route.handler}`" if route.handler else ""
+
+
+def _ordered(direction: Direction) -> list[tuple[str, Route]]:
+    table = TABLES[direction]
+    return [(m, r) for p in POLICY_ORDER for m, r in table.items() if r.policy is p]
+
+
+def rows(direction: Direction) -> list[str]:
+    """The Markdown rows of one direction's table, in policy order."""
     out = []
-    for policy in POLICY_ORDER:
-        for method, route in ROUTES.items():
-            if route.policy is policy:
-                out.append(
-                    (
-                        method,
-                        policy.value,
-                        route.feature,
-                        eligibility(method, route),
-                        combination(method, route),
-                        locate(route),
-                    )
-                )
+    for method, route in _ordered(direction):
+        head = f"| `{method}` | {route.policy.value} | `{route.feature}` |"
+        if direction is Direction.CLIENT_REQUEST:
+            tail = (
+                f" {eligibility(method, route)} | {combination(method, route)} |"
+                f" {locate(route)} | {_handler(route)} |"
+            )
+        elif direction is Direction.CLIENT_NOTIFICATION:
+            tail = f" {eligibility(method, route)} | {_handler(route)} |"
+        else:
+            needs = f"`{route.client_capability}`" if route.client_capability else ""
+            tail = f" {_SERVER_SIDE[route.policy]} | {needs} | {_handler(route)} |"
+        out.append(head + tail)
     return out
+
+
+_HEADERS = {
+    Direction.CLIENT_REQUEST: (
+        "| method | policy | feature | eligible when the backend advertises | answers combined"
+        " | `locate` fills | handler |",
+        "|---|---|---|---|---|---|---|",
+    ),
+    Direction.CLIENT_NOTIFICATION: (
+        "| method | policy | feature | sent to | handler |",
+        "|---|---|---|---|---|",
+    ),
+    Direction.SERVER_REQUEST: (
+        "| method | policy | feature | what lspmux does | passed on when the client declares"
+        " | handler |",
+        "|---|---|---|---|---|---|",
+    ),
+    Direction.SERVER_NOTIFICATION: (
+        "| method | policy | feature | what lspmux does | passed on when the client declares"
+        " | handler |",
+        "|---|---|---|---|---|---|",
+    ),
+}
 
 
 def render() -> str:
     """The generated block, markers included."""
-    lines = [
-        BEGIN,
-        "",
-        "| method | policy | feature | eligible when the backend advertises | answers combined"
-        " | `locate` fills |",
-        "|---|---|---|---|---|---|",
-    ]
-    for method, policy, feature, elig, comb, loc in rows():
-        lines.append(f"| `{method}` | {policy} | `{feature}` | {elig} | {comb} | {loc} |")
+    lines = [BEGIN]
+    for direction in Direction:
+        lines += ["", f"### {direction.value}", "", *_HEADERS[direction], *rows(direction)]
     lines += ["", END]
-    unrouted = set(Policy) - set(POLICY_ORDER)
-    assert not any(r.policy in unrouted for r in ROUTES.values()), "a policy has no section"
+    unrouted = {r.policy for t in TABLES.values() for r in t.values()} - set(POLICY_ORDER)
+    assert not unrouted, f"a policy has no place in the order: {unrouted}"
     return "\n".join(lines)
 
 

@@ -18,16 +18,18 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
+
+from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
 from lspmux.backends.documents import BackendDocuments, DocumentHolder
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.errors import RequestFailed
-from lspmux.routing.table import Route
+from lspmux.routing.table import SERVER_REQUESTS, Policy, Route
 from lspmux.wire.connection import Connection, RawCallback, ResponseCallback
 from lspmux.wire.messages import Message, error
 
@@ -39,6 +41,8 @@ INITIALIZE_TIMEOUT = 60.0
 STOP_GRACE = 2.0
 
 Reply = Callable[[Message], None]
+#: How a server process is started: `ServerProcess.spawn`'s signature.
+Spawn = Callable[..., Awaitable[ServerProcess]]
 
 
 class BackendHost(Protocol):
@@ -61,13 +65,27 @@ class Backend:
         *,
         host: BackendHost,
         client_capabilities: Mapping[str, Any] | None = None,
+        spawn: Spawn | None = None,
+        client_initialization_options: Any = None,
+        position_encoding: str = "utf-16",
+        pull_diagnostics: bool = False,
     ) -> None:
         self.config = config
         self.name = config.name
         self.root = root
         self.argv = argv
         self.host = host
-        self.client_capabilities = caps.for_backend(client_capabilities)
+        self.spawn = spawn or ServerProcess.spawn  # tests run servers in memory
+        # what the server is told about its client (client_caps.for_backend) and the options
+        # it starts with: the client's initializationOptions under the configured ones
+        self.client_capabilities = caps.for_backend(
+            client_capabilities,
+            position_encoding=position_encoding,
+            pull_diagnostics=pull_diagnostics,
+        )
+        self.initialization_options = caps.merge_init_options(
+            client_initialization_options, config.initialization_options
+        )
         self.state = "stopped"  # stopped | starting | running | stopping | failed
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
@@ -128,7 +146,7 @@ class Backend:
             reply_errors=False,
         )
         try:
-            proc = await ServerProcess.spawn(
+            proc = await self.spawn(
                 self.label,
                 self.argv,
                 cwd=self.root,
@@ -153,8 +171,8 @@ class Backend:
             "capabilities": self.client_capabilities,
             "trace": "off",
         }
-        if self.config.initialization_options is not None:
-            params["initializationOptions"] = self.config.initialization_options
+        if self.initialization_options is not None:
+            params["initializationOptions"] = self.initialization_options
         try:
             result = await conn.call(
                 "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
@@ -168,7 +186,7 @@ class Backend:
             return
         self.capabilities = (result or {}).get("capabilities") or {}
         self.server_info = (result or {}).get("serverInfo") or {}
-        caps.store_cached(self.name, self.capabilities)
+        caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
         if self.config.settings:
             conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
@@ -377,33 +395,53 @@ class Backend:
             reply(None)  # after shutdown, server→client requests get null (as helix does)
             return
         params = msg.get("params") or {}
-        if method == "workspace/configuration":
-            reply([configuration_item(self.config.settings, it) for it in params.get("items", [])])
-        elif method == "workspace/workspaceFolders":
-            reply([{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}])
-        elif method == "client/registerCapability":
-            for reg in params.get("registrations", []):
-                self.registrations[reg["id"]] = (reg["method"], reg.get("registerOptions"))
-            self.registered = {m for m, _ in self.registrations.values()}
+        route = SERVER_REQUESTS.get(method)
+        policy = route.policy if route is not None else None
+        if policy is Policy.ANSWER and route is not None and route.handler is not None:
+            reply(_ANSWERS[route.handler](self, params))
+        elif policy is Policy.REGISTER:
+            self._record_registrations(method, params)
+            caps.store_cached(self.name, self.capabilities, self.registrations.values())
             reply(None)
-            self.host.server_request(self, msg, lambda _v: None)
-        elif method == "client/unregisterCapability":
-            for unreg in params.get("unregisterations", params.get("unregistrations", [])):
-                self.registrations.pop(unreg.get("id"), None)
-            self.registered = {m for m, _ in self.registrations.values()}
-            reply(None)
-            self.host.server_request(self, msg, lambda _v: None)
+            self.host.server_request(self, msg, lambda _v: None)  # the clients hear of it too
         else:
             self.host.server_request(self, msg, reply)
+
+    def _record_registrations(self, method: str, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        if method == t.CLIENT_REGISTER_CAPABILITY:
+            for reg in params.get("registrations") or []:
+                if isinstance(reg, dict) and "id" in reg and "method" in reg:
+                    self.registrations[reg["id"]] = (reg["method"], reg.get("registerOptions"))
+        else:  # the spec's own misspelling, and the fixed one
+            for unreg in params.get("unregisterations", params.get("unregistrations")) or []:
+                if isinstance(unreg, dict):
+                    self.registrations.pop(str(unreg.get("id")), None)
+        self.registered = {m for m, _ in self.registrations.values()}
+
+    def _answer_configuration(self, params: Any) -> Any:
+        items = params.get("items") if isinstance(params, dict) else None
+        return [configuration_item(self.config.settings, it) for it in items or []]
+
+    def _answer_workspace_folders(self, _params: Any) -> Any:
+        return [{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}]
 
     def _on_notification(self, msg: Message) -> None:
         self.host.server_notification(self, msg)
 
 
-def configuration_item(settings: Mapping[str, Any], item: Mapping[str, Any]) -> Any:
+#: The server requests a backend answers itself, by the table's handler name.
+_ANSWERS: dict[str, Callable[[Backend, Any], Any]] = {
+    "configuration": Backend._answer_configuration,
+    "workspace_folders": Backend._answer_workspace_folders,
+}
+
+
+def configuration_item(settings: Mapping[str, Any], item: Any) -> Any:
     """Answer one `workspace/configuration` item from a server's settings: the dotted
     `section` looked up in the settings tree; the whole tree without a section."""
-    section = item.get("section")
+    section = item.get("section") if isinstance(item, Mapping) else None
     if not section:
         return dict(settings)
     node: Any = settings

@@ -1,163 +1,75 @@
-"""Capabilities both ways: what lspmux tells a backend it can do, and what it tells its client
-the backends offer.
+"""Server capabilities: what each backend serves, and what lspmux announces to its client.
 
-- `for_backend()` adjusts a client's capabilities (or lspmux's own, for shared backends) for a
-  backend: UTF-16 positions only, dynamic registration (lspmux keeps registrations per backend
-  and routes by them), configuration and workspace folders (lspmux answers them).
-- `supports()` decides whether a backend is eligible for a route: a truthy static capability or
-  a dynamic registration of the method.
-- `merge_for_client()` unions what the backends offer into one `ServerCapabilities`.
-- A small on-disk cache remembers each server's capabilities, so that the `initialize` answer,
-  given before any backend has started, can already union trigger characters and commands.
+- `supports()` decides whether a backend is eligible for a route: a static capability (with the
+  option the method needs: `prepareProvider`, `rangesSupport`, semantic tokens `range`) or a
+  dynamic registration that amounts to it.
+- `registered_capabilities()` turns a backend's `client/registerCapability` registrations into
+  the static capabilities they amount to; `effective()` is a backend's static capabilities
+  with them.
+- `merge_for_client()` is the `ServerCapabilities` lspmux announces: each capability backed by
+  some backend that serves it, its options the union (`union()`), plus what lspmux itself
+  provides (incremental sync, semantic token deltas, pull diagnostics when the session chose
+  them). `client_registrations()` says what to register with a client when a backend offers
+  more after `initialize`.
+- A small on-disk cache remembers each server's capabilities; `announce()` unions the cached
+  entries of a root's servers and names those with none, so that the session can start them
+  before answering `initialize` (then the first start announces what the hundredth does).
+
+What a backend is told about its client lives in `client_caps.py` (re-exported here).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import copy
+import dataclasses
 import json
+import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lspmux.routing.table import ROUTES, Policy, Route
+from lsprotocol import types as t
 
-#: Dynamic registration is declared for these client capability sections: lspmux honours it.
-_DYNAMIC = (
-    "synchronization",
-    "completion",
-    "hover",
-    "signatureHelp",
-    "declaration",
-    "definition",
-    "typeDefinition",
-    "implementation",
-    "references",
-    "documentHighlight",
-    "documentSymbol",
-    "codeAction",
-    "codeLens",
-    "documentLink",
-    "colorProvider",
-    "formatting",
-    "rangeFormatting",
-    "onTypeFormatting",
-    "rename",
-    "foldingRange",
-    "selectionRange",
-    "callHierarchy",
-    "semanticTokens",
-    "linkedEditingRange",
-    "moniker",
-    "typeHierarchy",
-    "inlineValue",
-    "inlayHint",
+from lspmux.backends.client_caps import (
+    LSPMUX_CLIENT_CAPABILITIES,
+    for_backend,
+    merge_init_options,
 )
+from lspmux.backends.provided import (
+    BOOL_OPTION,
+    BY_KEY,
+    BY_METHOD,
+    FILE_OPERATIONS,
+    FLAGS,
+    effective,
+    offered,
+    opt,
+    registered_capabilities,
+    union,
+)
+from lspmux.routing import semantic_tokens
+from lspmux.routing.table import Route
 
-#: Client capability sections with required fields: declared only when the client declared them.
-_REQUIRED_FIELDS = frozenset({"semanticTokens"})
+log = logging.getLogger(__name__)
 
-#: lspmux's own client capabilities, used for shared backends and clients that send none.
-LSPMUX_CLIENT_CAPABILITIES: dict[str, Any] = {
-    "general": {"positionEncodings": ["utf-16"]},
-    "window": {"workDoneProgress": True, "showMessage": {}, "showDocument": {"support": True}},
-    "workspace": {
-        "applyEdit": True,
-        "workspaceEdit": {
-            "documentChanges": True,
-            "resourceOperations": ["create", "rename", "delete"],
-        },
-        "didChangeConfiguration": {"dynamicRegistration": True},
-        "didChangeWatchedFiles": {"dynamicRegistration": True},
-        "symbol": {"dynamicRegistration": True},
-        "executeCommand": {"dynamicRegistration": True},
-        "configuration": True,
-        "workspaceFolders": True,
-    },
-    "textDocument": {
-        "synchronization": {"didSave": True, "willSave": False, "willSaveWaitUntil": False},
-        "completion": {
-            "completionItem": {
-                "snippetSupport": True,
-                "documentationFormat": ["markdown", "plaintext"],
-                "resolveSupport": {
-                    "properties": ["documentation", "detail", "additionalTextEdits"]
-                },
-                "insertReplaceSupport": True,
-                "labelDetailsSupport": True,
-            },
-            "contextSupport": True,
-        },
-        "hover": {"contentFormat": ["markdown", "plaintext"]},
-        "signatureHelp": {
-            "signatureInformation": {"documentationFormat": ["markdown", "plaintext"]}
-        },
-        "definition": {"linkSupport": True},
-        "declaration": {"linkSupport": True},
-        "typeDefinition": {"linkSupport": True},
-        "implementation": {"linkSupport": True},
-        "references": {},
-        "documentHighlight": {},
-        "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
-        "codeAction": {
-            "codeActionLiteralSupport": {
-                "codeActionKind": {
-                    "valueSet": [
-                        "",
-                        "quickfix",
-                        "refactor",
-                        "refactor.extract",
-                        "refactor.inline",
-                        "refactor.rewrite",
-                        "source",
-                        "source.organizeImports",
-                        "source.fixAll",
-                    ]
-                }
-            },
-            "isPreferredSupport": True,
-            "dataSupport": True,
-            "resolveSupport": {"properties": ["edit"]},
-        },
-        "codeLens": {},
-        "formatting": {},
-        "rangeFormatting": {},
-        "rename": {"prepareSupport": True},
-        "publishDiagnostics": {"relatedInformation": True, "versionSupport": True},
-        "foldingRange": {},
-        "inlayHint": {},
-    },
+__all__ = [
+    "LSPMUX_CLIENT_CAPABILITIES",
+    "effective",
+    "for_backend",
+    "merge_init_options",
+    "registered_capabilities",
+    "union",
+]
+
+#: The option a backend must have, beyond the capability itself, to serve these methods.
+_NEEDS_OPTION = {
+    t.TEXT_DOCUMENT_PREPARE_RENAME: "prepareProvider",
+    t.TEXT_DOCUMENT_RANGES_FORMATTING: "rangesSupport",
+    t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: "range",
 }
-
-
-def for_backend(client: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The capabilities a backend is initialized with."""
-    caps: dict[str, Any] = copy.deepcopy(dict(client) if client else LSPMUX_CLIENT_CAPABILITIES)
-    general = caps.setdefault("general", {})
-    general["positionEncodings"] = ["utf-16"]
-    ws = caps.setdefault("workspace", {})
-    ws["configuration"] = True
-    ws["workspaceFolders"] = True
-    ws.setdefault("didChangeConfiguration", {})["dynamicRegistration"] = True
-    ws.setdefault("executeCommand", {})["dynamicRegistration"] = True
-    window = caps.setdefault("window", {})
-    window["workDoneProgress"] = True
-    td = caps.setdefault("textDocument", {})
-    # Backends are not told that lspmux can pull: then every server pushes (basedpyright,
-    # rust-analyzer), re-publishing only what changed, while servers that offer pull anyway
-    # (ruff) are pulled by lspmux.diagnostics.pull. Declaring `diagnostic` with
-    # dynamicRegistration works too (basedpyright then registers pull and sends
-    # workspace/diagnostic/refresh on every edit, and lspmux re-pulls every open file of it),
-    # but costs a pull per open file per edit for no gain.
-    td.pop("diagnostic", None)
-    for section in _DYNAMIC:
-        if section in td:
-            td[section]["dynamicRegistration"] = True
-        elif section not in _REQUIRED_FIELDS:  # those cannot be created empty
-            td[section] = {"dynamicRegistration": True}
-    td.setdefault("publishDiagnostics", {})["versionSupport"] = True
-    return caps
 
 
 def supports(
@@ -167,17 +79,20 @@ def supports(
     serve `method`."""
     if route.capability is None:
         return True
-    if method in registered:
+    registered = set(registered)
+    if method in registered or route.capability in {BY_METHOD.get(m) for m in registered}:
         return True
     value = capabilities.get(route.capability)
     if route.capability == "workspace":  # file operations: workspace.fileOperations.<op>
         ops = (value or {}).get("fileOperations") or {}
-        key = method.rsplit("/", 1)[-1].removesuffix("Files")  # willRenameFiles → willRename
-        return bool(ops.get(key))
+        return bool(ops.get(FILE_OPERATIONS.get(method, "")))
     if route.capability == "textDocumentSync":
         sync = value
         return isinstance(sync, dict) and bool(sync.get("willSaveWaitUntil"))
-    return bool(value) or value == {}
+    option = _NEEDS_OPTION.get(method)
+    if option is not None:
+        return isinstance(value, dict) and bool(value.get(option))
+    return offered(value)
 
 
 def resolve_provider(capabilities: Mapping[str, Any], capability: str) -> bool:
@@ -185,89 +100,134 @@ def resolve_provider(capabilities: Mapping[str, Any], capability: str) -> bool:
     return isinstance(value, dict) and bool(value.get("resolveProvider"))
 
 
-#: Trigger characters assumed for a server that has never been started here.
-FALLBACK_TRIGGERS = [".", ":", "<", '"', "'", "/", "@"]
+# -- what lspmux announces -------------------------------------------------------------------------
+
+#: What is assumed of a configured server whose capabilities are not known (never started here,
+#: nothing cached): every routed provider, common trigger characters. `announce()` lets the
+#: session avoid the guess by starting such servers first.
+UNKNOWN_SERVER: dict[str, Any] = {
+    **{key: True for key in FLAGS},
+    **{key: {option: True} for key, option in BOOL_OPTION.items() if option != "rangesSupport"},
+    "documentRangeFormattingProvider": True,
+    "completionProvider": {
+        "triggerCharacters": [".", ":", "<", '"', "'", "/", "@"],
+        "resolveProvider": True,
+    },
+    "signatureHelpProvider": {"triggerCharacters": ["(", ","]},
+    "codeActionProvider": {"resolveProvider": True},
+    "executeCommandProvider": {"commands": []},
+}
+
+#: The `diagnosticProvider` lspmux announces when the session delivers diagnostics by pull.
+PULL_DIAGNOSTICS: dict[str, Any] = {
+    "identifier": "lspmux",
+    "interFileDependencies": True,
+    "workspaceDiagnostics": False,
+}
 
 
-def merge_for_client(per_server: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
-    """The `ServerCapabilities` lspmux announces: every routed feature some backend may offer,
-    trigger characters and commands unioned, incremental sync, UTF-16 positions."""
-    caps: dict[str, Any] = {
-        "positionEncoding": "utf-16",
+def merge_for_client(
+    per_backend: Sequence[Mapping[str, Any] | None],
+    *,
+    pull_diagnostics: bool = False,
+    position_encoding: str = "utf-16",
+) -> dict[str, Any]:
+    """The `ServerCapabilities` lspmux announces, from each backend's effective capabilities
+    (`effective()`; None for a server whose capabilities are unknown, assumed `UNKNOWN_SERVER`).
+
+    Every provider announced is served by some backend, with the union of their options
+    (`union()`). lspmux adds what it does itself: documents kept in sync incrementally with
+    text on save (it gives full-sync backends full text), semantic token deltas computed from
+    full results (`routing/semantic_tokens.py`), workspace folders, and `diagnosticProvider`
+    only when `pull_diagnostics` (the session's delivery decision; otherwise it pushes)."""
+    caps = union(UNKNOWN_SERVER if b is None else b for b in per_backend)
+    backend_sync = caps.pop("textDocumentSync", {})
+    caps.pop("diagnosticProvider", None)
+    ops = (caps.pop("workspace", None) or {}).get("fileOperations")
+    out: dict[str, Any] = {
+        "positionEncoding": position_encoding,
         "textDocumentSync": {
             "openClose": True,
             "change": 2,  # incremental: lspmux recomputes full text for full-sync backends
             "save": {"includeText": True},
-            "willSave": False,
-            "willSaveWaitUntil": False,
+            "willSave": bool(backend_sync.get("willSave")),
+            "willSaveWaitUntil": bool(backend_sync.get("willSaveWaitUntil")),
         },
+        **caps,
     }
-    for method, route in ROUTES.items():
-        if route.capability is None or route.policy in (Policy.BROADCAST, Policy.ORIGIN):
-            continue
-        if route.capability in ("workspace", "textDocumentSync", "diagnosticProvider"):
-            continue
-        del method
-        caps.setdefault(route.capability, True)
-    triggers: list[str] = []
-    retriggers: list[str] = []
-    sig_triggers: list[str] = []
-    commands: list[str] = []
-    on_type_first: str | None = None
-    on_type_more: list[str] = []
-    legend: Any = None
-    for server in per_server:
-        if server is None:
-            _union(triggers, FALLBACK_TRIGGERS)
-            continue
-        comp = server.get("completionProvider") or {}
-        _union(triggers, comp.get("triggerCharacters") or [])
-        sig = server.get("signatureHelpProvider") or {}
-        _union(sig_triggers, sig.get("triggerCharacters") or [])
-        _union(retriggers, sig.get("retriggerCharacters") or [])
-        cmds = server.get("executeCommandProvider") or {}
-        _union(commands, cmds.get("commands") or [])
-        otf = server.get("documentOnTypeFormattingProvider")
-        if isinstance(otf, dict):
-            on_type_first = on_type_first or otf.get("firstTriggerCharacter")
-            _union(on_type_more, otf.get("moreTriggerCharacter") or [])
-        sem = server.get("semanticTokensProvider")
-        if legend is None and isinstance(sem, dict):
-            legend = sem.get("legend")
-    caps["completionProvider"] = {"triggerCharacters": triggers, "resolveProvider": True}
-    caps["signatureHelpProvider"] = {
-        "triggerCharacters": sig_triggers or ["(", ","],
-        "retriggerCharacters": retriggers,
+    sem = out.get("semanticTokensProvider")
+    if sem is not None:
+        sem["full"] = {"delta": True} if sem["full"] else False
+        if not sem["full"] and not sem["range"]:
+            del out["semanticTokensProvider"]
+    if pull_diagnostics:
+        out["diagnosticProvider"] = dict(PULL_DIAGNOSTICS)
+    workspace: dict[str, Any] = {
+        "workspaceFolders": {"supported": True, "changeNotifications": True}
     }
-    caps["codeActionProvider"] = {"resolveProvider": True}
-    caps["codeLensProvider"] = {"resolveProvider": True}
-    caps["documentLinkProvider"] = {"resolveProvider": True}
-    caps["renameProvider"] = {"prepareProvider": True}
-    caps["inlayHintProvider"] = {"resolveProvider": True}
-    caps["workspaceSymbolProvider"] = {"resolveProvider": True}
-    caps["executeCommandProvider"] = {"commands": commands}
-    if on_type_first:
-        caps["documentOnTypeFormattingProvider"] = {
-            "firstTriggerCharacter": on_type_first,
-            "moreTriggerCharacter": [c for c in on_type_more if c != on_type_first],
-        }
-    else:
-        caps.pop("documentOnTypeFormattingProvider", None)
-    if legend is not None:
-        caps["semanticTokensProvider"] = {"legend": legend, "full": {"delta": True}, "range": True}
-    else:
-        caps.pop("semanticTokensProvider", None)
-    caps["workspace"] = {"workspaceFolders": {"supported": True, "changeNotifications": True}}
-    return caps
+    if ops:
+        workspace["fileOperations"] = ops
+    out["workspace"] = workspace
+    return out
 
 
-def _union(into: list[str], items: Iterable[str]) -> None:
-    for item in items:
-        if item not in into:
-            into.append(item)
+def client_registrations(
+    announced: Mapping[str, Any], current: Mapping[str, Any], client: Mapping[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """What to register with the client (`(method, registerOptions)`; the caller mints ids)
+    when the backends now serve `current` (a `merge_for_client()` result) but the client was
+    told `announced`: each provider not announced yet, and commands not announced yet, where
+    the client supports dynamic registration of it. Options of a provider already announced
+    are not re-registered (a client would then ask twice)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for key, value in current.items():
+        if key not in BY_KEY or not dynamic_registration(client, key):
+            continue
+        method, _ = BY_KEY[key]
+        options = dict(value) if isinstance(value, Mapping) else {}
+        if key == "executeCommandProvider":
+            known = set(opt(announced.get(key), "commands") or [])
+            new = [c for c in options.get("commands", []) if c not in known]
+            if new:
+                out.append((method, {"commands": new}))
+        elif not offered(announced.get(key)):
+            if method != t.WORKSPACE_SYMBOL and method != t.WORKSPACE_EXECUTE_COMMAND:
+                options["documentSelector"] = None  # the client's own selector
+            out.append((method, options))
+    return out
 
 
-# -- cache ------------------------------------------------------------------------------------
+def stale_client_registrations(
+    registered: Mapping[str, tuple[str, Any]], current: Mapping[str, Any]
+) -> list[str]:
+    """The ids of registrations lspmux made with the client (id → `(method, registerOptions)`)
+    that no backend backs any more, given what they serve now (`current`): unregister them."""
+    stale: list[str] = []
+    for reg_id, (method, options) in registered.items():
+        key = BY_METHOD.get(method)
+        if key is None:
+            continue
+        value = current.get(key)
+        if key == "executeCommandProvider":
+            served = set(opt(value, "commands") or [])
+            if not served & set(opt(options, "commands") or []):
+                stale.append(reg_id)
+        elif not offered(value):
+            stale.append(reg_id)
+    return stale
+
+
+def dynamic_registration(client: Mapping[str, Any], key: str) -> bool:
+    """Whether the client can take a dynamic registration of this provider."""
+    if key not in BY_KEY:
+        return False
+    node: Any = client
+    for part in BY_KEY[key][1].split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return bool(opt(node, "dynamicRegistration"))
+
+
+# -- the cache ------------------------------------------------------------------------------------
 
 
 def cache_dir() -> Path:
@@ -283,10 +243,108 @@ def load_cached(server: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def store_cached(server: str, capabilities: Mapping[str, Any]) -> None:
+def store_cached(
+    server: str,
+    capabilities: Mapping[str, Any],
+    registrations: Iterable[tuple[str, Any]] = (),
+) -> None:
+    """Remember what a server serves: its static capabilities with its registrations (store
+    again when it registers more, so that the next `initialize` announces them too)."""
+    value = effective(capabilities, registrations) if registrations else capabilities
     with contextlib.suppress(OSError):
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{server}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(capabilities))
+        tmp.write_text(json.dumps(value))
         tmp.replace(folder / f"{server}.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    """What lspmux announces for a root: its servers (configuration order) and what is known
+    of each. The union is taken in configuration order, so the same servers give the same
+    answer, semantic token legend included, whenever they are known."""
+
+    servers: tuple[str, ...]
+    known: Mapping[str, Mapping[str, Any]]  # server name → what it serves (`effective()`)
+    pull_diagnostics: bool = False
+    position_encoding: str = "utf-16"
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Servers nothing is known of (no cache entry, not started)."""
+        return tuple(s for s in self.servers if s not in self.known)
+
+    @property
+    def complete(self) -> bool:
+        """True when every server is known: the answer is what a later start would give."""
+        return not self.missing
+
+    def _ordered(self) -> list[str]:
+        return [s for s in self.servers if s in self.known]
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The `ServerCapabilities` to announce (`merge_for_client()` of what is known)."""
+        return merge_for_client(
+            [self.known[s] for s in self._ordered()],
+            pull_diagnostics=self.pull_diagnostics,
+            position_encoding=self.position_encoding,
+        )
+
+    def legend_maps(self) -> dict[str, semantic_tokens.LegendMap]:
+        """Per known server, where its semantic token indices land in the announced legend
+        (`semantic_tokens.remap()` them before answering the client)."""
+        names = self._ordered()
+        legends = [opt(self.known[n].get("semanticTokensProvider"), "legend") for n in names]
+        _, maps = semantic_tokens.union_legend(legends)
+        return dict(zip(names, maps, strict=True))
+
+    def with_known(self, server: str, capabilities: Mapping[str, Any]) -> Announcement:
+        return dataclasses.replace(self, known={**self.known, server: capabilities})
+
+
+def announce(
+    servers: Iterable[str],
+    *,
+    pull_diagnostics: bool = False,
+    position_encoding: str = "utf-16",
+    load: Callable[[str], dict[str, Any] | None] = load_cached,
+) -> Announcement:
+    """What to announce for a root whose configured servers (the runnable ones, in order) are
+    `servers`, from the cache. Servers without an entry are `missing`, never guessed: the
+    session starts them before answering `initialize` (`complete()`), or announces this and
+    registers the rest dynamically with a client that can take it (`client_registrations()`)."""
+    names = tuple(servers)
+    known = {name: cached for name in names if (cached := load(name)) is not None}
+    return Announcement(names, known, pull_diagnostics, position_encoding)
+
+
+async def complete(
+    announcement: Announcement,
+    start: Callable[[str], Awaitable[Mapping[str, Any] | None]],
+    *,
+    timeout: float,
+) -> Announcement:
+    """`announcement` with its missing servers started, concurrently: `start(name)` gives what
+    the server serves once up (its `effective()` capabilities) or None when it cannot run. A
+    server that fails or is not up within `timeout` seconds stays missing (register what it
+    serves dynamically when it comes up)."""
+    missing = announcement.missing
+    if not missing:
+        return announcement
+
+    async def one(name: str) -> Mapping[str, Any] | None:
+        try:
+            return await asyncio.wait_for(start(name), timeout)
+        except Exception as exc:  # a server that cannot start is reported by its backend
+            why = str(exc) or type(exc).__name__
+            log.info("%s: not up for initialize (%s); announced when it is", name, why)
+            return None
+
+    results = await asyncio.gather(*(one(name) for name in missing))
+    out = announcement
+    for name, served in zip(missing, results, strict=True):
+        if served is not None:
+            out = out.with_known(name, served)
+    return out

@@ -18,8 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from lspmux.backends.backend import Backend
+from lspmux.backends.backend import Backend, Spawn
 from lspmux.config.model import ServerConfig
+from lspmux.routing.table import SERVER_NOTIFICATIONS, SERVER_REQUESTS, Policy
 from lspmux.wire.messages import Message
 
 log = logging.getLogger("lspmux.pool")
@@ -42,9 +43,15 @@ class PoolSession(Protocol):
 
 class Pool:
     def __init__(
-        self, *, shared: bool = False, client_capabilities: Mapping[str, Any] | None = None
+        self,
+        *,
+        shared: bool = False,
+        client_capabilities: Mapping[str, Any] | None = None,
+        spawn: Spawn | None = None,
     ) -> None:
         self.shared = shared
+        self.spawn = spawn
+        self.initialization_options: Any = None
         self.client_capabilities = client_capabilities
         self.backends: dict[tuple[str, str], Backend] = {}
         self.sessions: dict[Backend, set[PoolSession]] = {}
@@ -69,6 +76,11 @@ class Pool:
             argv,
             host=self,
             client_capabilities=self.client_capabilities,
+            spawn=self.spawn,
+            # A private pool serves one client: its initializationOptions reach its servers
+            # (under the configured ones). A shared server is not one client's.
+            client_initialization_options=None if self.shared else self.initialization_options,
+            pull_diagnostics=True,  # lspmux pulls from servers that offer it, for every client
         )
         self.backends[key] = backend
         self.sessions[backend] = set()
@@ -111,7 +123,8 @@ class Pool:
 
     def server_notification(self, backend: Backend, msg: Message) -> None:
         sessions = tuple(self.sessions_of(backend))
-        if msg.get("method") == "textDocument/publishDiagnostics" and len(sessions) > 1:
+        route = SERVER_NOTIFICATIONS.get(msg["method"])
+        if route is not None and route.policy is Policy.STORE and len(sessions) > 1:
             uri = (msg.get("params") or {}).get("uri")
             doc = backend.documents.get(uri) if isinstance(uri, str) else None
             if doc is not None:  # an open document: only to the sessions holding it
@@ -121,24 +134,25 @@ class Pool:
 
     def server_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
         sessions = self.sessions_of(backend)
-        method = msg["method"]
-        if method in ("client/registerCapability", "client/unregisterCapability"):
-            for session in tuple(sessions):  # every session sees registrations (already answered)
-                session.backend_request(backend, msg, reply)
-            return
-        if method == "window/workDoneProgress/create":  # backend-wide progress: every session
+        route = SERVER_REQUESTS.get(msg["method"])
+        policy = route.policy if route is not None else Policy.RELAY
+        if policy in (Policy.REGISTER, Policy.PROGRESS, Policy.REFRESH):
+            # Backend-wide: every session hears of it; the server gets one answer (null).
             reply(None)
             for session in tuple(sessions):
                 session.backend_request(backend, msg, lambda _v: None)
             return
         if not sessions:
-            log.info("%s: %s with no client attached; answering null", backend.label, method)
+            log.info("%s: %s with no client attached; answering null", backend.label, msg["method"])
             reply(None)
             return
         # Edits and prompts go to the session that caused them: one waiting for this backend
-        # (executeCommand → applyEdit), else the most recently active one.
-        waiting = [s for s in sessions if _waits_on(s, backend)]
-        target = max(waiting or sessions, key=lambda s: s.last_active)
+        # (executeCommand → applyEdit), else one holding a document the request names, else
+        # the most recently active one.
+        candidates = [s for s in sessions if _waits_on(s, backend)] or [
+            s for s in sessions if _holds_any(backend, s, _uris_in(msg.get("params")))
+        ]
+        target = max(candidates or sessions, key=lambda s: s.last_active)
         target.backend_request(backend, msg, reply)
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
@@ -175,6 +189,33 @@ class Pool:
                 }
             )
         return rows
+
+
+def _uris_in(params: Any) -> set[str]:
+    """The document URIs a server request names (an edit's files, a document to show)."""
+    if not isinstance(params, dict):
+        return set()
+    uris: set[str] = set()
+    if isinstance(params.get("uri"), str):
+        uris.add(params["uri"])
+    edit = params.get("edit")
+    if isinstance(edit, dict):
+        changes = edit.get("changes")
+        if isinstance(changes, dict):
+            uris.update(k for k in changes if isinstance(k, str))
+        for change in edit.get("documentChanges") or []:
+            td = change.get("textDocument") if isinstance(change, dict) else None
+            if isinstance(td, dict) and isinstance(td.get("uri"), str):
+                uris.add(td["uri"])
+    return uris
+
+
+def _holds_any(backend: Backend, session: PoolSession, uris: set[str]) -> bool:
+    for uri in uris:
+        doc = backend.documents.get(uri)
+        if doc is not None and session in doc.holders:
+            return True
+    return False
 
 
 def _waits_on(session: PoolSession, backend: Backend) -> bool:

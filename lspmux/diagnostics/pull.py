@@ -17,7 +17,7 @@ from lsprotocol import types as t
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
-    from lspmux.session.session import Session
+    from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.diagnostics")
 
@@ -34,7 +34,7 @@ def offers_pull(backend: Backend) -> bool:
 class Puller:
     """Per session: schedules pulls per (backend, uri) and stores the reports."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionHost) -> None:
         self.session = session
         self._result_ids: dict[tuple[int, str], str] = {}
         self._timers: dict[tuple[int, str], asyncio.TimerHandle] = {}

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from lsprotocol import types as t
 
 TAG = "lspmux"
 
@@ -177,22 +176,3 @@ def workspace_edits(results: Results) -> Any:
         if res:
             return res
     return None
-
-
-#: Method → merge function for the MERGE policy.
-MERGERS: dict[str, Callable[[Results], Any]] = {
-    t.TEXT_DOCUMENT_COMPLETION: completion,
-    t.TEXT_DOCUMENT_DEFINITION: locations,
-    t.TEXT_DOCUMENT_DECLARATION: locations,
-    t.TEXT_DOCUMENT_TYPE_DEFINITION: locations,
-    t.TEXT_DOCUMENT_IMPLEMENTATION: locations,
-    t.TEXT_DOCUMENT_REFERENCES: locations,
-    t.TEXT_DOCUMENT_CODE_ACTION: code_actions,
-    t.TEXT_DOCUMENT_CODE_LENS: tagged_list,
-    t.TEXT_DOCUMENT_DOCUMENT_LINK: tagged_list,
-    t.WORKSPACE_SYMBOL: tagged_list,
-    t.TEXT_DOCUMENT_DOCUMENT_SYMBOL: concat,
-    t.WORKSPACE_WILL_CREATE_FILES: workspace_edits,
-    t.WORKSPACE_WILL_RENAME_FILES: workspace_edits,
-    t.WORKSPACE_WILL_DELETE_FILES: workspace_edits,
-}

@@ -11,94 +11,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
+from lspmux.backends.capabilities import resolve_provider
+from lspmux.backends.provided import effective
 from lspmux.errors import JsonRpcError, MethodNotFound, RequestFailed
-from lspmux.routing import merge
+from lspmux.routing import adapt, merge, semantic_tokens
 from lspmux.routing.table import Policy, Route
-from lspmux.wire.messages import Message, error
+from lspmux.session.exchange import Exchange
+from lspmux.session.host import SessionHost
+from lspmux.wire.messages import Message, decode, result_is_null
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
-    from lspmux.session.session import Session
 
 log = logging.getLogger("lspmux.session")
 
-#: Methods whose items later come back for resolve/execute: the family remembers the origin of
-#: a raw-relayed (untagged) answer.
-RESOLVE_FAMILY: dict[str, str] = {
-    t.TEXT_DOCUMENT_COMPLETION: t.COMPLETION_ITEM_RESOLVE,
-    t.TEXT_DOCUMENT_CODE_ACTION: t.CODE_ACTION_RESOLVE,
-    t.TEXT_DOCUMENT_CODE_LENS: t.CODE_LENS_RESOLVE,
-    t.TEXT_DOCUMENT_DOCUMENT_LINK: t.DOCUMENT_LINK_RESOLVE,
-    t.TEXT_DOCUMENT_INLAY_HINT: t.INLAY_HINT_RESOLVE,
-    t.WORKSPACE_SYMBOL: t.WORKSPACE_SYMBOL_RESOLVE,
-    t.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY: t.CALL_HIERARCHY_INCOMING_CALLS,
-    t.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY: t.TYPE_HIERARCHY_SUPERTYPES,
-}
-_FAMILY_ALIASES = {
-    t.CALL_HIERARCHY_OUTGOING_CALLS: t.CALL_HIERARCHY_INCOMING_CALLS,
-    t.TYPE_HIERARCHY_SUBTYPES: t.TYPE_HIERARCHY_SUPERTYPES,
-}
 
-
-class Exchange:
-    """One client request in flight: its targets (for cancellation) and its single answer."""
-
-    __slots__ = ("answered", "client_id", "method", "params", "per_backend", "session", "targets")
-
-    def __init__(self, session: Session, msg: Message) -> None:
-        self.session = session
-        self.client_id = msg["id"]
-        self.method: str = msg["method"]
-        self.params: Any = msg.get("params")
-        self.targets: list[tuple[Backend, int]] = []
-        self.answered = False
-        #: Params that differ per backend (by backend name): a code action request carries
-        #: each backend's own diagnostics.
-        self.per_backend: dict[str, Any] | None = None
-
-    def params_for(self, backend: Backend) -> Any:
-        if self.per_backend is None:
-            return self.params
-        return self.per_backend.get(backend.name, self.params)
-
-    def sent(self, backend: Backend, backend_id: int | None) -> None:
-        if backend_id is not None:
-            self.targets.append((backend, backend_id))
-
-    def reply(self, value: Any) -> None:
-        if self._finish():
-            self.session.conn_send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
-
-    def reply_error(self, err: JsonRpcError | dict[str, Any]) -> None:
-        if self._finish():
-            self.session.conn_send(error(self.client_id, err))
-
-    def reply_raw(self, body: bytes, offset: int) -> None:
-        if self._finish():
-            self.session.conn_send_raw_response(body, offset, self.client_id)
-
-    def _finish(self) -> bool:
-        if self.answered:
-            return False
-        self.answered = True
-        self.session.inflight.pop(self.client_id, None)
-        return True
-
-    def cancel(self) -> None:
-        for backend, backend_id in self.targets:
-            backend.cancel(backend_id)
-
-
-def dispatch(session: Session, msg: Message, route: Route | None, backends: list[Backend]) -> None:
+def dispatch(
+    ex: Exchange, route: Route | None, backends: list[Backend], *, retried: bool = False
+) -> None:
     """Route a request to `backends` (already running) by its route's policy."""
-    ex = Exchange(session, msg)
-    session.inflight[ex.client_id] = ex
+    session: SessionHost = ex.session  # type: ignore[assignment]
     method = ex.method
+    if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
+        client = session.client_capabilities
+        ex.adapt = lambda value: adapt.adapt(method, value, client)
     if route is None:
         _first(ex, backends, allow_null_fallthrough=False)
         return
@@ -107,17 +49,24 @@ def dispatch(session: Session, msg: Message, route: Route | None, backends: list
         return
     eligible = [b for b in backends if b.supports(method, route)]
     if not eligible:
+        if _just_started(backends) and not retried:  # its registrations may be on their way
+            asyncio.get_running_loop().call_later(REGISTRATION_WAIT, _retry, ex, route, backends)
+            return
         ex.reply_error(_nobody(method, backends))
+        return
+    if session.pool.shared:  # a shared server may hold another client's text of the file
+        _hold_requesters_text(session, ex.params, eligible)
+    if method in _SEMANTIC_TOKENS:
+        _semantic_tokens(ex, eligible)
         return
     if method == t.TEXT_DOCUMENT_CODE_ACTION:
         ex.per_backend = _code_action_params(session, ex.params, eligible)
+    family = route.family
     if route.policy is Policy.FIRST:
-        family = RESOLVE_FAMILY.get(method)
         if family is not None:
-            ex_family = family
 
             def remember(backend: Backend) -> None:
-                session.last_origin[ex_family] = session.origin_of(backend)
+                session.last_origin[family] = session.origin_of(backend)
 
             _first(ex, eligible, on_answer=remember)
         else:
@@ -125,14 +74,48 @@ def dispatch(session: Session, msg: Message, route: Route | None, backends: list
         return
     if route.policy is Policy.MERGE:
         if len(eligible) == 1:
-            family = RESOLVE_FAMILY.get(method)
             if family is not None:
                 session.last_origin[family] = session.origin_of(eligible[0])
             _first(ex, eligible, allow_null_fallthrough=False)
             return
-        _merge(ex, eligible)
+        _merge(ex, eligible, route.merger or merge.concat)
         return
     ex.reply_error(MethodNotFound(f"lspmux cannot route {method} (policy {route.policy.value})"))
+
+
+#: Full and delta requests: answered through the session's `DeltaBridge`.
+_SEMANTIC_TOKENS = frozenset(
+    {t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA}
+)
+
+#: A server registers capabilities right after `initialized`; a request that no backend serves
+#: yet, sent just after a backend of its file started, is tried once more after this long.
+REGISTRATION_WAIT = 0.3
+_JUST_STARTED = 2.0
+
+
+def _retry(ex: Exchange, route: Route, backends: list[Backend]) -> None:
+    if not ex.answered:
+        dispatch(ex, route, backends, retried=True)
+
+
+def _just_started(backends: list[Backend]) -> bool:
+    now = time.monotonic()
+    return any(b.started_at is not None and now - b.started_at < _JUST_STARTED for b in backends)
+
+
+def _hold_requesters_text(session: SessionHost, params: Any, backends: list[Backend]) -> None:
+    """Before a request about a document goes to shared servers, make each of them hold this
+    client's text of it, so that positions, hovers and edits are computed on the text the
+    client sees (another client may have edited the same file since)."""
+    td = params.get("textDocument") if isinstance(params, dict) else None
+    uri = td.get("uri") if isinstance(td, dict) else None
+    if not isinstance(uri, str):
+        return
+    if uri not in session.documents:
+        return
+    for backend in backends:
+        backend.documents.ensure_holds(session, uri)  # O(1) when it holds it already
 
 
 def _nobody(method: str, backends: list[Backend]) -> JsonRpcError:
@@ -200,10 +183,8 @@ class _First:
         return self.allow_null and self.i + 1 < len(self.candidates)
 
     def on_raw(self, body: bytes, offset: int) -> None:
-        if body.startswith(b'"error"', offset) or (
-            self._more() and body.startswith(b'"result":null', offset)
-        ):
-            self.on_msg(self.ex.session.decode_body(body))
+        if body.startswith(b'"error"', offset) or (self._more() and result_is_null(body, offset)):
+            self.on_msg(decode(body))
             return
         if self.on_answer is not None and self.backend is not None:
             self.on_answer(self.backend)
@@ -231,12 +212,11 @@ class _First:
         ex.reply(value)
 
 
-def _merge(ex: Exchange, eligible: list[Backend]) -> None:
+def _merge(ex: Exchange, eligible: list[Backend], merger: Callable[[merge.Results], Any]) -> None:
     results: list[tuple[int, Any]] = []
     errors: list[dict[str, Any]] = []
     remaining = [len(eligible)]
-    merger = merge.MERGERS.get(ex.method, merge.concat)
-    session = ex.session
+    session: SessionHost = ex.session  # type: ignore[assignment]
 
     def collect(backend: Backend) -> Callable[[Message], None]:
         def on_msg(resp: Message) -> None:
@@ -266,14 +246,15 @@ def _merge(ex: Exchange, eligible: list[Backend]) -> None:
 
 
 def _code_action_params(
-    session: Session, params: Any, eligible: list[Backend]
+    session: SessionHost, params: Any, eligible: list[Backend]
 ) -> dict[str, Any] | None:
     """Per backend, the code action params with only the diagnostics that backend produced (as
     it published them, with their `data`); linters' diagnostics go to no backend."""
     if not isinstance(params, dict):
         return None
     context = params.get("context")
-    uri = (params.get("textDocument") or {}).get("uri")
+    td = params.get("textDocument")
+    uri = td.get("uri") if isinstance(td, dict) else None
     if not isinstance(context, dict) or not isinstance(uri, str):
         return None
     diagnostics = context.get("diagnostics")
@@ -298,7 +279,7 @@ def _code_action_params(
 
 def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
     """resolve/execute: back to where the item came from."""
-    session = ex.session
+    session: SessionHost = ex.session  # type: ignore[assignment]
     params = ex.params if isinstance(ex.params, dict) else {}
     target: Backend | None = None
     send_params: Any = ex.params
@@ -313,17 +294,15 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
             ):
                 target = backend
                 break
-        if target is None:
-            origin = session.last_origin.get(t.CODE_ACTION_RESOLVE)
-            target = session.backend_by_origin(origin)
+        if target is None and route.family is not None:
+            target = session.backend_by_origin(session.last_origin.get(route.family))
     else:
         origin, original = merge.untag(params)
         if origin is not None:
             target = session.backend_by_origin(origin)
             send_params, retag = original, origin
-        else:
-            family = _FAMILY_ALIASES.get(ex.method, ex.method)
-            target = session.backend_by_origin(session.last_origin.get(family))
+        elif route.family is not None:
+            target = session.backend_by_origin(session.last_origin.get(route.family))
     if target is None:
         ex.reply_error(
             RequestFailed(
@@ -331,6 +310,9 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
                 "request it again (completion, code action…) before resolving it"
             )
         )
+        return
+    if retag is not None and route.capability and not _resolves(target, route.capability):
+        ex.reply(ex.params)  # nothing to resolve there: the item is complete as it is
         return
 
     def on_msg(resp: Message) -> None:
@@ -348,6 +330,36 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
         ex.sent(target, target.request(ex.method, send_params, on_msg, raw=ex.reply_raw))
     else:
         ex.sent(target, target.request(ex.method, send_params, on_msg))
+
+
+def _resolves(backend: Backend, capability: str) -> bool:
+    """Whether `backend` resolves the items of `capability` (statically or as registered)."""
+    served = effective(backend.capabilities, backend.registrations.values())
+    return resolve_provider(served, capability)
+
+
+def _semantic_tokens(ex: Exchange, eligible: list[Backend]) -> None:
+    """Semantic tokens from the first eligible backend, asked for full results (lspmux
+    computes deltas itself, `routing/semantic_tokens.py`), with token indices remapped into
+    the legend lspmux announced."""
+    session: SessionHost = ex.session  # type: ignore[assignment]
+    backend = eligible[0]
+    client_params = ex.params if isinstance(ex.params, dict) else {}
+    method, params = semantic_tokens.backend_request(ex.method, client_params)
+    announcement = session.announcement
+    legend_map = announcement.legend_maps().get(backend.name) if announcement else None
+    if legend_map is not None and legend_map.identity:
+        legend_map = None
+
+    def on_msg(resp: Message) -> None:
+        if "error" in resp:
+            err = dict(resp["error"] or {})
+            err["message"] = f"{backend.name}: {err.get('message', 'error')}"
+            ex.reply_error(err)
+            return
+        ex.reply(session.semantic.answer(ex.method, client_params, resp.get("result"), legend_map))
+
+    ex.sent(backend, backend.request(method, params, on_msg))
 
 
 async def ensure_running(backends: list[Backend]) -> list[Backend]:

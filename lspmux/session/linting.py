@@ -18,16 +18,15 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as t
 
 from lspmux.config.model import LinterConfig
-from lspmux.diagnostics.linters.runner import Event, LinterScheduler
+from lspmux.diagnostics.linters.runner import Event
+from lspmux.diagnostics.linters.scheduler import LinterScheduler
 from lspmux.session.documents import uri_to_path
-
-if TYPE_CHECKING:
-    from lspmux.session.session import Session
+from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.session")
 
@@ -51,9 +50,9 @@ def store_source(linter: str) -> str:
 
 
 class SessionLinting:
-    """The glue between a Session's document events and its command-line linters."""
+    """The glue between a session's document events and its command-line linters."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionHost) -> None:
         self.session = session
         self._scheduler: LinterScheduler | None = None
         #: (uri, linter) → the document version the latest started run read.
@@ -183,7 +182,7 @@ class SessionLinting:
         )
 
 
-async def wait_settled(session: Session, uri: str, timeout: float = 2.0) -> None:
+async def wait_settled(session: SessionHost, uri: str, timeout: float = 2.0) -> None:
     """Wait (at most `timeout` seconds) until no linter run or backend pull for `uri` is
     pending and every server of the file that can report diagnostics has reported once, so
     a pull right after didOpen/didChange answers with more than an empty list."""
@@ -199,11 +198,11 @@ async def wait_settled(session: Session, uri: str, timeout: float = 2.0) -> None
     log.debug("pull of %s answered after %.1fs with sources still pending", uri, timeout)
 
 
-def _pending(session: Session, uri: str) -> bool:
+def _pending(session: SessionHost, uri: str) -> bool:
     return bool(pending_sources(session, uri))
 
 
-def pending_sources(session: Session, uri: str) -> list[str]:
+def pending_sources(session: SessionHost, uri: str) -> list[str]:
     """The sources of `uri` lspmux still waits for: linters waiting or running, servers being
     pulled, and servers (not failed) that have not reported for the document yet."""
     pending: list[str] = []
@@ -225,10 +224,9 @@ def pending_sources(session: Session, uri: str) -> list[str]:
 
 #: lspmux's own request: which sources of a document have not reported yet (`lspmux
 #: diagnostics` waits for them).
-STATUS_METHOD = "lspmux/diagnosticStatus"
 
 
-async def diagnostic_status(session: Session, msg: dict[str, Any]) -> dict[str, Any]:
+async def diagnostic_status(session: SessionHost, msg: dict[str, Any]) -> dict[str, Any]:
     """`lspmux/diagnosticStatus` {uri} → {version, pending: [source], failures: [message]}."""
     params = msg.get("params") or {}
     uri = params.get("uri") or (params.get("textDocument") or {}).get("uri")

@@ -1,12 +1,16 @@
-"""One client connection: its lifecycle, its documents, its view of diagnostics, and the
-dispatch of everything it sends.
+"""One client connection: its lifecycle, its state, and the helpers that serve it.
 
-initialize → initialized → … → shutdown → exit. Requests before `initialize` get
-ServerNotInitialized, after `shutdown` InvalidRequest; every request gets exactly one answer.
-Documents are mirrored (`Documents`) and synchronised to the backends whose file types match;
-backends start when the first matching file opens. Server messages arrive from the pool:
-diagnostics are merged per source into one set per file, progress and prompts are forwarded,
-server→client requests are answered by the client (or by lspmux when the client cannot).
+initialize → initialized → … → shutdown → exit. The Session owns the client's state — the
+connection, the negotiated position encoding, the open documents (`Documents`), the merged
+diagnostics (`DiagnosticStore`), the backends attached to it — and the lifecycle state machine.
+Everything else is done by its helpers, each depending only on the small interfaces of
+`session/host.py`:
+
+- `dispatch.ClientDispatch`: what the client sends (answered once, handled in order);
+- `sync`: the client's documents, mirrored and passed to the backends;
+- `relay.ServerRelay`: what the backends say to this client (through the pool);
+- `forward`: one request to its backends by its route's policy;
+- `diagnostics.pull.Puller`, `linting.SessionLinting`: diagnostics pulled and linted.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from lsprotocol import types as t
 
@@ -25,40 +29,24 @@ from lspmux.backends import capabilities as caps
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
 from lspmux.config.model import Config
-from lspmux.diagnostics.pull import DEBOUNCE, Puller
+from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
-from lspmux.errors import (
-    InternalError,
-    InvalidRequest,
-    JsonRpcError,
-    RequestCancelled,
-    RequestFailed,
-    ServerNotInitialized,
-)
-from lspmux.locate import methods as locate_methods
-from lspmux.routing.table import (
-    LOCAL_METHODS,
-    LOCATE_DESCRIBE,
-    LOCATE_RESOLVE,
-    LOCATE_RESOLVE_RANGE,
-    ROUTES,
-    Policy,
-    Route,
-)
-from lspmux.session import forward, linting
+from lspmux.errors import RequestFailed
+from lspmux.routing.semantic_tokens import DeltaBridge
+from lspmux.routing.table import client_declares
+from lspmux.session import announce
+from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
-from lspmux.session.linting import SessionLinting, wait_settled
+from lspmux.session.exchange import Exchange
+from lspmux.session.linting import SessionLinting
+from lspmux.session.relay import ServerRelay
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
-from lspmux.wire.messages import Message, decode
+from lspmux.wire.messages import Message
 
 log = logging.getLogger("lspmux.session")
 
 ConfigLoader = Callable[[Path | None], Config]
-LocalHandler = Callable[["Session", Message], Awaitable[Any]]
-
-#: Handlers of lspmux's own methods (Locate, …), registered by their modules.
-LOCAL_HANDLERS: dict[str, LocalHandler] = {}
 
 
 class Session:
@@ -81,25 +69,34 @@ class Session:
         self.encoding: Encoding = "utf-16"
         self.documents = Documents(self.encoding)
         self.store = DiagnosticStore()
-        self.puller = Puller(self)
-        self.linting = SessionLinting(self)
         self.config: Config = Config()
         self.client_capabilities: dict[str, Any] = {}
         self.roots: list[Path] = []
         self.last_active = time.monotonic()
-        self.inflight: dict[Any, forward.Exchange] = {}
+        self.inflight: dict[Any, Exchange] = {}
         self.last_origin: dict[str, int] = {}
         self.backends: list[Backend] = []  # attached, index = origin id
         self._origin: dict[Backend, int] = {}
         self._uri_backends: dict[str, list[Backend]] = {}
-        self._progress_tokens: dict[tuple[int, Any], str] = {}
-        self._progress_owner: dict[str, tuple[Backend, Any]] = {}  # client token → origin
         #: (backend, uri) → the version of this session's text the backend last diagnosed
         #: for it, or was last re-sent (see `resync_document`).
         self._synced_for: dict[tuple[int, str], int] = {}
         self._missing: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._shutdown_task: asyncio.Future[None] | None = None
+        #: One copy of each diagnostic: pulled by a client that can be told to pull again
+        #: (`workspace.diagnostics.refreshSupport`), pushed to every other client.
+        self.pull_diagnostics = False
+        self._refresh_pending = False
+        #: What the `initialize` answer announced, and what is known of each server.
+        self.announcement: caps.Announcement | None = None
+        self.announced: dict[str, Any] = {}  # what the client was told (initialize, registrations)
+        self.semantic = DeltaBridge()  # semantic token deltas lspmux computes itself
+        self.puller = Puller(self)
+        self.linting = SessionLinting(self)
+        self.registrations = announce.ClientRegistrations(self)
+        self.dispatch = ClientDispatch(self, self)
+        self.relay = ServerRelay(self, lambda: self.conn)
 
     # -- wiring ---------------------------------------------------------------------------------
 
@@ -107,12 +104,16 @@ class Session:
         """A `Connection` whose messages this session handles."""
         self.conn = Connection(
             name or self.client_id,
-            on_request=self.on_request,
-            on_notification=self.on_notification,
+            on_request=self._on_message,
+            on_notification=self._on_message,
             on_close=self._on_close,
             **kwargs,
         )
         return self.conn
+
+    def _on_message(self, msg: Message) -> None:
+        self.last_active = time.monotonic()
+        self.dispatch.on_message(msg)
 
     def conn_send(self, msg: Message) -> None:
         if self.conn is not None:
@@ -122,14 +123,6 @@ class Session:
         """Relay a backend's sniffed response under the client's id, without copying it."""
         if self.conn is not None:
             self.conn.send_raw_response(body, offset, new_id)
-
-    def conn_send_raw(self, body: bytes) -> None:
-        if self.conn is not None:
-            self.conn.send_raw(body)
-
-    @staticmethod
-    def decode_body(body: bytes) -> Message:
-        return decode(body)
 
     def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -182,124 +175,57 @@ class Session:
         self._uri_backends[uri] = found
         return found
 
-    # -- incoming requests ------------------------------------------------------------------------
+    def forget_backends_of(self, uri: str) -> None:
+        self._uri_backends.pop(uri, None)
 
-    def on_request(self, msg: Message) -> None:
-        self.last_active = time.monotonic()
-        method: str = msg["method"]
-        msg_id = msg["id"]
-        if method == t.INITIALIZE:
-            self._initialize(msg)
-            return
-        if self.state == "new":
-            self.conn_send(_err(msg_id, ServerNotInitialized("lspmux: initialize first")))
-            return
-        if self.state != "running":
-            self.conn_send(_err(msg_id, InvalidRequest(f"{method} after shutdown")))
-            return
-        if method == t.SHUTDOWN:
-            self._shutdown_task = asyncio.ensure_future(self._shutdown(msg_id))
-            return
-        local = LOCAL_HANDLERS.get(method)
-        if local is not None:
-            self.spawn(self._run_local(local, msg))
-            return
-        route = ROUTES.get(method)
-        params = msg.get("params")
-        if isinstance(params, dict) and "locate" in params and route is not None:
-            self.spawn(self._with_locate(msg, route))
-            return
-        self._route(msg, route)
+    # -- lifecycle (called by dispatch) -----------------------------------------------------------
 
-    def _route(self, msg: Message, route: Route | None) -> None:
-        params = msg.get("params")
-        uri = _uri_of(params)
-        if route is not None and route.policy is Policy.DIAGNOSTICS:
-            self.spawn(self._run_local(_pull_diagnostics, msg))
-            return
-        backends = self.backends_for(uri) if uri else list(self.backends)
-        if all(b.state == "running" for b in backends):
-            forward.dispatch(self, msg, route, backends)
-        else:
-            self.spawn(self._route_when_running(msg, route, backends))
-
-    async def _route_when_running(
-        self, msg: Message, route: Route | None, backends: list[Backend]
-    ) -> None:
-        up = await forward.ensure_running(backends)
-        forward.dispatch(self, msg, route, up)
-
-    async def _with_locate(self, msg: Message, route: Route) -> None:
-        wants: Literal["position", "range"] = "range" if route.range else "position"
-        try:
-            params = await locate_methods.rewrite_params(self, msg["params"], wants=wants)
-        except JsonRpcError as exc:
-            self.conn_send(_err(msg["id"], exc))
-            return
-        self._route({**msg, "params": params}, route)
-
-    async def _run_local(self, handler: LocalHandler, msg: Message) -> None:
-        try:
-            value = await handler(self, msg)
-        except JsonRpcError as exc:
-            self.conn_send(_err(msg["id"], exc))
-        except Exception as exc:
-            log.exception("%s: %s failed", self.client_id, msg["method"])
-            self.conn_send(_err(msg["id"], InternalError(f"lspmux: {msg['method']} failed: {exc}")))
-        else:
-            self.conn_send({"jsonrpc": "2.0", "id": msg["id"], "result": value})
-
-    def _initialize(self, msg: Message) -> None:
-        if self.state != "new":
-            self.conn_send(_err(msg["id"], InvalidRequest("initialize was already received")))
-            return
-        params = msg.get("params") or {}
+    def initialize(self, params: dict[str, Any]) -> Any:
+        """The `initialize` answer: what the configured servers really serve (a dict), or —
+        when some server relevant to the workspace has never run here, so that no cache says
+        what it serves — an awaitable of it, after starting those servers (bounded by
+        `INITIAL_START`): the first start announces what the hundredth does."""
         self.client_capabilities = params.get("capabilities") or {}
         self.roots = _roots(params)
+        root = self.roots[0] if self.roots else None
         try:
-            self.config = self.load_config(self.roots[0] if self.roots else None)
+            self.config = self.load_config(root)
         except Exception as exc:  # a bad config file: say where, and what was expected
             log.error("%s: %s", self.client_id, exc)
-            self.conn_send(_err(msg["id"], RequestFailed(f"lspmux configuration error: {exc}")))
-            return
-        if self.pool.client_capabilities is None and not self.pool.shared:
-            self.pool.client_capabilities = self.client_capabilities
-        available = [
-            caps.load_cached(s.name)
-            for s in self.config.servers.values()
-            if not s.disabled
-            and s.role == "server"
-            and s.resolve_command(self.roots[0] if self.roots else None)
-        ]
-        server_caps = caps.merge_for_client(available)
-        if self._client_pull_diagnostics():
-            server_caps["diagnosticProvider"] = {
-                "identifier": "lspmux",
-                "interFileDependencies": True,
-                "workspaceDiagnostics": False,
-            }
+            raise RequestFailed(f"lspmux configuration error: {exc}") from exc
+        if not self.pool.shared:
+            if self.pool.client_capabilities is None:
+                self.pool.client_capabilities = self.client_capabilities
+            self.pool.initialization_options = params.get("initializationOptions")
+        self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
+        announcement, wanted = announce.from_cache(self, root)
+        if not wanted:
+            return self._initialized(announcement)
+        return self._initialize_after_starting(announcement, wanted)
+
+    async def _initialize_after_starting(
+        self, announcement: caps.Announcement, wanted: dict[str, Path]
+    ) -> Any:
+        return self._initialized(await announce.after_starting(self, announcement, wanted))
+
+    def _initialized(self, announcement: caps.Announcement) -> Any:
+        self.announcement = announcement
+        self.announced = announcement.capabilities
         self.state = "running"
-        self.conn_send(
-            {
-                "jsonrpc": "2.0",
-                "id": msg["id"],
-                "result": {
-                    "capabilities": server_caps,
-                    "serverInfo": {"name": "lspmux", "version": __version__},
-                },
-            }
-        )
+        return {
+            "capabilities": self.announced,
+            "serverInfo": {"name": "lspmux", "version": __version__},
+        }
 
-    def _client_pull_diagnostics(self) -> bool:
-        td = self.client_capabilities.get("textDocument") or {}
-        return "diagnostic" in td
-
-    async def _shutdown(self, msg_id: Any) -> None:
+    def shutdown(self) -> Awaitable[None]:
         self.state = "shutdown"
+        self._shutdown_task = asyncio.ensure_future(self._shutdown())
+        return self._shutdown_task
+
+    async def _shutdown(self) -> None:
         await self.release_backends()
         if self.on_shutdown is not None:
             await self.on_shutdown(self)
-        self.conn_send({"jsonrpc": "2.0", "id": msg_id, "result": None})
 
     async def release_backends(self) -> None:
         await self.linting.aclose()  # kill linter runs first: they need no backend
@@ -308,98 +234,10 @@ class Session:
                 backend.close_document(self, doc.uri)
         self.pool.detach(self)
 
-    # -- incoming notifications ------------------------------------------------------------------
-
-    def on_notification(self, msg: Message) -> None:
-        self.last_active = time.monotonic()
-        method: str = msg["method"]
-        params = msg.get("params") or {}
-        if method == t.EXIT:
-            self._exit()
-            return
-        if method == t.INITIALIZED or self.state != "running":
-            return
-        handler = _NOTIFICATIONS.get(method)
-        if handler is not None:
-            handler(self, params)
-            return
-        uri = _uri_of(params)
-        targets = self.backends_for(uri) if uri else list(self.backends)
-        for backend in targets:
-            backend.notify(method, params)
-
-    def _cancel(self, params: dict[str, Any]) -> None:
-        ex = self.inflight.get(params.get("id"))
-        if ex is not None:
-            ex.cancel()  # tell every backend working on it
-            ex.reply_error(RequestCancelled("cancelled by the client"))
-
-    def _progress_cancel(self, params: dict[str, Any]) -> None:
-        """The user cancelled a progress: only the server that created it hears of it, under
-        the token it knows."""
-        owner = self._progress_owner.get(params.get("token"))  # type: ignore[arg-type]
-        if owner is not None:
-            backend, token = owner
-            backend.notify(t.WINDOW_WORK_DONE_PROGRESS_CANCEL, {"token": token})
-            return
-        for backend in self.backends:  # a token the client created: whoever reports on it
-            backend.notify(t.WINDOW_WORK_DONE_PROGRESS_CANCEL, params)
-
-    def _did_open(self, params: dict[str, Any]) -> None:
-        td = params["textDocument"]
-        uri, lang, version, text = (
-            td["uri"],
-            td.get("languageId", ""),
-            td.get("version", 0),
-            td["text"],
-        )
-        self.documents.open(uri, lang, version, text)
-        self.store.set_version(uri, version)
-        self._uri_backends.pop(uri, None)
-        for backend in self.backends_for(uri, lang):
-            backend.open_document(self, uri, lang, version, text)
-            if backend.state not in ("running", "starting", "failed"):
-                self.spawn(backend.ensure_running())
-            self.puller.schedule(backend, uri)
-        self.linting.opened(uri, lang)
-
-    def _did_change(self, params: dict[str, Any]) -> None:
-        td = params["textDocument"]
-        uri, version = td["uri"], td.get("version")
-        doc = self.documents.get(uri)
-        if doc is None:
-            log.warning("%s: didChange for %s, which is not open; ignored", self.client_id, uri)
-            return
-        changes = params.get("contentChanges") or []
-        doc.update(version if version is not None else doc.version + 1, changes, self.encoding)
-        self.store.set_version(uri, doc.version)
-        for backend in self.backends_for(uri):
-            backend.change_document(self, uri, doc.version, changes)
-            self.puller.schedule(backend, uri, delay=DEBOUNCE)
-        self.linting.changed(uri)
-
-    def _did_save(self, params: dict[str, Any]) -> None:
-        uri = params["textDocument"]["uri"]
-        text = params.get("text")  # else read from this session when a server wants it
-        for backend in self.backends_for(uri):
-            backend.save_document(uri, text, self)
-            self.puller.schedule(backend, uri)
-        self.linting.saved(uri)
-
-    def _did_close(self, params: dict[str, Any]) -> None:
-        uri = params["textDocument"]["uri"]
-        self.documents.close(uri)
-        for backend in self.backends_for(uri):
-            backend.close_document(self, uri)
-        self.store.forget(uri)
-        self.puller.forget(uri)
-        self.linting.closed(uri)
-        self._uri_backends.pop(uri, None)
-
-    def _exit(self) -> None:
+    def exit(self) -> None:
         task = self._shutdown_task
         if task is not None and not task.done():  # exit right behind shutdown: finish it first
-            task.add_done_callback(lambda _t: self._exit())
+            task.add_done_callback(lambda _t: self.exit())
             return
         code = 0 if self.state == "shutdown" else 1
         if self.state == "running":  # exit without shutdown: give back what it holds
@@ -423,30 +261,15 @@ class Session:
     # -- from backends (through the pool) --------------------------------------------------------
 
     def backend_notification(self, backend: Backend, msg: Message) -> None:
-        method = msg["method"]
-        params = msg.get("params") or {}
-        if method == t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
-            self.publish_from(backend, params)
-            return
-        if method == t.PROGRESS:
-            token = self._progress_tokens.get((id(backend), params.get("token")))
-            if token is not None:
-                params = {**params, "token": token}
-            elif self.pool.shared and not self._owns_token(params.get("token")):
-                return  # progress of another client's request (shared pool)
-            self.conn_send({"jsonrpc": "2.0", "method": method, "params": params})
-            return
-        if method == t.WINDOW_LOG_MESSAGE and isinstance(params.get("message"), str):
-            params = {**params, "message": f"[{backend.name}] {params['message']}"}
-        self.conn_send({"jsonrpc": "2.0", "method": method, "params": params})
+        self.relay.notification(backend, msg)
 
-    def _owns_token(self, token: Any) -> bool:
-        """Whether one of this client's requests in flight carries this progress token."""
-        return token is not None and any(
-            isinstance(ex.params, dict)
-            and token in (ex.params.get("workDoneToken"), ex.params.get("partialResultToken"))
-            for ex in self.inflight.values()
-        )
+    def backend_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
+        self.relay.request(backend, msg, reply)
+
+    def backend_event(self, backend: Backend, event: str, detail: str) -> None:
+        self.relay.event(backend, event, detail)
+
+    # -- diagnostics --------------------------------------------------------------------------------
 
     def publish_from(self, backend: Backend, params: dict[str, Any]) -> None:
         uri = params.get("uri")
@@ -482,80 +305,31 @@ class Session:
         backend.resync(self, uri)
 
     def publish(self, uri: str) -> None:
+        """The merged diagnostics of `uri` changed: push them, or — to a client that pulls —
+        ask it to pull again (one refresh for the changes of one loop iteration)."""
+        if self.pull_diagnostics:
+            if not self._refresh_pending:
+                self._refresh_pending = True
+                asyncio.get_running_loop().call_soon(self._refresh_client)
+            return
         doc = self.documents.get(uri)
         out: dict[str, Any] = {"uri": uri, "diagnostics": self.store.merged(uri)}
         if doc is not None:
             out["version"] = doc.version
-        self.conn_send(
-            {"jsonrpc": "2.0", "method": t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": out}
-        )
+        self.conn_send({"jsonrpc": "2.0", "method": PUBLISH, "params": out})
 
-    def backend_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
-        method = msg["method"]
-        params = msg.get("params") or {}
-        if method == t.WINDOW_WORK_DONE_PROGRESS_CREATE:
-            reply(None)
-            token = f"lspmux/{backend.name}/{params.get('token')}"
-            self._progress_tokens[(id(backend), params.get("token"))] = token
-            self._progress_owner[token] = (backend, params.get("token"))
-            if (self.client_capabilities.get("window") or {}).get("workDoneProgress"):
-                self._client_request(method, {"token": token}, lambda _r: None)
-            return
-        if method in (t.CLIENT_REGISTER_CAPABILITY, t.CLIENT_UNREGISTER_CAPABILITY):
-            self.puller.schedule_all(backend)  # a pull provider may have been registered
-            return
-        if method == t.WORKSPACE_DIAGNOSTIC_REFRESH:
-            reply(None)
-            self.puller.schedule_all(backend)
-            if ((self.client_capabilities.get("workspace") or {}).get("diagnostics") or {}).get(
-                "refreshSupport"
-            ):
-                self._client_request(method, None, lambda _r: None)
-            return
-        if self.state != "running" or self.conn is None or self.conn.closed:
-            reply(None)
-            return
-
-        def done(resp: Message) -> None:
-            if "error" in resp:
-                err = resp["error"] or {}
-                exc = JsonRpcError(str(err.get("message")), err.get("data"))
-                exc.CODE = int(err.get("code", -32603))
-                reply(exc)
-            else:
-                reply(resp.get("result"))
-
-        self._client_request(method, msg.get("params"), done)
-
-    def _client_request(
-        self, method: str, params: Any, callback: Callable[[Message], None]
-    ) -> None:
-        if self.conn is None:
-            return
-        self.conn.request(method, params, callback, timeout=None)
-
-    def backend_event(self, backend: Backend, event: str, detail: str) -> None:
-        if event == "started":
-            self.puller.schedule_all(backend)
-        elif event == "failed":
+    def clear(self, uri: str) -> None:
+        """A closed document shows no diagnostics any more (push clients keep the last
+        publish until told otherwise)."""
+        if not self.pull_diagnostics:
             self.conn_send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": t.WINDOW_SHOW_MESSAGE,
-                    "params": {"type": 1, "message": detail},
-                }
+                {"jsonrpc": "2.0", "method": PUBLISH, "params": {"uri": uri, "diagnostics": []}}
             )
-        elif event == "restarting":
-            self.conn_send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": t.WINDOW_LOG_MESSAGE,
-                    "params": {
-                        "type": 2,
-                        "message": f"lspmux: {backend.name} {detail}; restarting",
-                    },
-                }
-            )
+
+    def _refresh_client(self) -> None:
+        self._refresh_pending = False
+        if self.conn is not None and not self.conn.closed and self.state == "running":
+            self.conn.request(t.WORKSPACE_DIAGNOSTIC_REFRESH, None, lambda _r: None, timeout=30)
 
     # -- Locate host ------------------------------------------------------------------------------
 
@@ -572,73 +346,26 @@ class Session:
         return await document_symbols(self, uri, text, version)
 
 
-async def _pull_diagnostics(session: Session, msg: Message) -> Any:
-    """textDocument/diagnostic answered from the merged store (push results of every source)."""
-    params = msg.get("params") or {}
-    uri = _uri_of(params)
-    if uri is None:
-        return {"items": []}
-    await wait_settled(session, uri)  # a linter run or backend pull for it may be in flight
-    result_id = session.store.result_id(uri)
-    if params.get("previousResultId") == result_id:
-        return {"kind": "unchanged", "resultId": result_id}
-    return {"kind": "full", "resultId": result_id, "items": session.store.merged(uri)}
+PUBLISH = t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 
 
-async def _locate_resolve(session: Session, msg: Message) -> Any:
-    return await locate_methods.resolve(session, msg.get("params") or {})
-
-
-async def _locate_resolve_range(session: Session, msg: Message) -> Any:
-    return await locate_methods.resolve_range(session, msg.get("params") or {})
-
-
-async def _locate_describe(session: Session, msg: Message) -> Any:
-    return await locate_methods.describe(session, msg.get("params") or {})
-
-
-LOCAL_HANDLERS.update(
-    {
-        LOCATE_RESOLVE: _locate_resolve,
-        LOCATE_RESOLVE_RANGE: _locate_resolve_range,
-        LOCATE_DESCRIBE: _locate_describe,
-    }
-)
-
-LOCAL_HANDLERS[linting.STATUS_METHOD] = linting.diagnostic_status
-
-_NOTIFICATIONS: dict[str, Callable[[Session, dict[str, Any]], None]] = {
-    t.CANCEL_REQUEST: Session._cancel,
-    t.WINDOW_WORK_DONE_PROGRESS_CANCEL: Session._progress_cancel,
-    t.TEXT_DOCUMENT_DID_OPEN: Session._did_open,
-    t.TEXT_DOCUMENT_DID_CHANGE: Session._did_change,
-    t.TEXT_DOCUMENT_DID_SAVE: Session._did_save,
-    t.TEXT_DOCUMENT_DID_CLOSE: Session._did_close,
-}
-assert set(_NOTIFICATIONS) <= set(ROUTES) | LOCAL_METHODS
-
-
-def _uri_of(params: Any) -> str | None:
-    if not isinstance(params, dict):
-        return None
-    td = params.get("textDocument")
-    if isinstance(td, dict):
-        uri = td.get("uri")
-        return uri if isinstance(uri, str) else None
-    uri = params.get("uri")
-    return uri if isinstance(uri, str) else None
+def pulls_diagnostics(client: dict[str, Any]) -> bool:
+    """Whether a client gets diagnostics by pull: it pulls (`textDocument.diagnostic`) and can
+    be told to pull again (`workspace.diagnostics.refreshSupport`). Neovim 0.11 pulls but has no
+    refresh support: pulled, it would keep stale results (nothing makes it pull again) and show
+    pushed ones twice (push and pull live in separate namespaces); it gets push only."""
+    text_document = client.get("textDocument")
+    declared = isinstance(text_document, dict) and isinstance(text_document.get("diagnostic"), dict)
+    return declared and client_declares(client, "workspace.diagnostics.refreshSupport")
 
 
 def _roots(params: dict[str, Any]) -> list[Path]:
     roots: list[Path] = []
     for folder in params.get("workspaceFolders") or []:
-        roots.append(Path(uri_to_path(folder["uri"])))
-    if not roots and params.get("rootUri"):
+        if isinstance(folder, dict) and isinstance(folder.get("uri"), str):
+            roots.append(Path(uri_to_path(folder["uri"])))
+    if not roots and isinstance(params.get("rootUri"), str):
         roots.append(Path(uri_to_path(params["rootUri"])))
-    if not roots and params.get("rootPath"):
+    if not roots and isinstance(params.get("rootPath"), str):
         roots.append(Path(params["rootPath"]))
     return roots
-
-
-def _err(msg_id: Any, exc: JsonRpcError) -> Message:
-    return {"jsonrpc": "2.0", "id": msg_id, "error": exc.to_response_error()}

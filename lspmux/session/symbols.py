@@ -7,16 +7,14 @@ an unchanged document is asked once.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as t
 
 from lspmux.backends.documents import HeldText
 from lspmux.routing.table import ROUTES
 from lspmux.session import forward
-
-if TYPE_CHECKING:
-    from lspmux.session.session import Session
+from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.session")
 
@@ -24,7 +22,7 @@ _ROUTE = ROUTES[t.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
 
 
 async def document_symbols(
-    session: Session, uri: str, text: str, version: int | None
+    session: SessionHost, uri: str, text: str, version: int | None
 ) -> list[Any] | None:
     cache: dict[str, tuple[Any, list[Any] | None]] = session.__dict__.setdefault(
         "_symbol_cache", {}

@@ -24,7 +24,13 @@ from typing import Any
 
 import orjson
 
-from lspmux.errors import InternalError, InvalidRequest, JsonRpcError, RequestFailed
+from lspmux.errors import (
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    JsonRpcError,
+    RequestFailed,
+)
 from lspmux.wire.framing import FrameError, FrameParser
 from lspmux.wire.messages import (
     Message,
@@ -32,6 +38,7 @@ from lspmux.wire.messages import (
     error,
     invalid_reason,
     is_error_reply,
+    looks_like_response,
     notification,
     request,
     rewrite_response_id,
@@ -162,7 +169,10 @@ class Connection(asyncio.Protocol):
                 if isinstance(item, FrameError):
                     log.warning("%s: bad frame: %s", self.name, item.detail)
                     continue
-                self._dispatch_body(item)
+                try:
+                    self._dispatch_body(item)
+                except Exception:  # one message's failure must not drop the rest of the read
+                    log.exception("%s: a message could not be handled", self.name)
         finally:
             if outer:
                 dirty, batch.dirty = batch.dirty, None
@@ -183,7 +193,10 @@ class Connection(asyncio.Protocol):
                     pending.timer.cancel()
                 if self._debug:
                     log.debug("%s → raw response %d (%d bytes)", self.name, sniffed[0], len(body))
-                pending.raw(body, sniffed[1])
+                try:
+                    pending.raw(body, sniffed[1])
+                except Exception as exc:
+                    self._callback_failed(sniffed[0], pending, exc)
                 return
         msg = decode(body)
         if is_error_reply(msg):
@@ -195,9 +208,16 @@ class Connection(asyncio.Protocol):
             log.debug("%s → %s", self.name, body[:500])
         reason = invalid_reason(msg)
         if reason is not None:
+            if looks_like_response(msg):  # never answer under an id of the peer's own requests
+                log.warning("%s: invalid response dropped: %s", self.name, reason)
+                return
             log.warning("%s: invalid message: %s", self.name, reason)
             msg_id = msg.get("id")
-            if self.reply_errors and (msg_id is None or isinstance(msg_id, int | str)):
+            # A request whose id can be read is answered under it (its sender waits for it);
+            # anything else under id null (JSON-RPC 2.0, section 5).
+            if not (isinstance(msg.get("method"), str) and isinstance(msg_id, int | str)):
+                msg_id = None
+            if self.reply_errors:
                 self.send(error(msg_id, InvalidRequest(f"invalid JSON-RPC message: {reason}")))
             return
         if "method" in msg:
@@ -226,12 +246,43 @@ class Connection(asyncio.Protocol):
             return
         if pending.timer is not None:
             pending.timer.cancel()
-        pending.callback(msg)
+        try:
+            pending.callback(msg)
+        except Exception as exc:
+            self._callback_failed(msg_id, pending, exc)
+
+    def _callback_failed(self, msg_id: Any, pending: _Pending, exc: Exception) -> None:
+        """A response's handler raised: log it and complete the request with an error, so the
+        request behind it (a client's, waiting for this answer) is still answered once."""
+        log.exception(
+            "%s: handling the answer to %s (id %s) failed", self.name, pending.method, msg_id
+        )
+        try:
+            pending.callback(
+                error(
+                    msg_id,
+                    InternalError(
+                        f"lspmux could not handle {self.name}'s answer to {pending.method}: {exc}"
+                    ),
+                )
+            )
+        except Exception:
+            log.exception("%s: reporting the failure of %s failed too", self.name, pending.method)
 
     # -- outgoing -------------------------------------------------------------------------------
 
     def send(self, msg: Message) -> None:
-        self.send_raw(orjson.dumps(msg))
+        try:
+            body = orjson.dumps(msg)
+        except orjson.JSONEncodeError as exc:  # e.g. nested deeper than orjson encodes
+            if "method" in msg or "id" not in msg:
+                raise
+            # A response that cannot be encoded still answers its request, with an error.
+            log.warning("%s: cannot encode the answer to %r: %s", self.name, msg["id"], exc)
+            body = orjson.dumps(
+                error(msg["id"], InternalError(f"lspmux could not encode the answer: {exc}"))
+            )
+        self.send_raw(body)
 
     def send_raw(self, body: bytes) -> None:
         w = self._writer
@@ -337,8 +388,15 @@ class Connection(asyncio.Protocol):
         timer = None
         if timeout is not None:
             timer = asyncio.get_running_loop().call_later(timeout, self._timeout, msg_id, timeout)
+        try:
+            body = orjson.dumps(request(msg_id, method, params))
+        except orjson.JSONEncodeError as exc:  # nothing is pending: the caller hears it once
+            if timer is not None:
+                timer.cancel()
+            callback(error(msg_id, InvalidParams(f"{method}: params cannot be encoded: {exc}")))
+            return msg_id
         self._pending[msg_id] = _Pending(method, callback, raw, timer)
-        self.send(request(msg_id, method, params))
+        self.send_raw(body)
         return msg_id
 
     async def call(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:

@@ -38,10 +38,6 @@ def notification(method: str, params: Any = None) -> Message:
     return msg
 
 
-def result(id: int | str | None, value: Any) -> Message:
-    return {"jsonrpc": "2.0", "id": id, "result": value}
-
-
 def error(id: int | str | None, err: JsonRpcError | dict[str, Any]) -> Message:
     body = err.to_response_error() if isinstance(err, JsonRpcError) else err
     return {"jsonrpc": "2.0", "id": id, "error": body}
@@ -80,6 +76,12 @@ def invalid_reason(msg: Message) -> str | None:
     return "neither a request, a notification nor a response (no 'method', no 'result'/'error')"
 
 
+def looks_like_response(msg: Message) -> bool:
+    """An invalid message with the shape of a response (an id, no method): answering it would
+    send the peer a response under an id of its own requests, so it is logged and dropped."""
+    return "method" not in msg and "id" in msg
+
+
 def is_error_reply(msg: Message) -> bool:
     """True for the error replies `decode()` produces (to be sent back, not handled) — not for
     a peer's own error response with id null, which must not be echoed back to it."""
@@ -100,6 +102,32 @@ def sniff_response(body: bytes) -> tuple[int, int] | None:
     if m is None:
         return None
     return int(m.group(1)), m.end()
+
+
+_WS = b" \t\r\n"
+
+
+def result_is_null(body: bytes, offset: int) -> bool:
+    """Whether the sniffed response `body` (its "result"/"error" key at `offset`) has the result
+    `null`, read as JSON reads it (any white space around the colon), without parsing the rest
+    of a possibly large body."""
+    if not body.startswith(b'"result"', offset):
+        return False
+    i = offset + len(b'"result"')
+    n = len(body)
+    while i < n and body[i] in _WS:
+        i += 1
+    if i >= n or body[i] != 0x3A:  # ':'
+        return False
+    i += 1
+    while i < n and body[i] in _WS:
+        i += 1
+    if not body.startswith(b"null", i):
+        return False
+    i += 4
+    while i < n and body[i] in _WS:
+        i += 1
+    return i < n and body[i] in b",}"
 
 
 def rewrite_response_id(body: bytes, offset: int, new_id: int | str) -> bytes:

@@ -52,6 +52,39 @@ async def eventually(probe: Callable[[], Any], what: str, *, timeout: float = 10
         await asyncio.sleep(0.05)
 
 
+class AnswerCounter:
+    """Counts, per request id the client sent, the responses it got back (wraps pygls's
+    protocol), so that every test can end by checking that each request was answered once."""
+
+    def __init__(self, client: LanguageClient) -> None:
+        self.sent: list[Any] = []
+        self.answers: dict[Any, int] = {}
+        protocol = client.protocol
+        send, handle = protocol._send_data, protocol._handle_response
+
+        def counting_send(data: Any) -> Any:
+            method = _field(data, "method")
+            msg_id = _field(data, "id")
+            if method is not None and msg_id is not None:
+                self.sent.append(msg_id)
+            return send(data)
+
+        def counting_handle(msg_id: Any, result: Any = None, error: Any = None) -> Any:
+            self.answers[msg_id] = self.answers.get(msg_id, 0) + 1
+            return handle(msg_id, result, error)
+
+        protocol._send_data = counting_send  # type: ignore[method-assign]
+        protocol._handle_response = counting_handle  # type: ignore[method-assign]
+
+    def problems(self) -> dict[Any, int]:
+        """Request ids answered other than exactly once (id → answers)."""
+        return {i: self.answers.get(i, 0) for i in self.sent if self.answers.get(i, 0) != 1}
+
+
+def _field(data: Any, name: str) -> Any:
+    return data.get(name) if isinstance(data, dict) else getattr(data, name, None)
+
+
 class Proxy:
     """One proxy process and its client."""
 
@@ -60,6 +93,7 @@ class Proxy:
         self.workspace = workspace
         self.server_requests: list[tuple[str, Any]] = []
         self.versions: dict[str, int] = {}
+        self.answers = AnswerCounter(client)
 
     @property
     def pid(self) -> int:
@@ -209,6 +243,17 @@ async def proxy_factory(tmp_path: Path, workspace: Path) -> AsyncIterator[Callab
         children = proxy.descendants()
         try:
             await asyncio.wait_for(proxy.client.shutdown_session(), 30)
+            # Every request the test sent got exactly one answer (none lost, none twice).
+            counter = proxy.answers
+            assert counter.sent, "the answer counter saw no request (pygls changed?)"
+            await eventually(
+                lambda c=counter: not [n for n in c.problems().values() if n == 0],
+                "an answer to every request",
+                timeout=10,
+            )
+            assert not proxy.answers.problems(), (
+                f"requests not answered exactly once (id: answers): {proxy.answers.problems()}"
+            )
         finally:
             await proxy.client.stop()
         _gone, alive = psutil.wait_procs(children, timeout=10)

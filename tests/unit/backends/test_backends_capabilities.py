@@ -1,9 +1,11 @@
-"""Capabilities both ways: for_backend, supports, merge_for_client, the cache, and
-configuration_item (workspace/configuration answers)."""
+"""Server capabilities: supports, merge_for_client (what lspmux announces), client
+registrations, the cache and announce(), and configuration_item (workspace/configuration
+answers). Real servers' capabilities come from tests/data/capabilities/ (recorded by
+scripts/record_capabilities.py)."""
 
 from __future__ import annotations
 
-import copy
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -11,66 +13,10 @@ import pytest
 from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.backend import configuration_item
+from lspmux.backends.backend import Backend, configuration_item
+from lspmux.config.model import ServerConfig
 from lspmux.routing.table import ROUTES, Policy
-
-# -- for_backend ------------------------------------------------------------------------------------
-
-NEOVIM_LIKE: dict[str, Any] = {
-    "general": {"positionEncodings": ["utf-8", "utf-16", "utf-32"]},
-    "workspace": {"configuration": False, "workspaceFolders": False},
-    "textDocument": {
-        "hover": {"contentFormat": ["markdown"]},
-        "diagnostic": {"dynamicRegistration": False},
-        "semanticTokens": {
-            "requests": {"full": True},
-            "tokenTypes": [],
-            "tokenModifiers": [],
-            "formats": ["relative"],
-        },
-    },
-}
-
-
-@pytest.mark.parametrize("client", [None, {}, NEOVIM_LIKE, caps.LSPMUX_CLIENT_CAPABILITIES])
-def test_for_backend_forces_utf16_and_declares_what_lspmux_answers(
-    client: dict[str, Any] | None,
-) -> None:
-    out = caps.for_backend(client)
-    assert out["general"]["positionEncodings"] == ["utf-16"]
-    assert out["workspace"]["configuration"] is True
-    assert out["workspace"]["workspaceFolders"] is True
-    assert out["workspace"]["didChangeConfiguration"]["dynamicRegistration"] is True
-    assert out["window"]["workDoneProgress"] is True
-    assert out["textDocument"]["publishDiagnostics"]["versionSupport"] is True
-    for section in ("completion", "hover", "definition", "codeAction", "inlayHint"):
-        assert out["textDocument"][section]["dynamicRegistration"] is True
-
-
-@pytest.mark.parametrize("client", [None, {}, {"textDocument": {"hover": {}}}])
-def test_for_backend_never_invents_a_semantic_tokens_section(client: dict[str, Any] | None) -> None:
-    assert "semanticTokens" not in caps.for_backend(client)["textDocument"]
-
-
-def test_for_backend_keeps_a_declared_semantic_tokens_section() -> None:
-    out = caps.for_backend(NEOVIM_LIKE)["textDocument"]["semanticTokens"]
-    assert out["tokenTypes"] == [] and out["formats"] == ["relative"]
-    assert out["dynamicRegistration"] is True
-
-
-def test_for_backend_does_not_touch_the_clients_dict() -> None:
-    client = copy.deepcopy(NEOVIM_LIKE)
-    caps.for_backend(client)
-    assert client == NEOVIM_LIKE
-    caps.for_backend(None)
-    assert caps.LSPMUX_CLIENT_CAPABILITIES["general"]["positionEncodings"] == ["utf-16"]
-    assert "dynamicRegistration" not in caps.LSPMUX_CLIENT_CAPABILITIES["textDocument"]["hover"]
-
-
-def test_for_backend_keeps_the_clients_other_choices() -> None:
-    out = caps.for_backend(NEOVIM_LIKE)
-    assert out["textDocument"]["hover"]["contentFormat"] == ["markdown"]
-
+from tests.unit.backends.helpers import NullHost
 
 # -- supports ------------------------------------------------------------------------------------------
 
@@ -88,7 +34,6 @@ def _s(capabilities: dict[str, Any], method: str, registered: tuple[str, ...] = 
         ({"hoverProvider": False}, t.TEXT_DOCUMENT_HOVER, False),
         ({}, t.TEXT_DOCUMENT_HOVER, False),
         ({"completionProvider": {"triggerCharacters": ["."]}}, t.TEXT_DOCUMENT_COMPLETION, True),
-        ({"renameProvider": True}, t.TEXT_DOCUMENT_PREPARE_RENAME, True),
         ({}, t.COMPLETION_ITEM_RESOLVE, True),  # origin routes: no capability needed
         ({}, t.TEXT_DOCUMENT_DID_OPEN, True),
         ({"textDocumentSync": 2}, t.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL, False),
@@ -140,7 +85,147 @@ def test_resolve_provider() -> None:
     assert not caps.resolve_provider({"completionProvider": True}, "completionProvider")
 
 
-# -- merge_for_client -------------------------------------------------------------------------------
+# -- supports: the option a method needs -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "method", "expected"),
+    [
+        ({"renameProvider": True}, t.TEXT_DOCUMENT_RENAME, True),
+        ({"renameProvider": True}, t.TEXT_DOCUMENT_PREPARE_RENAME, False),
+        ({"renameProvider": {"prepareProvider": True}}, t.TEXT_DOCUMENT_PREPARE_RENAME, True),
+        ({"documentRangeFormattingProvider": True}, t.TEXT_DOCUMENT_RANGES_FORMATTING, False),
+        (
+            {"documentRangeFormattingProvider": {"rangesSupport": True}},
+            t.TEXT_DOCUMENT_RANGES_FORMATTING,
+            True,
+        ),
+        ({"semanticTokensProvider": {"full": True}}, t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, False),
+        ({"semanticTokensProvider": {"full": True}}, t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, True),
+    ],
+)
+def test_supports_needs_the_methods_option(
+    capabilities: dict[str, Any], method: str, expected: bool
+) -> None:
+    assert _s(capabilities, method) is expected
+
+
+def test_supports_a_registration_under_another_method_name() -> None:
+    # semantic tokens register as "textDocument/semanticTokens", requested as .../full
+    assert _s({}, t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, ("textDocument/semanticTokens",))
+
+
+# -- registered_capabilities ---------------------------------------------------------------------------
+
+
+def _pairs(record: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [(r["method"], r.get("registerOptions")) for r in record["registrations"]]
+
+
+def test_registered_capabilities_of_real_ruff(recorded: Any) -> None:
+    ruff = recorded("ruff")
+    got = caps.registered_capabilities(_pairs(ruff))
+    # formatting is registered, not static; watched files are no server capability
+    assert got == {
+        "documentFormattingProvider": True,
+        "documentRangeFormattingProvider": {"rangesSupport": False},
+    }
+    assert "documentFormattingProvider" not in ruff["capabilities"]
+
+
+def test_registered_capabilities_of_real_biome(recorded: Any) -> None:
+    got = caps.registered_capabilities(_pairs(recorded("biome")))
+    assert got["documentFormattingProvider"] is True
+    assert got["codeActionProvider"]["resolveProvider"] is True
+    assert "source.fixAll.biome" in got["codeActionProvider"]["codeActionKinds"]
+    assert got["documentOnTypeFormattingProvider"] == {
+        "firstTriggerCharacter": "}",
+        "moreTriggerCharacter": ["]", ")"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("registrations", "expected"),
+    [
+        ([], {}),
+        ([(t.TEXT_DOCUMENT_HOVER, None)], {"hoverProvider": True}),
+        (
+            [
+                (t.WORKSPACE_EXECUTE_COMMAND, {"commands": ["a", "b"]}),
+                (t.WORKSPACE_EXECUTE_COMMAND, {"commands": ["b", "c"]}),
+            ],
+            {"executeCommandProvider": {"commands": ["a", "b", "c"]}},
+        ),
+        (
+            [
+                (
+                    t.TEXT_DOCUMENT_COMPLETION,
+                    {"documentSelector": [{"language": "a"}], "triggerCharacters": ["."]},
+                ),
+                (
+                    t.TEXT_DOCUMENT_COMPLETION,
+                    {
+                        "documentSelector": [{"language": "b"}],
+                        "triggerCharacters": [":"],
+                        "resolveProvider": True,
+                    },
+                ),
+            ],
+            {"completionProvider": {"triggerCharacters": [".", ":"], "resolveProvider": True}},
+        ),
+        (
+            [
+                (
+                    "textDocument/semanticTokens",
+                    {"legend": {"tokenTypes": ["a"], "tokenModifiers": []}, "full": True},
+                )
+            ],
+            {
+                "semanticTokensProvider": {
+                    "legend": {"tokenTypes": ["a"], "tokenModifiers": []},
+                    "full": True,
+                    "range": False,
+                }
+            },
+        ),
+        (
+            [(t.WORKSPACE_WILL_RENAME_FILES, {"filters": [{"pattern": {"glob": "**/*.py"}}]})],
+            {
+                "workspace": {
+                    "fileOperations": {
+                        "willRename": {"filters": [{"pattern": {"glob": "**/*.py"}}]}
+                    }
+                }
+            },
+        ),
+        (
+            [(t.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL, {"documentSelector": None})],
+            {"textDocumentSync": {"willSaveWaitUntil": True}},
+        ),
+        (
+            [
+                (t.WORKSPACE_DID_CHANGE_WATCHED_FILES, {"watchers": []}),
+                (t.WORKSPACE_DID_CHANGE_CONFIGURATION, None),
+            ],
+            {},
+        ),
+    ],
+)
+def test_registered_capabilities(
+    registrations: list[tuple[str, Any]], expected: dict[str, Any]
+) -> None:
+    assert caps.registered_capabilities(registrations) == expected
+
+
+def test_effective_adds_registrations_to_static_capabilities(recorded: Any) -> None:
+    ruff = recorded("ruff")
+    got = caps.effective(ruff["capabilities"], _pairs(ruff))
+    assert got["documentFormattingProvider"] is True
+    assert got["codeActionProvider"]["resolveProvider"] is True
+    assert "ruff.applyAutofix" in got["executeCommandProvider"]["commands"]
+
+
+# -- merge_for_client --------------------------------------------------------------------------------
 
 PYRIGHT = {
     "completionProvider": {"triggerCharacters": [".", "[", '"'], "resolveProvider": True},
@@ -158,7 +243,7 @@ RUFF = {
     "semanticTokensProvider": {"legend": {"tokenTypes": ["a"], "tokenModifiers": []}, "full": True},
 }
 OTHER = {
-    "completionProvider": {"triggerCharacters": [".", "@"]},
+    "completionProvider": {"triggerCharacters": [".", "@"], "allCommitCharacters": [";"]},
     "signatureHelpProvider": {"triggerCharacters": ["<"]},
     "documentOnTypeFormattingProvider": {
         "firstTriggerCharacter": "\n",
@@ -167,13 +252,19 @@ OTHER = {
 }
 
 
-def test_merge_for_client_unions_triggers_and_commands() -> None:
+def test_merge_for_client_unions_options() -> None:
     out = caps.merge_for_client([PYRIGHT, RUFF, OTHER])
     assert out["positionEncoding"] == "utf-16"
-    assert out["textDocumentSync"]["change"] == 2
-    assert out["textDocumentSync"]["openClose"] is True
+    assert out["textDocumentSync"] == {
+        "openClose": True,
+        "change": 2,
+        "save": {"includeText": True},
+        "willSave": False,
+        "willSaveWaitUntil": False,
+    }
     assert out["completionProvider"] == {
         "triggerCharacters": [".", "[", '"', "@"],
+        "allCommitCharacters": [";"],
         "resolveProvider": True,
     }
     assert out["signatureHelpProvider"] == {
@@ -185,34 +276,177 @@ def test_merge_for_client_unions_triggers_and_commands() -> None:
     }
     assert out["documentOnTypeFormattingProvider"] == {
         "firstTriggerCharacter": "}",
-        "moreTriggerCharacter": [";"],
+        "moreTriggerCharacter": [";", "\n"],
     }
-    assert out["semanticTokensProvider"]["legend"] == {"tokenTypes": ["a"], "tokenModifiers": []}
-    assert out["workspace"]["workspaceFolders"] == {"supported": True, "changeNotifications": True}
+    assert out["codeActionProvider"] == {"codeActionKinds": ["quickfix"], "resolveProvider": False}
+    assert out["semanticTokensProvider"] == {
+        "legend": {"tokenTypes": ["a"], "tokenModifiers": []},
+        "full": {"delta": True},  # lspmux computes deltas itself
+        "range": False,
+    }
+    assert out["workspace"] == {
+        "workspaceFolders": {"supported": True, "changeNotifications": True}
+    }
+    assert "diagnosticProvider" not in out
 
 
-def test_merge_for_client_announces_every_routed_feature() -> None:
-    out = caps.merge_for_client([])
+def test_merge_for_client_announces_only_what_is_served() -> None:
+    out = caps.merge_for_client([PYRIGHT])
+    for key in (
+        "codeActionProvider",
+        "codeLensProvider",
+        "documentLinkProvider",
+        "renameProvider",
+        "inlayHintProvider",
+        "workspaceSymbolProvider",
+        "semanticTokensProvider",
+        "documentFormattingProvider",
+        "definitionProvider",
+        "documentOnTypeFormattingProvider",
+    ):
+        assert key not in out, key
+    empty = caps.merge_for_client([])
+    assert set(empty) == {"positionEncoding", "textDocumentSync", "workspace"}
+
+
+def test_merge_for_client_resolve_only_when_some_backend_resolves(recorded: Any) -> None:
+    pyright = recorded("basedpyright")["capabilities"]
+    ruff = recorded("ruff")["capabilities"]
+    clangd = recorded("clangd")["capabilities"]
+    alone = caps.merge_for_client([pyright])
+    assert alone["codeActionProvider"]["resolveProvider"] is False  # basedpyright: -32601
+    assert alone["codeActionProvider"]["codeActionKinds"] == ["quickfix", "source.organizeImports"]
+    both = caps.merge_for_client([pyright, ruff])
+    assert both["codeActionProvider"]["resolveProvider"] is True
+    assert both["codeActionProvider"]["codeActionKinds"] == [
+        "quickfix",
+        "source.organizeImports",
+        "source.fixAll.ruff",
+        "source.organizeImports.ruff",
+        "notebook.source.fixAll.ruff",
+        "notebook.source.organizeImports.ruff",
+    ]
+    assert "ruff.applyAutofix" in both["executeCommandProvider"]["commands"]
+    assert "basedpyright.restartserver" in both["executeCommandProvider"]["commands"]
+    assert both["completionProvider"]["resolveProvider"] is True
+    assert caps.merge_for_client([clangd])["completionProvider"]["resolveProvider"] is False
+    assert caps.merge_for_client([clangd])["documentLinkProvider"] == {"resolveProvider": False}
+    assert "codeLensProvider" not in both and "inlayHintProvider" in both
+    assert both["textDocumentSync"]["willSave"] is True  # basedpyright asks for willSave
+    assert both["workspace"]["fileOperations"] == {
+        "willRename": {"filters": [{"pattern": {"glob": "**/*"}}]}
+    }
+
+
+def test_merge_for_client_code_action_kinds_only_when_every_backend_lists_them() -> None:
+    out = caps.merge_for_client([{"codeActionProvider": True}, RUFF])
+    assert out["codeActionProvider"] == {"resolveProvider": False}
+
+
+def test_merge_for_client_includes_registered_capabilities(recorded: Any) -> None:
+    ruff = recorded("ruff")
+    static_only = caps.merge_for_client([ruff["capabilities"]])
+    assert "documentFormattingProvider" not in static_only
+    out = caps.merge_for_client([caps.effective(ruff["capabilities"], _pairs(ruff))])
+    assert out["documentFormattingProvider"] is True
+    assert out["documentRangeFormattingProvider"] == {"rangesSupport": False}
+    biome = recorded("biome")
+    with_biome = caps.merge_for_client([caps.effective(biome["capabilities"], _pairs(biome))])
+    assert with_biome["codeActionProvider"]["resolveProvider"] is True
+
+
+def test_merge_for_client_semantic_tokens_from_a_server_without_delta(recorded: Any) -> None:
+    pyright = recorded("basedpyright")["capabilities"]
+    assert pyright["semanticTokensProvider"]["full"] is True  # no delta of its own
+    out = caps.merge_for_client([pyright])["semanticTokensProvider"]
+    assert out["full"] == {"delta": True}
+    assert out["range"] is False
+    assert out["legend"] == pyright["semanticTokensProvider"]["legend"]
+
+
+@pytest.mark.parametrize(("pull", "expected"), [(False, None), (True, caps.PULL_DIAGNOSTICS)])
+def test_merge_for_client_diagnostic_provider_per_delivery(
+    recorded: Any, pull: bool, expected: Any
+) -> None:
+    ruff = recorded("ruff")["capabilities"]
+    assert "diagnosticProvider" in ruff
+    out = caps.merge_for_client([ruff], pull_diagnostics=pull)
+    assert out.get("diagnosticProvider") == expected
+
+
+def test_merge_for_client_position_encoding_parameter() -> None:
+    assert caps.merge_for_client([], position_encoding="utf-8")["positionEncoding"] == "utf-8"
+
+
+def test_merge_for_client_handles_every_routed_capability() -> None:
+    """Every capability the routing table makes a backend eligible by is one merge_for_client
+    can announce, so that nothing routed is hidden from the client."""
+    every = {
+        key: {
+            "resolveProvider": True,
+            "prepareProvider": True,
+            "rangesSupport": True,
+            "firstTriggerCharacter": "}",
+            "legend": {"tokenTypes": [], "tokenModifiers": []},
+            "full": True,
+            "range": True,
+            "commands": ["x"],
+            "triggerCharacters": ["."],
+        }
+        for key in {r.capability for r in ROUTES.values() if r.capability}
+    }
+    every["textDocumentSync"] = {"willSaveWaitUntil": True}
+    ops = ("willCreate", "willRename", "willDelete", "didCreate", "didRename", "didDelete")
+    every["workspace"] = {"fileOperations": {op: {"filters": []} for op in ops}}
+    out = caps.merge_for_client([every], pull_diagnostics=True)
     for method, route in ROUTES.items():
-        if route.policy in (Policy.BROADCAST, Policy.ORIGIN) or route.capability in (
-            None,
-            "workspace",
-            "textDocumentSync",
-            "diagnosticProvider",
-            "semanticTokensProvider",  # needs a legend from some server
-            "documentOnTypeFormattingProvider",  # needs a trigger character from some server
-        ):
-            continue
-        assert out.get(route.capability), method
-    assert "semanticTokensProvider" not in out
-    assert "documentOnTypeFormattingProvider" not in out
-    assert out["executeCommandProvider"] == {"commands": []}
-    assert out["signatureHelpProvider"]["triggerCharacters"] == ["(", ","]
+        if route.capability is not None and route.policy is not Policy.ORIGIN:
+            assert caps.supports(out, (), method, route), method
 
 
-def test_merge_for_client_uses_fallback_triggers_for_unknown_servers() -> None:
+def test_merge_for_client_unknown_servers_are_assumed() -> None:
     out = caps.merge_for_client([None, {"completionProvider": {"triggerCharacters": ["$"]}}])
-    assert out["completionProvider"]["triggerCharacters"] == [*caps.FALLBACK_TRIGGERS, "$"]
+    assert out["completionProvider"]["triggerCharacters"][-1] == "$"
+    assert "." in out["completionProvider"]["triggerCharacters"]
+    assert out["hoverProvider"] is True
+
+
+# -- client_registrations ------------------------------------------------------------------------------
+
+DYNAMIC_CLIENT = {
+    "textDocument": {
+        "formatting": {"dynamicRegistration": True},
+        "rangeFormatting": {"dynamicRegistration": True},
+    },
+    "workspace": {"executeCommand": {"dynamicRegistration": True}},
+}
+
+
+def test_client_registrations_for_what_came_up_after_initialize(recorded: Any) -> None:
+    ruff = recorded("ruff")
+    announced = caps.merge_for_client([ruff["capabilities"]])
+    current = caps.merge_for_client(
+        [
+            caps.effective(ruff["capabilities"], _pairs(ruff)),
+            {"executeCommandProvider": {"commands": ["ruff.applyAutofix", "new.command"]}},
+        ]
+    )
+    got = caps.client_registrations(announced, current, DYNAMIC_CLIENT)
+    assert got == [
+        (t.TEXT_DOCUMENT_FORMATTING, {"documentSelector": None}),
+        (t.TEXT_DOCUMENT_RANGE_FORMATTING, {"rangesSupport": False, "documentSelector": None}),
+        (t.WORKSPACE_EXECUTE_COMMAND, {"commands": ["new.command"]}),
+    ]
+    assert caps.client_registrations(current, current, DYNAMIC_CLIENT) == []
+    # a client without dynamic registration gets nothing (it keeps what it was told)
+    assert caps.client_registrations(announced, current, {}) == []
+
+
+def test_dynamic_registration() -> None:
+    assert caps.dynamic_registration(DYNAMIC_CLIENT, "documentFormattingProvider")
+    assert caps.dynamic_registration(DYNAMIC_CLIENT, "executeCommandProvider")
+    assert not caps.dynamic_registration(DYNAMIC_CLIENT, "hoverProvider")
+    assert not caps.dynamic_registration(DYNAMIC_CLIENT, "textDocumentSync")
 
 
 # -- the cache -------------------------------------------------------------------------------------------
@@ -275,3 +509,173 @@ def test_configuration_item(section: str | None, expected: Any) -> None:
 def test_configuration_item_without_section_is_a_copy() -> None:
     got = configuration_item(SETTINGS, {})
     assert got == SETTINGS and got is not SETTINGS
+
+
+# -- announce: the same answer on the first start as on the hundredth -----------------------------
+
+
+def test_announce_names_the_servers_without_a_cache_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recorded: Any
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = caps.announce(["basedpyright", "ruff"])
+    assert first.missing == ("basedpyright", "ruff") and not first.complete
+    assert "completionProvider" not in first.capabilities  # nothing guessed
+    ruff = recorded("ruff")
+    caps.store_cached("ruff", ruff["capabilities"], _pairs(ruff))
+    second = caps.announce(["basedpyright", "ruff"])
+    assert second.missing == ("basedpyright",)
+    assert second.capabilities["documentFormattingProvider"] is True  # registered, cached
+    caps.store_cached("basedpyright", recorded("basedpyright")["capabilities"])
+    third = caps.announce(["basedpyright", "ruff"])
+    assert third.complete
+    assert list(third.known) == ["basedpyright", "ruff"]
+    # once complete, the answer is what the servers' real capabilities give
+    started = caps.merge_for_client(
+        [
+            recorded("basedpyright")["capabilities"],
+            caps.effective(ruff["capabilities"], _pairs(ruff)),
+        ]
+    )
+    assert third.capabilities == started
+    assert caps.announce(["basedpyright", "ruff"]).capabilities == started  # and stays so
+
+
+def test_announce_with_pull_diagnostics(recorded: Any) -> None:
+    store = {"ruff": recorded("ruff")["capabilities"]}
+    got = caps.announce(["ruff"], pull_diagnostics=True, load=store.get)
+    assert got.capabilities["diagnosticProvider"] == caps.PULL_DIAGNOSTICS
+    assert got.complete
+
+
+def test_stale_client_registrations() -> None:
+    registered = {
+        "r1": (t.TEXT_DOCUMENT_FORMATTING, {"documentSelector": None}),
+        "r2": (t.WORKSPACE_EXECUTE_COMMAND, {"commands": ["gone"]}),
+        "r3": (t.WORKSPACE_EXECUTE_COMMAND, {"commands": ["kept", "gone"]}),
+        "r4": (t.TEXT_DOCUMENT_HOVER, None),
+        "r5": (t.WORKSPACE_DID_CHANGE_WATCHED_FILES, {"watchers": []}),  # not a provider
+    }
+    current = caps.merge_for_client(
+        [{"hoverProvider": True, "executeCommandProvider": {"commands": ["kept"]}}]
+    )
+    assert caps.stale_client_registrations(registered, current) == ["r1", "r2"]
+
+
+def test_announcement_legend_maps_match_the_announced_legend(recorded: Any) -> None:
+    store = {s: recorded(s)["capabilities"] for s in ("ruff", "basedpyright", "clangd")}
+    got = caps.announce(["ruff", "basedpyright", "clangd"], load=store.get)
+    legend = got.capabilities["semanticTokensProvider"]["legend"]
+    maps = got.legend_maps()
+    assert maps["ruff"].types == ()  # no semantic tokens
+    assert maps["basedpyright"].identity
+    for server in ("basedpyright", "clangd"):
+        own = store[server]["semanticTokensProvider"]["legend"]
+        for i, name in enumerate(own["tokenTypes"]):
+            assert legend["tokenTypes"][maps[server].types[i]] == name
+        for i, name in enumerate(own["tokenModifiers"]):
+            assert legend["tokenModifiers"][maps[server].modifiers[i]] == name
+
+
+async def test_complete_starts_the_missing_servers(recorded: Any) -> None:
+    store = {"ruff": recorded("ruff")["capabilities"]}
+    first = caps.announce(["basedpyright", "ruff", "broken", "slow"], load=store.get)
+    assert first.missing == ("basedpyright", "broken", "slow")
+
+    async def start(name: str) -> dict[str, Any] | None:
+        if name == "broken":
+            raise RuntimeError("cannot start")
+        if name == "slow":
+            await asyncio.sleep(60)
+        return recorded(name)["capabilities"]
+
+    done = await caps.complete(first, start, timeout=0.2)
+    assert done.missing == ("broken", "slow")
+    assert list(done.known) == ["ruff", "basedpyright"]
+    # the order of the union is the configuration's, whatever order they became known in
+    everything = {s: recorded(s)["capabilities"] for s in ("basedpyright", "ruff")}
+    assert (
+        done.capabilities
+        == caps.announce(["basedpyright", "ruff"], load=everything.get).capabilities
+    )
+    whole = done.with_known("broken", {}).with_known("slow", {})
+    assert await caps.complete(whole, start, timeout=0.2) is whole  # nothing left to start
+
+
+async def test_first_start_announces_what_the_hundredth_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an empty cache, starting the root's real servers during initialize (what the
+    session does with `complete()`) gives the answer that later starts read from the cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    config = ServerConfig(name="ruff", command=("ruff", "server"))
+    argv = config.resolve_command(tmp_path)
+    if argv is None:
+        pytest.skip("ruff is not installed")
+    backends: list[Backend] = []
+
+    async def start(name: str) -> dict[str, Any] | None:
+        backend = Backend(config, tmp_path, argv, host=NullHost())
+        backends.append(backend)
+        if not await backend.ensure_running():
+            return None
+        for _ in range(100):  # ruff registers formatting right after `initialized`
+            if backend.registrations:
+                break
+            await asyncio.sleep(0.02)
+        served = caps.effective(backend.capabilities, backend.registrations.values())
+        caps.store_cached(name, backend.capabilities, backend.registrations.values())
+        return served
+
+    try:
+        first = caps.announce(["ruff"])
+        assert first.missing == ("ruff",)
+        first = await caps.complete(first, start, timeout=30)
+        assert first.complete
+        hundredth = caps.announce(["ruff"])
+        assert hundredth.complete
+        assert first.capabilities == hundredth.capabilities
+        assert first.capabilities["documentFormattingProvider"] is True  # registered by ruff
+    finally:
+        for backend in backends:
+            await backend.stop()
+
+
+@pytest.mark.parametrize(
+    ("static", "registrations", "expected"),
+    [
+        (
+            {"positionEncoding": "utf-8", "textDocumentSync": 2, "experimental": {"x": 1}},
+            [(t.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL, None)],
+            {
+                "positionEncoding": "utf-8",
+                "textDocumentSync": {"openClose": True, "change": 2, "willSaveWaitUntil": True},
+                "experimental": {"x": 1},
+            },
+        ),
+        (
+            {"workspace": {"workspaceFolders": {"supported": True}}},
+            [(t.WORKSPACE_DID_RENAME_FILES, {"filters": []})],
+            {
+                "workspace": {
+                    "workspaceFolders": {"supported": True},
+                    "fileOperations": {"didRename": {"filters": []}},
+                }
+            },
+        ),
+    ],
+)
+def test_effective_keeps_what_the_union_does_not_cover(
+    static: dict[str, Any], registrations: list[tuple[str, Any]], expected: dict[str, Any]
+) -> None:
+    assert caps.effective(static, registrations) == expected
+
+
+def test_effective_of_real_servers_keeps_their_sync(recorded: Any) -> None:
+    for server in ("basedpyright", "ruff", "clangd", "biome"):
+        record = recorded(server)
+        got = caps.effective(record["capabilities"], _pairs(record))
+        sync = record["capabilities"]["textDocumentSync"]
+        kind = sync if isinstance(sync, int) else sync["change"]
+        assert got["textDocumentSync"]["change"] == kind, server
+        assert got.get("positionEncoding") == record["capabilities"].get("positionEncoding")

@@ -286,7 +286,8 @@ def test_workspace_edits_first_non_null() -> None:
     assert merge.workspace_edits([(0, None)]) is None
 
 
-def test_every_merged_route_has_a_merger_or_concat() -> None:
-    merged = {m for m, r in ROUTES.items() if r.policy is Policy.MERGE}
-    assert set(merge.MERGERS) <= merged
-    assert t.TEXT_DOCUMENT_DOCUMENT_SYMBOL in merge.MERGERS
+def test_every_merged_route_names_its_merger() -> None:
+    merged = {m: r for m, r in ROUTES.items() if r.policy is Policy.MERGE}
+    assert all(r.merger is not None for r in merged.values())
+    assert merged[t.TEXT_DOCUMENT_COMPLETION].merger is merge.completion
+    assert merged[t.TEXT_DOCUMENT_REFERENCES].merger is merge.locations

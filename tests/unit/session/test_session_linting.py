@@ -61,7 +61,7 @@ def _session(tmp_path: Path, *linters: LinterConfig) -> tuple[Session, _Transpor
 
 
 def _open(session: Session, uri: str, text: str, version: int = 1) -> None:
-    session.on_notification(
+    session.dispatch.on_message(
         {
             "jsonrpc": "2.0",
             "method": "textDocument/didOpen",
@@ -73,7 +73,7 @@ def _open(session: Session, uri: str, text: str, version: int = 1) -> None:
 
 
 def _change(session: Session, uri: str, version: int, text: str) -> None:
-    session.on_notification(
+    session.dispatch.on_message(
         {
             "jsonrpc": "2.0",
             "method": "textDocument/didChange",
@@ -213,6 +213,8 @@ class _PullBackend:
         self.pulls: list[dict[str, Any]] = []
 
         class _Cfg:
+            request_timeout = 5.0
+
             @staticmethod
             def feature_enabled(_feature: str) -> bool:
                 return True

@@ -290,9 +290,12 @@ async def test_bad_json_gets_a_parse_error_and_the_connection_lives_on() -> None
     ("body", "reply_id"),
     [
         (b"[1, 2]", None),
-        (b'{"jsonrpc":"2.0","id":7}', 7),
-        (b'{"jsonrpc":"2.0","id":"x","method":5}', "x"),
+        # neither a request, a notification nor a response: id null (JSON-RPC 2.0, section 5)
+        (b'{"jsonrpc":"2.0","id":"x","method":5}', None),
         (b'{"jsonrpc":"2.0","method":"m","params":3}', None),
+        (b'{"jsonrpc":"2.0"}', None),
+        # a request with a readable id and method: its sender waits for that id
+        (b'{"jsonrpc":"2.0","id":4,"method":"m","params":3}', 4),
     ],
 )
 async def test_invalid_messages_get_invalid_request_with_their_id(
@@ -304,6 +307,18 @@ async def test_invalid_messages_get_invalid_request_with_their_id(
     assert p.sent[0]["id"] == reply_id
     assert p.sent[0]["error"]["code"] == InvalidRequest.CODE
     assert p.requests == [] and p.notifications == []
+
+
+@pytest.mark.parametrize(
+    "body", [b'{"jsonrpc":"2.0","id":7}', b'{"jsonrpc":"2.0","id":1,"params":{}}']
+)
+async def test_an_invalid_response_is_dropped_not_answered(body: bytes) -> None:
+    """Answering a response-shaped message would put an error under an id the peer uses for
+    its own requests."""
+    p = Peer()
+    p.receive(body)
+    assert p.sent == [] and p.requests == [] and p.notifications == []
+    assert not p.conn.closed
 
 
 async def test_no_error_replies_when_reply_errors_is_off() -> None:

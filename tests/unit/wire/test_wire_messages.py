@@ -17,7 +17,7 @@ from lspmux.wire.messages import (
     is_error_reply,
     notification,
     request,
-    result,
+    result_is_null,
     rewrite_response_id,
     sniff_response,
 )
@@ -116,7 +116,6 @@ def test_builders() -> None:
     assert request("a", "m", {"x": 1})["params"] == {"x": 1}
     assert notification("n") == {"jsonrpc": "2.0", "method": "n"}
     assert notification("n", [1])["params"] == [1]
-    assert result(3, None) == {"jsonrpc": "2.0", "id": 3, "result": None}
     assert error(4, RequestFailed("boom", {"d": 1})) == {
         "jsonrpc": "2.0",
         "id": 4,
@@ -218,3 +217,25 @@ def test_rewrite_response_id_round_trips_errors(
     assert sniffed is not None
     rewritten = orjson.loads(rewrite_response_id(body, sniffed[1], new_id))
     assert rewritten == {"jsonrpc": "2.0", "id": new_id, "error": err}
+
+
+# -- is the result null? (decided as JSON reads it, not by exact bytes) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"result":null}', True),
+        (b'{"jsonrpc": "2.0", "id": 1, "result": null}', True),  # pygls's spacing
+        (b'{"jsonrpc":"2.0","id":1,"result" :\n null \n}', True),
+        (b'{"id":1,"jsonrpc":"2.0","result":null,"extra":1}', True),
+        (b'{"jsonrpc":"2.0","id":1,"result":[]}', False),
+        (b'{"jsonrpc":"2.0","id":1,"result":"null"}', False),
+        (b'{"jsonrpc":"2.0","id":1,"result":nullx}', False),
+        (b'{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"null"}}', False),
+    ],
+)
+def test_result_is_null(body: bytes, expected: bool) -> None:
+    sniffed = sniff_response(body)
+    assert sniffed is not None
+    assert result_is_null(body, sniffed[1]) is expected

@@ -25,11 +25,11 @@ from lspmux.config.model import LinterConfig
 from lspmux.diagnostics.linters import LinterFailure
 from lspmux.diagnostics.linters.runner import (
     LinterRun,
-    LinterScheduler,
     run_linter,
     substitute,
     temp_name,
 )
+from lspmux.diagnostics.linters.scheduler import LinterScheduler
 
 PY = sys.executable
 

@@ -1,0 +1,342 @@
+"""Answers fitted to what a client can take, for backends initialized with more than it declared.
+
+A backend shared by several clients is initialized with lspmux's own (rich) client capabilities;
+its answers then go through these adapters, one per client capability, before reaching a
+client that declared less:
+
+- `textDocument.{definition,declaration,typeDefinition,implementation}.linkSupport` missing:
+  `LocationLink[]` becomes `Location[]` (`locations_from_links`);
+- markdown not among `hover.contentFormat`, `completionItem.documentationFormat` or
+  `signatureInformation.documentationFormat`: markdown becomes plain text
+  (`markdown_to_plaintext`, keeping code and link text, dropping the markup);
+- `completionItem.snippetSupport` missing: snippet items become plain text
+  (`snippet_to_text`, `insertTextFormat` 2 → 1).
+
+`needs_adapting(method, client)` says whether an answer must be parsed at all (the hot path
+relays most answers unparsed); `adapt(method, result, client)` returns the fitted answer. All
+functions take and return raw dicts and never modify their input.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lsprotocol import types as t
+
+#: Methods whose answers are locations, and the client section that declares `linkSupport`.
+_LINK_METHODS = {
+    t.TEXT_DOCUMENT_DEFINITION: "definition",
+    t.TEXT_DOCUMENT_DECLARATION: "declaration",
+    t.TEXT_DOCUMENT_TYPE_DEFINITION: "typeDefinition",
+    t.TEXT_DOCUMENT_IMPLEMENTATION: "implementation",
+}
+
+SNIPPET = 2
+PLAIN_TEXT = 1
+
+
+def _get(caps: Mapping[str, Any], *path: str) -> Any:
+    node: Any = caps
+    for part in path:
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node
+
+
+def _markdown_ok(formats: Any) -> bool:
+    """Markdown only for a client that lists it (a server told no formats sends plain text)."""
+    return isinstance(formats, list) and "markdown" in formats
+
+
+# -- what the client lacks ---------------------------------------------------------------------
+
+
+def lacks_link_support(client: Mapping[str, Any], method: str) -> bool:
+    section = _LINK_METHODS.get(method)
+    return section is not None and not _get(client, "textDocument", section, "linkSupport")
+
+
+def lacks_snippets(client: Mapping[str, Any]) -> bool:
+    return not _get(client, "textDocument", "completion", "completionItem", "snippetSupport")
+
+
+def lacks_markdown(client: Mapping[str, Any], method: str) -> bool:
+    if method == t.TEXT_DOCUMENT_HOVER:
+        return not _markdown_ok(_get(client, "textDocument", "hover", "contentFormat"))
+    if method in (t.TEXT_DOCUMENT_COMPLETION, t.COMPLETION_ITEM_RESOLVE):
+        path = ("textDocument", "completion", "completionItem", "documentationFormat")
+        return not _markdown_ok(_get(client, *path))
+    if method == t.TEXT_DOCUMENT_SIGNATURE_HELP:
+        path = ("textDocument", "signatureHelp", "signatureInformation", "documentationFormat")
+        return not _markdown_ok(_get(client, *path))
+    return False
+
+
+def needs_adapting(method: str, client: Mapping[str, Any]) -> bool:
+    """Whether answers to `method` may hold something this client did not declare."""
+    if method in _LINK_METHODS:
+        return lacks_link_support(client, method)
+    if method in (t.TEXT_DOCUMENT_COMPLETION, t.COMPLETION_ITEM_RESOLVE):
+        return lacks_snippets(client) or lacks_markdown(client, method)
+    return lacks_markdown(client, method)
+
+
+def adapt(method: str, result: Any, client: Mapping[str, Any]) -> Any:
+    """`result` (an answer to `method`) fitted to the client; unchanged when nothing must be."""
+    if result is None or not needs_adapting(method, client):
+        return result
+    adapter = _ADAPTERS.get(method)
+    return adapter(result, client) if adapter is not None else result
+
+
+# -- locations ------------------------------------------------------------------------------------
+
+
+def locations_from_links(result: Any) -> Any:
+    """`Location | Location[] | LocationLink[] | null` with every `LocationLink` turned into the
+    `Location` of its target (the selection range: the name, where an editor puts the cursor)."""
+    if isinstance(result, list):
+        out: list[Any] = []
+        for item in result:
+            loc = _location(item)
+            if loc not in out:
+                out.append(loc)
+        return out
+    return _location(result) if isinstance(result, Mapping) else result
+
+
+def _location(item: Any) -> Any:
+    if isinstance(item, Mapping) and "targetUri" in item:
+        rng = item.get("targetSelectionRange") or item.get("targetRange")
+        return {"uri": item["targetUri"], "range": copy.deepcopy(rng)}
+    return copy.deepcopy(item)
+
+
+# -- markup ------------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+_QUOTE = re.compile(r"^\s{0,3}>\s?")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_CODE = re.compile(r"(`+)(.+?)\1")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EMPHASIS = re.compile(
+    r"(?<![\w*])\*(?=\S)(.+?)(?<=\S)\*(?!\*)|(?<![\w_])_(?=\S)(.+?)(?<=\S)_(?!\w)"
+)
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_PRIVATE = 0xE000
+_SET_ASIDE = re.compile("[\ue021-\ue07e]")
+
+
+def markdown_to_plaintext(text: str) -> str:
+    """Markdown as a reader would see it rendered: code blocks keep their code (fences
+    dropped), headings, rules, quotes, emphasis, inline code marks, link and image syntax and
+    backslash escapes go, entities are decoded. Blank lines collapse to one."""
+    lines: list[str] = []
+    in_code = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_code = not in_code
+            continue
+        if in_code:
+            lines.append(line)
+            continue
+        if _RULE.match(line):
+            lines.append("")
+            continue
+        lines.append(_inline(_QUOTE.sub("", _HEADING.sub("", line))))
+    out: list[str] = []
+    for line in lines:
+        if line.strip() or (out and out[-1].strip()):
+            out.append(line.rstrip() if not line.strip() else line)
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out)
+
+
+def _inline(line: str) -> str:
+    parts = _CODE.split(line)  # [text, ticks, code, text, ticks, code, ...]
+    out: list[str] = []
+    for i in range(0, len(parts), 3):
+        # escaped characters are set aside (as private-use characters) so no rule reads them
+        segment = _ESCAPE.sub(lambda m: chr(_PRIVATE + ord(m.group(1))), parts[i])
+        segment = _BREAK.sub("\n", segment)
+        segment = _LINK.sub(r"\1", _IMAGE.sub(r"\1", segment))
+        segment = _STRONG.sub(r"\2", segment)
+        segment = _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), segment)
+        segment = _SET_ASIDE.sub(lambda m: chr(ord(m.group()) - _PRIVATE), segment)
+        out.append(html.unescape(segment))
+        if i + 2 < len(parts):
+            out.append(parts[i + 2])
+    return "".join(out)
+
+
+def plain_markup(value: Any) -> Any:
+    """A `MarkupContent` or `MarkedString`(s) as plaintext `MarkupContent`; plain strings (a
+    documentation field's plain form) and plaintext content stay as they are."""
+    if isinstance(value, Mapping) and "kind" in value:
+        if value.get("kind") != "markdown":
+            return dict(value)
+        return {"kind": "plaintext", "value": markdown_to_plaintext(str(value.get("value", "")))}
+    if isinstance(value, list):  # MarkedString[]
+        texts = [_marked(v) for v in value]
+        return {"kind": "plaintext", "value": "\n\n".join(x for x in texts if x)}
+    if isinstance(value, Mapping) and "language" in value:  # MarkedString with a language
+        return {"kind": "plaintext", "value": _marked(value)}
+    return value
+
+
+def _marked(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return str(value.get("value", ""))  # code: kept as it is
+    return markdown_to_plaintext(str(value))
+
+
+# -- snippets -------------------------------------------------------------------------------------
+
+_TABSTOP = re.compile(r"\$(\d+|[A-Za-z_][A-Za-z0-9_]*)")
+_BRACED = re.compile(r"\$\{(\d+|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def snippet_to_text(snippet: str) -> str:
+    """The text a snippet inserts with every placeholder at its default: tabstops and
+    variables without a default vanish, `${1:x}` and `${VAR:x}` give `x`, a choice its first
+    option, a transform nothing; escapes are resolved; anything malformed stays literal."""
+    text, _ = _snippet(snippet, 0, nested=False)
+    return text
+
+
+def _snippet(s: str, i: int, *, nested: bool) -> tuple[str, int]:
+    out: list[str] = []
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s) and s[i + 1] in "$}\\":
+            out.append(s[i + 1])
+            i += 2
+        elif nested and c == "}":
+            break
+        elif c == "$" and (got := _dollar(s, i)) is not None:
+            out.append(got[0])
+            i = got[1]
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out), i
+
+
+def _dollar(s: str, i: int) -> tuple[str, int] | None:
+    braced = _BRACED.match(s, i)
+    if braced is None:
+        simple = _TABSTOP.match(s, i)
+        return ("", simple.end()) if simple else None
+    j = braced.end()
+    nxt = s[j] if j < len(s) else ""
+    if nxt == "}":
+        return "", j + 1
+    if nxt == ":":
+        inner, k = _snippet(s, j + 1, nested=True)
+        return (inner, k + 1) if k < len(s) else None
+    if nxt == "|" and braced.group(1).isdigit():
+        end = s.find("|}", j + 1)
+        if end < 0:
+            return None
+        first = re.split(r"(?<!\\),", s[j + 1 : end])[0]
+        return re.sub(r"\\([,|$}\\])", r"\1", first), end + 2
+    if nxt == "/":  # a transform: ${VAR/regex/format/options}
+        k, slashes = j, 0
+        while k < len(s) and (slashes < 3 or s[k] != "}"):
+            if s[k] == "\\":
+                k += 1
+            elif s[k] == "/":
+                slashes += 1
+            k += 1
+        return ("", k + 1) if k < len(s) else None
+    return None
+
+
+def plain_completion_item(item: Mapping[str, Any], default_format: Any = None) -> dict[str, Any]:
+    """A completion item that inserts plain text: a snippet's `insertText`, `textEdit.newText`
+    and `textEditText` (the item's format, else the list's `default_format`) become their
+    plain text."""
+    out = copy.deepcopy(dict(item))
+    if out.get("insertTextFormat", default_format) != SNIPPET:
+        return out
+    if isinstance(out.get("insertText"), str):
+        out["insertText"] = snippet_to_text(out["insertText"])
+    if isinstance(out.get("textEditText"), str):
+        out["textEditText"] = snippet_to_text(out["textEditText"])
+    edit = out.get("textEdit")
+    if isinstance(edit, dict) and isinstance(edit.get("newText"), str):
+        edit["newText"] = snippet_to_text(edit["newText"])
+    if "insertText" not in out and "textEdit" not in out and "textEditText" not in out:
+        out["insertText"] = snippet_to_text(str(out.get("label", "")))
+    out["insertTextFormat"] = PLAIN_TEXT
+    return out
+
+
+# -- per method -----------------------------------------------------------------------------------
+
+
+def _completion_item(item: Any, client: Mapping[str, Any], default_format: Any = None) -> Any:
+    if not isinstance(item, Mapping):
+        return item
+    out = plain_completion_item(item, default_format) if lacks_snippets(client) else dict(item)
+    if lacks_markdown(client, t.TEXT_DOCUMENT_COMPLETION) and "documentation" in out:
+        out["documentation"] = plain_markup(out["documentation"])
+    return out
+
+
+def _completion(result: Any, client: Mapping[str, Any]) -> Any:
+    if isinstance(result, list):
+        return [_completion_item(i, client) for i in result]
+    if not isinstance(result, Mapping) or "items" not in result:
+        return _completion_item(result, client)  # completionItem/resolve
+    out = dict(result)
+    defaults = dict(out.get("itemDefaults") or {})
+    fmt = defaults.get("insertTextFormat")
+    out["items"] = [_completion_item(i, client, fmt) for i in out.get("items") or []]
+    if fmt == SNIPPET and lacks_snippets(client):
+        defaults["insertTextFormat"] = PLAIN_TEXT
+        out["itemDefaults"] = defaults
+    return out
+
+
+def _hover(result: Any, _client: Mapping[str, Any]) -> Any:
+    if not isinstance(result, Mapping) or "contents" not in result:
+        return result
+    contents = result["contents"]
+    if isinstance(contents, str):  # a MarkedString: markdown
+        contents = [contents]
+    return {**result, "contents": plain_markup(contents)}
+
+
+def _signature_help(result: Any, _client: Mapping[str, Any]) -> Any:
+    if not isinstance(result, Mapping):
+        return result
+    out = copy.deepcopy(dict(result))
+    for sig in out.get("signatures") or []:
+        if "documentation" in sig:
+            sig["documentation"] = plain_markup(sig["documentation"])
+        for param in sig.get("parameters") or []:
+            if "documentation" in param:
+                param["documentation"] = plain_markup(param["documentation"])
+    return out
+
+
+def _links(result: Any, _client: Mapping[str, Any]) -> Any:
+    return locations_from_links(result)
+
+
+_ADAPTERS: dict[str, Callable[[Any, Mapping[str, Any]], Any]] = {
+    t.TEXT_DOCUMENT_COMPLETION: _completion,
+    t.COMPLETION_ITEM_RESOLVE: _completion,
+    t.TEXT_DOCUMENT_HOVER: _hover,
+    t.TEXT_DOCUMENT_SIGNATURE_HELP: _signature_help,
+    **dict.fromkeys(_LINK_METHODS, _links),
+}

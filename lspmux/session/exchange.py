@@ -1,0 +1,103 @@
+"""One client request in flight, answered exactly once.
+
+An `Exchange` is made for every request the client sends, before anything is awaited, and is
+kept in the session's `inflight` table until it is answered. Whatever happens next — a backend's
+answer relayed as raw bytes, a merged result, an error, a cancellation by the client, an
+exception in lspmux — goes through `reply`, `reply_error` or `reply_raw`, and only the first of
+them reaches the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lspmux.errors import JsonRpcError
+from lspmux.wire.messages import Message, decode, error
+
+if TYPE_CHECKING:
+    from lspmux.backends.backend import Backend
+
+
+class Replier(Protocol):
+    """Where an exchange's answer goes (the session)."""
+
+    inflight: dict[Any, Exchange]
+
+    def conn_send(self, msg: Message) -> None: ...
+
+    def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None: ...
+
+
+class Exchange:
+    """One client request: its targets (for cancellation) and its single answer."""
+
+    __slots__ = (
+        "adapt",
+        "answered",
+        "client_id",
+        "method",
+        "params",
+        "per_backend",
+        "session",
+        "targets",
+    )
+
+    def __init__(self, session: Replier, msg: Message) -> None:
+        self.session = session
+        self.client_id = msg["id"]
+        self.method: str = msg["method"]
+        self.params: Any = msg.get("params")
+        self.targets: list[tuple[Backend, int]] = []
+        self.answered = False
+        #: Params that differ per backend (by backend name): a code action request carries
+        #: each backend's own diagnostics.
+        self.per_backend: dict[str, Any] | None = None
+        #: Fits an answer to what this client declared (a shared server was told more).
+        self.adapt: Callable[[Any], Any] | None = None
+        session.inflight[self.client_id] = self
+
+    def params_for(self, backend: Backend) -> Any:
+        if self.per_backend is None:
+            return self.params
+        return self.per_backend.get(backend.name, self.params)
+
+    def sent(self, backend: Backend, backend_id: int | None) -> None:
+        if backend_id is not None:
+            self.targets.append((backend, backend_id))
+
+    def reply(self, value: Any) -> None:
+        if self._finish():
+            if self.adapt is not None:
+                value = self.adapt(value)
+            self.session.conn_send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
+
+    def reply_error(self, err: JsonRpcError | dict[str, Any]) -> None:
+        if self._finish():
+            self.session.conn_send(error(self.client_id, err))
+
+    def reply_raw(self, body: bytes, offset: int) -> None:
+        if self.adapt is not None:  # the answer must be read to be fitted
+            msg = decode(body)
+            if "error" in msg:
+                self.reply_error(msg["error"] or {})
+            else:
+                self.reply(msg.get("result"))
+            return
+        if self._finish():
+            self.session.conn_send_raw_response(body, offset, self.client_id)
+
+    def _finish(self) -> bool:
+        if self.answered:
+            return False
+        self.answered = True
+        inflight = self.session.inflight
+        if inflight.get(self.client_id) is self:
+            del inflight[self.client_id]
+        return True
+
+    def cancel(self) -> None:
+        """Tell every backend working on it (each still answers; the client's answer is
+        whatever comes first)."""
+        for backend, backend_id in self.targets:
+            backend.cancel(backend_id)

@@ -1,0 +1,242 @@
+"""What backends say to one client: server→client notifications and requests, through the pool.
+
+Every server→client method is looked up in the method table (`SERVER_NOTIFICATIONS`,
+`SERVER_REQUESTS`) and handled by the policy it names:
+
+- diagnostics go into the session's store (per source; the client sees the union);
+- progress tokens a server creates are renamed per client (`lspmux/<server>/<token>`), and
+  progress is sent only to a client that declared `window.workDoneProgress` — or that put the
+  token in its own request;
+- a server request relayed to the client is sent under an id of the client connection's own
+  numbering; the server's `$/cancelRequest` for it is rewritten to that id, and a client that
+  does not answer within the server's request timeout gets the server an error instead;
+- refresh requests reach the client only when it declared support for them;
+- log messages carry the server's name.
+
+Every server request is answered exactly once: by the client, by lspmux (`null` when nobody can
+take it), or with an error when the client does not answer in time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+
+from lspmux.errors import JsonRpcError
+from lspmux.routing.table import SERVER_NOTIFICATIONS, SERVER_REQUESTS, client_declares
+from lspmux.session.host import SessionHost
+from lspmux.wire.messages import Message
+
+if TYPE_CHECKING:
+    from lspmux.backends.backend import Backend
+    from lspmux.wire.connection import Connection
+
+log = logging.getLogger("lspmux.session")
+
+Reply = Callable[[Any], None]
+
+
+class ServerRelay:
+    """Per session: server→client messages, with the tokens and ids each side knows."""
+
+    def __init__(self, session: SessionHost, conn: Callable[[], Connection | None]) -> None:
+        self.session = session
+        self._conn = conn
+        self._progress_tokens: dict[tuple[int, Any], str] = {}  # (backend, its token) → ours
+        self._progress_owner: dict[str, tuple[Backend, Any]] = {}  # our token → origin
+        #: (backend, the backend's request id) → the id the client knows.
+        self._relayed: dict[tuple[int, Any], int] = {}
+
+    # -- notifications ------------------------------------------------------------------------
+
+    def notification(self, backend: Backend, msg: Message) -> None:
+        method = msg["method"]
+        route = SERVER_NOTIFICATIONS.get(method)
+        handler = _NOTIFICATION_HANDLERS[route.handler or "forward"] if route else _forward
+        handler(self, backend, msg)
+
+    def _publish(self, backend: Backend, msg: Message) -> None:
+        params = msg.get("params")
+        if isinstance(params, dict):
+            self.session.publish_from(backend, params)  # type: ignore[attr-defined]
+
+    def _progress(self, backend: Backend, msg: Message) -> None:
+        params = msg.get("params")
+        if not isinstance(params, dict):
+            return
+        token = self._progress_tokens.get((id(backend), params.get("token")))
+        takes = client_declares(self.session.client_capabilities, "window.workDoneProgress")
+        if token is not None:
+            if not takes:
+                return  # a server-created token: only for clients that take progress
+            params = {**params, "token": token}
+        elif not self._owns_token(params.get("token")) and (self.session.pool.shared or not takes):
+            return  # not this client's token (a shared server serves others too)
+        self.session.conn_send({"jsonrpc": "2.0", "method": t.PROGRESS, "params": params})
+
+    def _owns_token(self, token: Any) -> bool:
+        """Whether one of this client's requests in flight carries this progress token."""
+        return token is not None and any(
+            isinstance(ex.params, dict)
+            and token in (ex.params.get("workDoneToken"), ex.params.get("partialResultToken"))
+            for ex in self.session.inflight.values()
+        )
+
+    def _cancel(self, backend: Backend, msg: Message) -> None:
+        """The server gave up a request it sent: cancel it under the id the client knows."""
+        params = msg.get("params")
+        if not isinstance(params, dict):
+            return
+        client_id = self._relayed.get((id(backend), params.get("id")))
+        if client_id is not None:
+            self.session.conn_send(
+                {"jsonrpc": "2.0", "method": t.CANCEL_REQUEST, "params": {"id": client_id}}
+            )
+
+    def _log_message(self, backend: Backend, msg: Message) -> None:
+        params = msg.get("params")
+        if isinstance(params, dict) and isinstance(params.get("message"), str):
+            params = {**params, "message": f"[{backend.name}] {params['message']}"}
+        self.session.conn_send({"jsonrpc": "2.0", "method": msg["method"], "params": params})
+
+    def _forward(self, backend: Backend, msg: Message) -> None:
+        out: Message = {"jsonrpc": "2.0", "method": msg["method"]}
+        if "params" in msg:
+            out["params"] = msg["params"]
+        self.session.conn_send(out)
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def request(self, backend: Backend, msg: Message, reply: Reply) -> None:
+        route = SERVER_REQUESTS.get(msg["method"])
+        handler = _REQUEST_HANDLERS[route.handler or "relay"] if route else _relay
+        handler(self, backend, msg, reply)
+
+    def _progress_create(self, backend: Backend, msg: Message, reply: Reply) -> None:
+        reply(None)
+        params = msg.get("params") or {}
+        theirs = params.get("token") if isinstance(params, dict) else None
+        token = f"lspmux/{backend.name}/{theirs}"
+        self._progress_tokens[(id(backend), theirs)] = token
+        self._progress_owner[token] = (backend, theirs)
+        if client_declares(self.session.client_capabilities, "window.workDoneProgress"):
+            self._to_client(msg["method"], {"token": token}, lambda _r: None, timeout=None)
+
+    def progress_owner(self, token: Any) -> tuple[Backend, Any] | None:
+        return self._progress_owner.get(token) if isinstance(token, str) else None
+
+    def _registration(self, backend: Backend, msg: Message, reply: Reply) -> None:
+        reply(None)  # the backend recorded it; a pull provider may have been registered
+        self.session.puller.schedule_all(backend)
+        self.session.registrations.sync(backend)
+
+    def _diagnostic_refresh(self, backend: Backend, msg: Message, reply: Reply) -> None:
+        reply(None)
+        self.session.puller.schedule_all(backend)
+        self._refresh(backend, msg, lambda _v: None)
+
+    def _refresh(self, backend: Backend, msg: Message, reply: Reply) -> None:
+        route = SERVER_REQUESTS[msg["method"]]
+        if not client_declares(self.session.client_capabilities, route.client_capability):
+            reply(None)
+            return
+        self._relay(backend, msg, reply)
+
+    def _relay(self, backend: Backend, msg: Message, reply: Reply) -> None:
+        method = msg["method"]
+        route = SERVER_REQUESTS.get(method)
+        conn = self._conn()
+        takes = route is None or client_declares(
+            self.session.client_capabilities, route.client_capability
+        )
+        if self.session.state != "running" or conn is None or conn.closed or not takes:
+            reply(_DECLINED.get(method))
+            return
+        key = (id(backend), msg.get("id"))
+
+        def done(resp: Message) -> None:
+            self._relayed.pop(key, None)
+            if "error" in resp:
+                err = resp["error"] or {}
+                exc = JsonRpcError(str(err.get("message")), err.get("data"))
+                exc.CODE = int(err.get("code", -32603))
+                reply(exc)
+            else:
+                reply(resp.get("result"))
+
+        client_id = self._to_client(
+            msg["method"], msg.get("params"), done, timeout=backend.config.request_timeout
+        )
+        if client_id is not None:
+            self._relayed[key] = client_id
+
+    def _to_client(
+        self,
+        method: str,
+        params: Any,
+        callback: Callable[[Message], None],
+        *,
+        timeout: float | None,
+    ) -> int | None:
+        conn = self._conn()
+        if conn is None:
+            return None
+        return conn.request(method, params, callback, timeout=timeout)
+
+    # -- backend events -----------------------------------------------------------------------
+
+    def event(self, backend: Backend, event: str, detail: str) -> None:
+        if event == "started":
+            self.session.puller.schedule_all(backend)
+            self.session.registrations.sync(backend)
+        elif event == "failed":
+            self.session.conn_send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": t.WINDOW_SHOW_MESSAGE,
+                    "params": {"type": 1, "message": detail},
+                }
+            )
+        elif event == "restarting":
+            self.session.conn_send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": t.WINDOW_LOG_MESSAGE,
+                    "params": {
+                        "type": 2,
+                        "message": f"lspmux: {backend.name} {detail}; restarting",
+                    },
+                }
+            )
+
+
+#: What a server is told when no client can take its request (null where null is an answer).
+_DECLINED: dict[str, Any] = {
+    t.WORKSPACE_APPLY_EDIT: {"applied": False, "failureReason": "no client can apply it now"},
+    t.WINDOW_SHOW_DOCUMENT: {"success": False},
+}
+
+_forward = ServerRelay._forward
+_relay = ServerRelay._relay
+
+#: The handlers the table's server→client `handler` names stand for.
+_NOTIFICATION_HANDLERS: dict[str, Callable[[ServerRelay, Backend, Message], None]] = {
+    "publish": ServerRelay._publish,
+    "progress": ServerRelay._progress,
+    "cancel": ServerRelay._cancel,
+    "log_message": ServerRelay._log_message,
+    "forward": ServerRelay._forward,
+}
+_REQUEST_HANDLERS: dict[str, Callable[[ServerRelay, Backend, Message, Reply], None]] = {
+    "progress_create": ServerRelay._progress_create,
+    "register": ServerRelay._registration,
+    "unregister": ServerRelay._registration,
+    "diagnostic_refresh": ServerRelay._diagnostic_refresh,
+    "refresh": ServerRelay._refresh,
+    "relay": ServerRelay._relay,
+}
+#: Handled by the backend itself, before a session hears of the request.
+BACKEND_ANSWERS = frozenset({"configuration", "workspace_folders"})

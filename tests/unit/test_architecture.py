@@ -1,0 +1,96 @@
+"""The package's import graph has no cycles — counting every import: at module level, under
+`TYPE_CHECKING`, and inside functions (a cycle hidden by either is still a cycle in the design).
+docs/architecture.md draws this graph; the session's helpers depend on `session/host.py`'s
+Protocols, not on the Session class."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "lspmux"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name and target != "lspmux":
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    paths = list(PACKAGE.rglob("*.py"))
+    modules = {module_name(p) for p in paths}
+    return {module_name(p): imports_of(p, modules) for p in paths}
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles() -> None:
+    found = cycles(graph())
+    assert not found, f"import cycles (module groups that import each other): {found}"
+
+
+def test_session_helpers_do_not_import_the_session_class() -> None:
+    g = graph()
+    helpers = [m for m in g if m.startswith("lspmux.session.") and m != "lspmux.session.session"]
+    offenders = [m for m in helpers if "lspmux.session.session" in g[m]]
+    assert not offenders
