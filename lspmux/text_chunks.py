@@ -178,11 +178,12 @@ class ChunkedText:
         assert self._breaks is not None and self._chunks is not None
         return self._breaks.prefix(len(self._chunks)) + 1
 
-    def line(self, line: int) -> str:
-        """The text of `line` without its line break ("" past the end)."""
-        found = self._locate_line(line)
+    def line(self, line: int) -> str | None:
+        """The text of `line` without its line break; None past the end (or before the start),
+        as `lspmux.encodings.lines.Lines` asks."""
+        found = self._locate_line(line) if line >= 0 else None
         if found is None:
-            return ""
+            return None
         chunk, start, end = found[:3]
         return chunk[start:end]
 

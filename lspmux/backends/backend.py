@@ -325,7 +325,7 @@ class Backend:
         callback: ResponseCallback,
         *,
         raw: RawCallback | None = None,
-    ) -> int | None:
+    ) -> int | str | None:
         """Send a request (the server must be running); returns the id the server sees."""
         self.last_used = time.monotonic()
         conn = self._conn
@@ -340,7 +340,7 @@ class Backend:
         self.last_used = time.monotonic()
         return await self._conn.call(method, params, timeout=self.config.request_timeout)
 
-    def cancel(self, msg_id: int) -> None:
+    def cancel(self, msg_id: int | str) -> None:
         if self._conn is not None:
             self._conn.cancel(msg_id)
 

@@ -4,6 +4,8 @@
 - `syntax`   the string form `<file>[:<scope>][@<find>]`
 - `markers`  which `<|>`-style marker marks the position
 - `pattern`  the token-aware matcher
+- `fuzzy`    near matches when the exact find matches nothing (opt-in), over `align` (the
+             token edit distance) and `anchors` (where to look)
 - `symbols`  document symbols as a tree; symbol paths
 - `engine`   resolve_spec: (text, symbols, spec, encoding) → position or range
 - `describe` the reverse: the shortest spec for a position

@@ -12,12 +12,20 @@ positions with a bisect. Errors are `InvalidParams` (the spec cannot apply to th
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from lspmux.errors import RequestFailed
+from lspmux.locate.fuzzy import (
+    SHOWN,
+    Candidate,
+    FuzzyOutcome,
+    find_tokens,
+    fuzzy_search,
+)
 from lspmux.locate.markers import Want
 from lspmux.locate.pattern import CompiledFind, closest_line, compile_find, search
 from lspmux.locate.spec import Scope, ScopeKind, Spec, invalid, target_from_json
@@ -76,6 +84,7 @@ class MatchSpan:
     end: int
     count: int
     partial: bool
+    fuzzy: Candidate | None = None  # set when only a near match was found
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +112,8 @@ class Resolution:
                 "count": m.count,
                 "partial": m.partial,
             }
+            if m.fuzzy is not None:
+                out["match"].update(m.fuzzy.to_lsp(text, starts, encoding))
         out["scope"] = self.scope.to_lsp(text, starts, encoding)
         return out
 
@@ -171,7 +182,12 @@ def _symbol_scope(
 
 
 def _not_found(
-    cf: CompiledFind, text: str, starts: list[int], scope: ScopeSpan, encoding: Encoding
+    cf: CompiledFind,
+    text: str,
+    starts: list[int],
+    scope: ScopeSpan,
+    encoding: Encoding,
+    fuzzy: FuzzyOutcome | None = None,
 ) -> RequestFailed:
     line = closest_line(cf, text, starts, scope.start, scope.end)
     closest: dict[str, Any] | None = None
@@ -195,11 +211,84 @@ def _not_found(
         "scope_range": to_range(text, starts, scope.start, scope.end, encoding),
         "closest": closest,
     }
+    nothing = "nothing"
+    if fuzzy is not None:
+        data["fuzzy"] = _fuzzy_data(fuzzy, fuzzy.near, text, starts, encoding)
+        nothing = (
+            f"nothing, not even approximately (no near match scores {fuzzy.threshold:g} or more)"
+        )
+        if fuzzy.near:
+            best = fuzzy.near[0]
+            line = bisect_right(starts, best.start)
+            detail = f"; the best near match scores {best.score:.2f} on line {line}{detail}"
     return RequestFailed(
-        f"find {cf.source!r} matches nothing in {scope.describe()}{detail}{hint}; check the "
+        f"find {cf.source!r} matches {nothing} in {scope.describe()}{detail}{hint}; check the "
         "spelling of the find or widen the scope",
         data=data,
     )
+
+
+def _fuzzy_data(
+    out: FuzzyOutcome,
+    shown: tuple[Candidate, ...],
+    text: str,
+    starts: list[int],
+    encoding: Encoding,
+) -> dict[str, Any]:
+    return {
+        "threshold": out.threshold,
+        "candidates": [c.summary(text, starts, encoding) for c in shown[:SHOWN]],
+    }
+
+
+def _resolve_fuzzy(
+    cf: CompiledFind,
+    spec: Spec,
+    text: str,
+    starts: list[int],
+    scope: ScopeSpan,
+    encoding: Encoding,
+    want: Want,
+) -> Resolution:
+    """The near match of a find that matched nothing exactly (docs/locate.md, Fuzzy)."""
+    assert spec.find is not None and spec.fuzzy is not None
+    out = fuzzy_search(
+        find_tokens(spec.find, spec.marker, want), text, scope.start, scope.end, spec.fuzzy
+    )
+    where = {
+        "find": spec.find,
+        "scope_range": to_range(text, starts, scope.start, scope.end, encoding),
+    }
+    if out.too_many:
+        raise RequestFailed(
+            f"fuzzy find {spec.find!r} is too unspecific for {scope.describe()}: its rarest "
+            f"words ({', '.join(out.anchors)}) occur more than {out.hits - 1} times; narrow the "
+            "scope or add a distinctive word to the find",
+            data={**where, "fuzzy": {"threshold": out.threshold, "anchors": list(out.anchors)}},
+        )
+    if not out.accepted:
+        raise _not_found(cf, text, starts, scope, encoding, out)
+    best = out.accepted[0]
+    if out.tie or spec.find_index:
+        tied = tuple(c for c in out.accepted if abs(c.score - best.score) < 1e-9)
+        lines = ", ".join(str(bisect_right(starts, c.start)) for c in tied[:SHOWN])
+        problem = (
+            f"{len(tied)} near matches tie with score {best.score:.2f} (lines {lines})"
+            if out.tie
+            else "find_index applies to exact matches only"
+        )
+        raise RequestFailed(
+            f"fuzzy find {spec.find!r} is ambiguous in {scope.describe()}: {problem}; narrow "
+            "the scope (a line scope such as :LINE) or make the find more specific",
+            data={**where, "fuzzy": _fuzzy_data(out, out.accepted, text, starts, encoding)},
+        )
+    match = MatchSpan(best.start, best.end, len(out.accepted), False, best)
+    marks = [landing.offset for landing in best.markers]
+    if want == "range":
+        a, b = (min(marks), max(marks)) if len(marks) == 2 else (best.start, best.end)
+        return Resolution(a, b, scope, match, want)
+    at = marks[0] if marks else best.start
+    return Resolution(at, at, scope, match, want)
 
 
 def resolve_spec(
@@ -233,6 +322,8 @@ def resolve_spec(
         )
     hits = search(cf, text, scope.start, scope.end, spec.find_index)
     if hits.count == 0:
+        if spec.fuzzy is not None:  # only now: an exact match always wins
+            return _resolve_fuzzy(cf, spec, text, starts, scope, encoding, want)
         raise _not_found(cf, text, starts, scope, encoding)
     m = hits.match
     if m is None:

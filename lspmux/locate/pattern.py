@@ -53,7 +53,9 @@ class CompiledFind:
     plain: str  # the tokens with single spaces, markers removed (for hints)
 
 
-def _items(parts: tuple[str, ...]) -> list[tuple[str, str]]:
+def find_items(parts: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The tokens of a find cut at its markers: (kind, text) with MARK items between the
+    parts, whitespace at either end dropped."""
     items: list[tuple[str, str]] = []
     for i, part in enumerate(parts):
         if i:
@@ -66,7 +68,7 @@ def _items(parts: tuple[str, ...]) -> list[tuple[str, str]]:
     return items
 
 
-def _sticks_forward(items: list[tuple[str, str]], i: int, marks: int) -> bool:
+def sticks_forward(items: list[tuple[str, str]], i: int, marks: int) -> bool:
     """Whether the marker at items[i] sticks to the start of the next token (else to the end
     of the previous one). A range's markers hug the tokens between them."""
     if marks == 2:
@@ -88,7 +90,7 @@ def _regex(items: list[tuple[str, str]], strict: bool, marks: int) -> str:
             space = True
             continue
         if kind == MARK:
-            (after if _sticks_forward(items, i, marks) else before).append("()")
+            (after if sticks_forward(items, i, marks) else before).append("()")
             continue
         if prev is None:
             out.extend(before + after)
@@ -115,7 +117,7 @@ def _regex(items: list[tuple[str, str]], strict: bool, marks: int) -> str:
 def compile_find(find: str, marker: str | None = None, want: Want = "position") -> CompiledFind:
     """Compile `find` (markers detected, or cut at the explicit `marker`)."""
     marked = split_markers(find, want, marker)
-    items = _items(marked.parts)
+    items = find_items(marked.parts)
     tokens = [(k, t) for k, t in items if k in (WORD, PUNCT)]
     plain = _SPACE.sub(" ", "".join(marked.parts)).strip()
     words = tuple(t for k, t in tokens if k == WORD)

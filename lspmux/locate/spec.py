@@ -19,12 +19,15 @@ from lspmux.errors import InvalidParams
 
 ScopeKind = Literal["file", "lines", "symbol"]
 
+DEFAULT_THRESHOLD = 0.6  # the least score a fuzzy match needs (docs/locate.md, Fuzzy matching)
+
 SYNTAX_HELP = (
     'locate is a string "<file>[:<scope>][@<find>]" — e.g. "app.py:Greeter.greet@return <|>message", '
     '"app.py:12@foo(<|>x)", "app.py:10-20@x", "app.py:L42", "app.py@self.<|>", "app.py:Greeter" — '
     'or an object {"file_path" | "uri", "scope": {"symbol_path": ["Greeter", "greet"]} | {"line": 12} '
-    '| {"line": [10, 20]}, "find": "return <|>message", "find_index": 0, "marker": "<|>"}; '
-    "lines are 1-based and inclusive; a scope or a find (or both) is required"
+    '| {"line": [10, 20]}, "find": "return <|>message", "find_index": 0, "marker": "<|>", "fuzzy": true}; '
+    "lines are 1-based and inclusive; a scope or a find (or both) is required; "
+    '"~@" instead of "@" (or "fuzzy": true) also accepts a near match when nothing matches exactly'
 )
 
 _LINE_SCOPE = re.compile(r"L?(\d+)(?:\s*[-,]\s*L?(\d+))?")
@@ -42,6 +45,7 @@ _KEYS = {
     "find_index": "find_index",
     "findIndex": "find_index",
     "marker": "marker",
+    "fuzzy": "fuzzy",
 }
 
 
@@ -83,6 +87,7 @@ class Spec:
     find: str | None = None
     find_index: int = 0
     marker: str | None = None
+    fuzzy: float | None = None  # the least score of a near match; None: exact only
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -95,6 +100,8 @@ class Spec:
             out["find_index"] = self.find_index
         if self.marker is not None:
             out["marker"] = self.marker
+        if self.fuzzy is not None:
+            out["fuzzy"] = True if self.fuzzy == DEFAULT_THRESHOLD else self.fuzzy
         return out
 
 
@@ -192,6 +199,20 @@ def scope_from_json(value: Any) -> Scope:
     return _scope_from_json(_KEYS[key], value[key])
 
 
+def _fuzzy_from_json(value: Any) -> float | None:
+    """`true` → the default threshold, `false`/null → exact only, a number in (0, 1] → that
+    threshold."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return DEFAULT_THRESHOLD
+    if isinstance(value, int | float) and 0 < value <= 1:
+        return float(value)
+    raise invalid(
+        f"bad fuzzy {value!r}: give true, false, or the least score to accept (0 < score <= 1)"
+    )
+
+
 def target_from_json(obj: Mapping[str, Any]) -> Target:
     """The object form of `locate` → a validated Target."""
     fields: dict[str, Any] = {}
@@ -229,6 +250,9 @@ def target_from_json(obj: Mapping[str, Any]) -> Target:
         raise invalid(f"bad marker {marker!r}: give a non-empty string")
     if marker is not None and find is None:
         raise invalid("marker needs a find")
+    fuzzy = _fuzzy_from_json(fields.get("fuzzy"))
+    if fuzzy is not None and find is None:
+        raise invalid("fuzzy needs a find")
     if scope.kind == "file" and find is None:
         raise invalid("nothing to locate: give a scope, a find, or both")
     for name in ("file_path", "uri"):
@@ -238,7 +262,7 @@ def target_from_json(obj: Mapping[str, Any]) -> Target:
     if fields.get("file_path") is not None and fields.get("uri") is not None:
         raise invalid("give file_path or uri, not both")
     return Target(
-        Spec(scope, find, index, marker),
+        Spec(scope, find, index, marker, fuzzy),
         file_path=fields.get("file_path"),
         uri=fields.get("uri"),
     )

@@ -6,6 +6,8 @@ first `@` is the find, `@` and `:` included. `:` followed by digits, `,`, `-` or
 starts a line scope; anything else is a dotted symbol path. A path may itself contain `@` or
 `:`; every way of splitting the string is tried, and a reading whose file exists (by the
 caller's `exists` predicate) wins over one whose file does not, the shortest file first.
+`~@` instead of `@` makes the find fuzzy (`app.py:Greeter.greet~@return <|>mesage`): that
+reading comes before the one that keeps `~` in the file or scope.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from lspmux.locate.spec import (
+    DEFAULT_THRESHOLD,
     Scope,
     Spec,
     Target,
@@ -21,7 +24,18 @@ from lspmux.locate.spec import (
     parse_scope_text,
 )
 
-Reading = tuple[str, str | None, str | None]  # (file, scope text, find)
+Reading = tuple[str, str | None, str | None, bool]  # (file, scope text, find, fuzzy)
+
+
+def _split(head: str, scope: str | None, find: str) -> Iterator[Reading]:
+    """A reading with a find; first the fuzzy one when `~@` separates the find."""
+    last = scope if scope is not None else head
+    if len(last) > 1 and last.endswith("~"):
+        if scope is not None:
+            yield head, scope[:-1], find, True
+        else:
+            yield head[:-1], None, find, True
+    yield head, scope, find, False
 
 
 def _readings(s: str) -> Iterator[Reading]:
@@ -30,18 +44,18 @@ def _readings(s: str) -> Iterator[Reading]:
         if i == 0 or ch not in ":@":
             continue
         if ch == "@":
-            yield s[:i], None, s[i + 1 :]
+            yield from _split(s[:i], None, s[i + 1 :])
             continue
         j = s.find("@", i + 1)
         if j < 0:
-            yield s[:i], s[i + 1 :], None
+            yield s[:i], s[i + 1 :], None, False
         else:
-            yield s[:i], s[i + 1 : j], s[j + 1 :]
-    yield s, None, None
+            yield from _split(s[:i], s[i + 1 : j], s[j + 1 :])
+    yield s, None, None, False
 
 
 def _plausible(reading: Reading) -> bool:
-    file, scope, _ = reading
+    file, scope, _, _ = reading
     if not file.strip() or file.endswith(("/", "\\")):
         return False
     if scope is None:
@@ -53,13 +67,13 @@ def _plausible(reading: Reading) -> bool:
 
 
 def _build(reading: Reading) -> Target:
-    file, scope_text, find = reading
+    file, scope_text, find, fuzzy = reading
     scope = parse_scope_text(scope_text) if scope_text is not None else Scope()
     if find is not None and not find.strip():
         raise invalid(f"empty find after '@' in {file!r}")
     if scope.kind == "file" and find is None:
         raise invalid(f"nothing to locate in {file!r}: add ':<scope>', '@<find>' or both")
-    return Target(Spec(scope, find), file_path=file)
+    return Target(Spec(scope, find, fuzzy=DEFAULT_THRESHOLD if fuzzy else None), file_path=file)
 
 
 def parse_locate(text: str, exists: Callable[[str], bool] | None = None) -> Target:
@@ -88,8 +102,11 @@ def symbol_path_text(path: tuple[str, ...]) -> str | None:
 
 def format_locate(file: str, spec: Spec) -> str | None:
     """The string form of `spec` applied to `file`, or None when it cannot be written so
-    (a find_index, an explicit marker, or a symbol name the dotted syntax cannot carry)."""
+    (a find_index, an explicit marker, a fuzzy threshold other than the default, or a symbol
+    name the dotted syntax cannot carry)."""
     if spec.find_index or spec.marker is not None:
+        return None
+    if spec.fuzzy is not None and spec.fuzzy != DEFAULT_THRESHOLD:
         return None
     out = file
     scope = spec.scope
@@ -104,5 +121,5 @@ def format_locate(file: str, spec: Spec) -> str | None:
     if spec.find is not None:
         if spec.find != spec.find.strip():
             return None
-        out += f"@{spec.find}"
+        out += f"{'~' if spec.fuzzy is not None else ''}@{spec.find}"
     return out

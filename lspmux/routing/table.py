@@ -70,15 +70,14 @@ class Policy(enum.Enum):
 class Route:
     policy: Policy
     feature: str
-    #: Key in ServerCapabilities that makes a backend eligible (None: always). For a resolve
-    #: method: the provider whose `resolveProvider` says the origin resolves at all.
-    capability: str | None = None
+    capability: str | None = None  # key in ServerCapabilities; None: always eligible
     position: bool = False  # params carry textDocument + position (Locate can fill them)
     range: bool = False  # params carry textDocument + range (Locate can fill them)
     merger: Callable[[merge.Results], Any] | None = None  # MERGE: how answers combine
     family: str | None = None  # items come back through ORIGIN methods of this family
     handler: str | None = None  # the local handler (session.dispatch / session.relay)
     client_capability: str | None = None  # dotted client capability needed to pass it on
+    resolved_by: str | None = None  # a resolve method: whose `resolveProvider` says it resolves
 
 
 def _r(
@@ -92,11 +91,21 @@ def _r(
     family: str | None = None,
     handler: str | None = None,
     client_capability: str | None = None,
+    resolved_by: str | None = None,
 ) -> Route:
     if policy is Policy.MERGE and merger is None:
         merger = merge.concat
     return Route(
-        policy, feature, capability, position, range, merger, family, handler, client_capability
+        policy,
+        feature,
+        capability,
+        position,
+        range,
+        merger,
+        family,
+        handler,
+        client_capability,
+        resolved_by,
     )
 
 
@@ -225,13 +234,19 @@ CLIENT_REQUESTS: dict[str, Route] = {
         Policy.DIAGNOSTICS, "diagnostics", "diagnosticProvider", handler="workspace_diagnostic"
     ),
     # -- back to the origin -------------------------------------------------------------------
-    t.COMPLETION_ITEM_RESOLVE: _r(OR, "completion", "completionProvider", family="completion"),
-    t.CODE_ACTION_RESOLVE: _r(OR, "codeAction", "codeActionProvider", family="codeAction"),
-    t.CODE_LENS_RESOLVE: _r(OR, "codeLens", "codeLensProvider", family="codeLens"),
-    t.DOCUMENT_LINK_RESOLVE: _r(OR, "documentLink", "documentLinkProvider", family="documentLink"),
-    t.INLAY_HINT_RESOLVE: _r(OR, "inlayHint", "inlayHintProvider", family="inlayHint"),
+    t.COMPLETION_ITEM_RESOLVE: _r(
+        OR, "completion", family="completion", resolved_by="completionProvider"
+    ),
+    t.CODE_ACTION_RESOLVE: _r(
+        OR, "codeAction", family="codeAction", resolved_by="codeActionProvider"
+    ),
+    t.CODE_LENS_RESOLVE: _r(OR, "codeLens", family="codeLens", resolved_by="codeLensProvider"),
+    t.DOCUMENT_LINK_RESOLVE: _r(
+        OR, "documentLink", family="documentLink", resolved_by="documentLinkProvider"
+    ),
+    t.INLAY_HINT_RESOLVE: _r(OR, "inlayHint", family="inlayHint", resolved_by="inlayHintProvider"),
     t.WORKSPACE_SYMBOL_RESOLVE: _r(
-        OR, "workspaceSymbol", "workspaceSymbolProvider", family="workspaceSymbol"
+        OR, "workspaceSymbol", family="workspaceSymbol", resolved_by="workspaceSymbolProvider"
     ),
     t.WORKSPACE_EXECUTE_COMMAND: _r(
         OR, "executeCommand", "executeCommandProvider", family="codeAction"
@@ -254,7 +269,7 @@ CLIENT_NOTIFICATIONS: dict[str, Route] = {
     t.TEXT_DOCUMENT_DID_CLOSE: _r(B, "sync", handler="did_close"),
     t.TEXT_DOCUMENT_WILL_SAVE: _r(B, "sync"),
     t.WORKSPACE_DID_CHANGE_CONFIGURATION: _r(B, "sync"),
-    t.WORKSPACE_DID_CHANGE_WATCHED_FILES: _r(B, "sync"),
+    t.WORKSPACE_DID_CHANGE_WATCHED_FILES: _r(B, "sync", handler="did_change_watched_files"),
     t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS: _r(B, "sync"),
     t.WORKSPACE_DID_CREATE_FILES: _r(B, "sync"),
     t.WORKSPACE_DID_RENAME_FILES: _r(B, "sync"),

@@ -372,7 +372,16 @@ LOCAL_REQUESTS: dict[str, LocalRequest] = {
     "locate_describe": _locate_describe,
     "diagnostic_status": _diagnostic_status,
 }
+
+
+def _did_change_watched_files(d: ClientDispatch, params: dict[str, Any]) -> None:
+    """The client's file events, to each backend whose watchers asked for them."""
+    for backend, own in d.session.files.from_client(params).items():
+        backend.notify(t.WORKSPACE_DID_CHANGE_WATCHED_FILES, own)
+
+
 LOCAL_NOTIFICATIONS: dict[str, LocalNotification] = {
+    "did_change_watched_files": _did_change_watched_files,
     "initialized": lambda _d, _p: None,
     "exit": lambda d, _p: d.lifecycle.exit(),
     "cancel": ClientDispatch._cancel,

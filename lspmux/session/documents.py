@@ -51,8 +51,10 @@ class Document:
     def __len__(self) -> int:
         return len(self._body)
 
-    def line(self, line: int) -> str:
-        """One line's text without its line break ("" past the end)."""
+    def line(self, line: int) -> str | None:
+        """One line's text without its line break; None past the end. This makes a Document
+        a `Lines` text source for position conversion (lspmux/encodings), which then reads
+        only the lines it converts."""
         return self._body.line(line)
 
     def offset_at(self, line: int, character: int, encoding: Encoding) -> int:

@@ -48,7 +48,7 @@ class Exchange:
         self.client_id = msg["id"]
         self.method: str = msg["method"]
         self.params: Any = msg.get("params")
-        self.targets: list[tuple[Backend, int]] = []
+        self.targets: list[tuple[Backend, int | str]] = []
         self.answered = False
         #: Params that differ per backend (by backend name): a code action request carries
         #: each backend's own diagnostics.
@@ -62,7 +62,7 @@ class Exchange:
             return self.params
         return self.per_backend.get(backend.name, self.params)
 
-    def sent(self, backend: Backend, backend_id: int | None) -> None:
+    def sent(self, backend: Backend, backend_id: int | str | None) -> None:
         if backend_id is not None:
             self.targets.append((backend, backend_id))
 

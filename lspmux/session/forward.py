@@ -311,7 +311,7 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
             )
         )
         return
-    if retag is not None and route.capability and not _resolves(target, route.capability):
+    if retag is not None and route.resolved_by and not _resolves(target, route.resolved_by):
         ex.reply(ex.params)  # nothing to resolve there: the item is complete as it is
         return
 

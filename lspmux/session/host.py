@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
     from lspmux.backends.capabilities import Announcement
     from lspmux.backends.pool import Pool
+    from lspmux.workspace.files import FileWatching
 
 
 class Puller(Protocol):
@@ -79,6 +80,7 @@ class SessionHost(Protocol):
     announcement: Announcement | None
     announced: dict[str, Any]
     pull_diagnostics: bool
+    files: FileWatching[Backend]
 
     @property
     def registrations(self) -> Registrations: ...

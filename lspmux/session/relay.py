@@ -48,7 +48,7 @@ class ServerRelay:
         self._progress_tokens: dict[tuple[int, Any], str] = {}  # (backend, its token) → ours
         self._progress_owner: dict[str, tuple[Backend, Any]] = {}  # our token → origin
         #: (backend, the backend's request id) → the id the client knows.
-        self._relayed: dict[tuple[int, Any], int] = {}
+        self._relayed: dict[tuple[int, Any], int | str] = {}
 
     # -- notifications ------------------------------------------------------------------------
 
@@ -132,6 +132,56 @@ class ServerRelay:
         reply(None)  # the backend recorded it; a pull provider may have been registered
         self.session.puller.schedule_all(backend)
         self.session.registrations.sync(backend)
+        self._watched_files(backend, msg)
+
+    def attached(self, backend: Backend) -> None:
+        """This session starts using `backend`, which may have registered things before (it
+        was started for `initialize`, or another client of the daemon started it): this
+        client hears of them now."""
+        if backend.state != "running":
+            return  # a later start's registrations arrive as usual
+        self.session.registrations.sync(backend)
+        watchers = [
+            {"id": reg_id, "method": method, "registerOptions": options}
+            for reg_id, (method, options) in backend.registrations.items()
+            if method == t.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        ]
+        if watchers:
+            self._watched_files(
+                backend,
+                {"method": t.CLIENT_REGISTER_CAPABILITY, "params": {"registrations": watchers}},
+            )
+
+    def _watched_files(self, backend: Backend, msg: Message) -> None:
+        """File watchers a server registers: relayed to a client that watches files (ids
+        remapped), else watched by lspmux itself."""
+        params = msg.get("params")
+        if not isinstance(params, dict):
+            return
+        files = self.session.files
+        if msg["method"] == t.CLIENT_REGISTER_CAPABILITY:
+            out = [
+                files.register(backend, reg)
+                for reg in params.get("registrations") or []
+                if isinstance(reg, dict)
+                and reg.get("method") == t.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            ]
+            if relayed := [r for r in out if r is not None]:
+                self._to_client(
+                    t.CLIENT_REGISTER_CAPABILITY, {"registrations": relayed}, _ignore, timeout=30
+                )
+            return
+        gone = params.get("unregisterations", params.get("unregistrations")) or []
+        out = [
+            files.unregister(backend, unreg)
+            for unreg in gone
+            if isinstance(unreg, dict)
+            and unreg.get("method") == t.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        ]
+        if relayed := [r for r in out if r is not None]:
+            self._to_client(
+                t.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": relayed}, _ignore, timeout=30
+            )
 
     def _diagnostic_refresh(self, backend: Backend, msg: Message, reply: Reply) -> None:
         reply(None)
@@ -180,7 +230,7 @@ class ServerRelay:
         callback: Callable[[Message], None],
         *,
         timeout: float | None,
-    ) -> int | None:
+    ) -> int | str | None:
         conn = self._conn()
         if conn is None:
             return None
@@ -192,7 +242,11 @@ class ServerRelay:
         if event == "started":
             self.session.puller.schedule_all(backend)
             self.session.registrations.sync(backend)
-        elif event == "failed":
+        elif event in ("stopped", "failed") and (gone := self.session.files.forget(backend)):
+            self._to_client(
+                t.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone}, _ignore, timeout=30
+            )
+        if event == "failed":
             self.session.conn_send(
                 {
                     "jsonrpc": "2.0",
@@ -211,6 +265,10 @@ class ServerRelay:
                     },
                 }
             )
+
+
+def _ignore(_resp: Message) -> None:
+    pass
 
 
 #: What a server is told when no client can take its request (null where null is an answer).

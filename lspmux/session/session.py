@@ -43,6 +43,7 @@ from lspmux.session.relay import ServerRelay
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message
+from lspmux.workspace.files import FileWatching
 
 log = logging.getLogger("lspmux.session")
 
@@ -92,6 +93,8 @@ class Session:
         self.announcement: caps.Announcement | None = None
         self.announced: dict[str, Any] = {}  # what the client was told (initialize, registrations)
         self.semantic = DeltaBridge()  # semantic token deltas lspmux computes itself
+        #: Servers' file watchers: relayed to the client, or watched here (set at initialize).
+        self.files: FileWatching[Backend] = FileWatching(None, self._send_file_events)
         self.puller = Puller(self)
         self.linting = SessionLinting(self)
         self.registrations = announce.ClientRegistrations(self)
@@ -107,6 +110,9 @@ class Session:
             on_request=self._on_message,
             on_notification=self._on_message,
             on_close=self._on_close,
+            # Requests to the client get ids no client uses for its own requests: pygls drops
+            # its own pending request when the server's request has the same id.
+            id_prefix="lspmux-",
             **kwargs,
         )
         return self.conn
@@ -142,6 +148,7 @@ class Session:
             origin = self._origin[backend] = len(self.backends)
             self.backends.append(backend)
             self.pool.attach(backend, self)
+            self.relay.attached(backend)
         return origin
 
     def backend_by_origin(self, origin: int | None) -> Backend | None:
@@ -198,6 +205,10 @@ class Session:
                 self.pool.client_capabilities = self.client_capabilities
             self.pool.initialization_options = params.get("initializationOptions")
         self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
+        self.files = FileWatching(
+            self.client_capabilities, self._send_file_events, [r.as_uri() for r in self.roots]
+        )
+        self.spawn(self.files.start())
         announcement, wanted = announce.from_cache(self, root)
         if not wanted:
             return self._initialized(announcement)
@@ -227,7 +238,11 @@ class Session:
         if self.on_shutdown is not None:
             await self.on_shutdown(self)
 
+    def _send_file_events(self, backend: Backend, params: dict[str, Any]) -> None:
+        backend.notify(t.WORKSPACE_DID_CHANGE_WATCHED_FILES, params)
+
     async def release_backends(self) -> None:
+        await self.files.stop()
         await self.linting.aclose()  # kill linter runs first: they need no backend
         for doc in list(self.documents):
             for backend in self._uri_backends.get(doc.uri, []):

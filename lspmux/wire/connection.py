@@ -105,6 +105,7 @@ class Connection(asyncio.Protocol):
         reply_errors: bool = True,
         max_write_buffer: int | None = None,
         duplex: bool = True,
+        id_prefix: str | None = None,
     ) -> None:
         self.name = name
         self.duplex = duplex  # False: reads from one pipe, writes to another (attach_writer)
@@ -116,8 +117,9 @@ class Connection(asyncio.Protocol):
         self._parser = FrameParser()
         self._reader: asyncio.BaseTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int | str, _Pending] = {}
         self._next_id = 1
+        self._id_prefix = id_prefix
         self._closed = False
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._held: list[bytes | memoryview] = []  # headers and bodies held during a read
@@ -240,7 +242,7 @@ class Connection(asyncio.Protocol):
 
     def _complete(self, msg: Message) -> None:
         msg_id = msg.get("id")
-        pending = self._pending.pop(msg_id, None) if isinstance(msg_id, int) else None
+        pending = self._pending.pop(msg_id, None) if isinstance(msg_id, int | str) else None
         if pending is None:
             log.debug("%s: response to unknown request %r", self.name, msg_id)
             return
@@ -376,12 +378,13 @@ class Connection(asyncio.Protocol):
         *,
         timeout: float | None = None,
         raw: RawCallback | None = None,
-    ) -> int:
+    ) -> int | str:
         """Send a request; `callback` gets the response dict (with "result" or "error") exactly
         once. With `raw`, a response that can be sniffed is given as bytes instead. Returns the
         id this peer sees, for `$/cancelRequest`."""
-        msg_id = self._next_id
+        n = self._next_id
         self._next_id += 1
+        msg_id: int | str = n if self._id_prefix is None else f"{self._id_prefix}{n}"
         if self._closed:
             callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
             return msg_id
@@ -416,19 +419,19 @@ class Connection(asyncio.Protocol):
             raise exc
         return msg.get("result")
 
-    def cancel(self, msg_id: int) -> bool:
+    def cancel(self, msg_id: int | str) -> bool:
         """Tell the peer to cancel `msg_id` (it still answers, with a result or an error)."""
         if msg_id not in self._pending:
             return False
         self.notify("$/cancelRequest", {"id": msg_id})
         return True
 
-    def _timeout(self, msg_id: int, seconds: float) -> None:
+    def _timeout(self, msg_id: int | str, seconds: float) -> None:
         pending = self._pending.pop(msg_id, None)
         if pending is None:
             return
         log.warning(
-            "%s: %s (id %d) timed out after %gs", self.name, pending.method, msg_id, seconds
+            "%s: %s (id %s) timed out after %gs", self.name, pending.method, msg_id, seconds
         )
         if not self._closed:
             self.notify("$/cancelRequest", {"id": msg_id})

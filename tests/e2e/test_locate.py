@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.conftest import Proxy
+from tests.e2e.conftest import Proxy, proxy_env
 
 
 async def test_symbol_scope_and_find_resolve_to_an_lsp_position(proxy: Proxy) -> None:
@@ -80,11 +85,8 @@ async def test_unknown_symbol_is_an_error_with_candidates(proxy: Proxy) -> None:
     assert "greet" in str(err)
 
 
-def test_locate_command_line(workspace, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-    import sys
-
-    from tests.e2e.conftest import proxy_env
+def _cli(workspace: Path, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`lspmux locate ARGS...` in the workspace, with a private proxy."""
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -96,6 +98,11 @@ def test_locate_command_line(workspace, tmp_path) -> None:  # type: ignore[no-un
             timeout=120,
         )
 
+    return run
+
+
+def test_locate_command_line(workspace: Path, tmp_path: Path) -> None:
+    run = _cli(workspace, tmp_path)
     found = run("app.py:Greeter.greet@return <|>message")
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == "app.py:12:16"
@@ -104,3 +111,79 @@ def test_locate_command_line(workspace, tmp_path) -> None:  # type: ignore[no-un
     missing = run("app.py:Greeter.nope")
     assert missing.returncode == 1
     assert "Greeter.greet" in missing.stderr  # the nearest existing paths are suggested
+
+
+# --- fuzzy: a near match when the exact find matches nothing -------------------------------
+
+
+async def test_fuzzy_resolve_in_a_symbol_scope(proxy: Proxy) -> None:
+    proxy.open("app.py", "python")
+    result = await proxy.request(
+        "locate/resolve", {"locate": "app.py:Greeter.greet~@return <|>mesage"}
+    )
+    assert result["position"] == {"line": 11, "character": 15}
+    assert result["scope"]["symbol_path"] == ["Greeter", "greet"]
+    match = result["match"]
+    assert match["fuzzy"] is True and match["text"] == "return message"
+    assert match["edits"] == [
+        {
+            "op": "changed",
+            "find": "mesage",
+            "text": "message",
+            "typo": True,
+            "range": {"start": {"line": 11, "character": 15}, "end": {"line": 11, "character": 22}},
+        }
+    ]
+    # the same find without `~` fails, naming the closest line
+    with pytest.raises(JsonRpcException) as info:
+        await proxy.request("locate/resolve", {"locate": "app.py:Greeter.greet@return <|>mesage"})
+    assert "matches nothing" in str(info.value)
+
+
+async def test_fuzzy_resolve_range_with_both_markers(proxy: Proxy) -> None:
+    proxy.open("app.py", "python")
+    result = await proxy.request(
+        "locate/resolveRange",
+        {
+            "locate": {
+                "file_path": "app.py",
+                "scope": {"symbol_path": ["Greeter", "greet"]},
+                "find": 'message = f"Hello, {self.<|>nme<|>}!"',
+                "fuzzy": True,
+            }
+        },
+    )
+    assert result["range"] == {
+        "start": {"line": 10, "character": 33},
+        "end": {"line": 10, "character": 37},
+    }
+    assert [m["landed_on"] for m in result["match"]["markers"]] == ["name", "name"]
+
+
+async def test_fuzzy_locate_inside_an_ordinary_request(proxy: Proxy) -> None:
+    proxy.open("app.py", "python")
+    hover = await proxy.raw_request(
+        "textDocument/hover",
+        {"locate": {"file_path": "app.py", "find": 'greeter = <|>Greter("world")', "fuzzy": True}},
+    )
+    assert "class Greeter" in str(hover)
+
+
+async def test_fuzzy_tie_is_an_error_with_the_candidates(proxy: Proxy) -> None:
+    proxy.open("app.py", "python")
+    with pytest.raises(JsonRpcException) as info:
+        # `self.<|>nme` is one typo away from both `self.name` lines
+        await proxy.request("locate/resolve", {"locate": "app.py~@self.<|>nme"})
+    assert "ambiguous" in str(info.value) and "lines 8, 11" in str(info.value)
+
+
+def test_fuzzy_locate_command_line(workspace: Path, tmp_path: Path) -> None:
+    run = _cli(workspace, tmp_path)
+    found = run("app.py:main~@print(greeter.<|>gret())")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "app.py:17:19"
+    near = run("--json", "app.py~@print(greeter.<|>gret())")
+    assert json.loads(near.stdout)["match"]["fuzzy"] is True
+    refused = run("app.py:main~@print(<|>nothing_like_it)")
+    assert refused.returncode == 1
+    assert "not even approximately" in refused.stderr

@@ -175,3 +175,17 @@ def test_quick_edit_bench_writes_its_section_and_keeps_the_others(tmp_path: Path
     assert res.stream_ok == {"direct": True, "proxy": True, "daemon": True}
     compared = bench_edits.report(res, res, quick=True)
     assert "| after | before | target |" in compared
+
+
+def test_the_encodings_bench_converts_every_case() -> None:
+    """scripts/bench_encodings.py at a tiny size: each case really converts something."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import bench_encodings
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    text = bench_encodings.make_text(40)
+    found = bench_encodings.cases(text, items=30, diagnostics=5)
+    assert len(found) == 5
+    for name, message, convert in found:
+        assert convert() != message, name

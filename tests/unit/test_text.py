@@ -327,7 +327,7 @@ def test_chunked_text_applies_any_range_like_apply_change(
 
 def test_chunked_text_full_change_and_lines() -> None:
     ct = ChunkedText("a\r\nb\rc\nd", target=1, max_size=3, min_size=1)
-    assert [ct.line(i) for i in range(5)] == ["a", "b", "c", "d", ""]
+    assert [ct.line(i) for i in range(-1, 5)] == [None, "a", "b", "c", "d", None]
     ct.apply({"range": rng(1, 1, 1, 1), "text": "\n"}, "utf-16")  # "\r" + "\n" became one break
     assert ct.text() == "a\r\nb\n\rc\nd" and ct.line_count() == 5
     ct.apply({"text": "new\ntext"})

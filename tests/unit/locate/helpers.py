@@ -1,5 +1,6 @@
 """Test helpers for Locate: document symbols derived from Python's `ast`, flat symbols, the
-data files, and a `LocateHost` test double (a dict of texts and symbols)."""
+data files, a `LocateHost` test double (a dict of texts and symbols), and hypothesis
+strategies for code-like texts and near-miss finds."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hypothesis import strategies as st
+
+from lspmux.locate.pattern import SOURCE_TOKEN
 from lspmux.text import Encoding, line_starts, units
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "locate"
@@ -154,3 +158,39 @@ class FakeHost:
     ) -> list[dict[str, Any]] | None:
         self.symbol_calls.append((uri, version))
         return self.symbols.get(uri)
+
+
+# --- strategies for fuzzy Locate properties -------------------------------------------------
+
+FUZZ_WORDS = st.sampled_from(["a", "bb", "value", "values", "self", "count", "total", "tot"])
+FUZZ_PUNCT = st.sampled_from(list("().,=+"))
+_FUZZ_SEP = st.sampled_from([" ", "\n", "  "])
+
+
+@st.composite
+def code(draw: st.DrawFn, max_size: int) -> str:
+    """Code-like text: words and punctuation separated by spaces and line breaks."""
+    tokens = draw(st.lists(st.one_of(FUZZ_WORDS, FUZZ_PUNCT), min_size=1, max_size=max_size))
+    return "".join(t + draw(_FUZZ_SEP) for t in tokens)
+
+
+@st.composite
+def near_find(draw: st.DrawFn, text: str) -> str:
+    """A run of the text's tokens with a few tokens changed, dropped or added — or, now and
+    then, unrelated tokens."""
+    tokens = SOURCE_TOKEN.findall(text)
+    if draw(st.integers(0, 4)) == 0:
+        return draw(code(8))
+    start = draw(st.integers(0, len(tokens) - 1))
+    part = tokens[start : start + draw(st.integers(1, 12))]
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(part)))
+        op = draw(st.sampled_from(["change", "drop", "add"]))
+        new = draw(st.one_of(FUZZ_WORDS, FUZZ_PUNCT))
+        if op == "add" or at == len(part):
+            part.insert(at, new)
+        elif op == "drop" and len(part) > 1:
+            del part[at]
+        else:
+            part[at] = new
+    return " ".join(part)

@@ -297,3 +297,42 @@ async def test_disk_reads_are_cached_until_the_file_changes(host: FakeHost, ws: 
     second = await resolve(host, {"locate": "pkg/app.py:4"})
     assert first["position"] == {"line": 2, "character": 0}  # a blank line: its start
     assert second["position"] == {"line": 3, "character": 4}
+
+
+# --- fuzzy ----------------------------------------------------------------------------------
+
+
+async def test_fuzzy_string_form_resolve_and_range(host: FakeHost) -> None:
+    # the agent remembers `nme`; the file says `name` (after an emoji: 2 UTF-16 units)
+    locate = 'pkg/app.py:Greeter.greet~@label = "👋 " + self.<|>nme'
+    out = await resolve(host, {"locate": locate})
+    assert out["position"] == {"line": 7, "character": 29}
+    assert out["label"] == "pkg/app.py:8:29"
+    assert out["match"]["fuzzy"] is True
+    assert out["match"]["edits"][0]["text"] == "name"
+    out = await resolve_range(host, {"locate": "pkg/app.py~@print(<|>lable<|>)"})
+    assert out["range"] == {
+        "start": {"line": 8, "character": 14},
+        "end": {"line": 8, "character": 19},
+    }
+    assert [m["status"] for m in out["match"]["markers"]] == ["changed", "changed"]
+    # without `~` the same find is an error
+    err = await _fails(host, {"locate": locate.replace("~@", "@")})
+    assert isinstance(err, RequestFailed) and "fuzzy" not in err.data
+
+
+async def test_fuzzy_inside_an_ordinary_request(host: FakeHost, ws: Path) -> None:
+    uri = (ws / "pkg" / "app.py").as_uri()
+    params = {
+        "textDocument": {"uri": uri},
+        "locate": {"find": "self.name = <|>nme", "fuzzy": True},
+    }
+    out = await rewrite_params(host, params, wants="position")
+    assert out == {"textDocument": {"uri": uri}, "position": {"line": 4, "character": 20}}
+
+
+async def test_fuzzy_errors_pass_through_with_candidates(host: FakeHost) -> None:
+    host.docs["file:///t.py"] = ("f(a, b)\nx = 1\nf(a, c)\n", 1)
+    err = await _fails(host, {"locate": {"uri": "file:///t.py", "find": "f(a, d)", "fuzzy": True}})
+    assert isinstance(err, RequestFailed) and err.CODE == -32803
+    assert [c["line"] for c in err.data["fuzzy"]["candidates"]] == [1, 3]

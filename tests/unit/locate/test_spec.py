@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from lspmux.errors import InvalidParams
-from lspmux.locate.spec import Scope, Spec, Target, target_from_json
+from lspmux.locate.spec import DEFAULT_THRESHOLD, Scope, Spec, Target, target_from_json
 
 
 @pytest.mark.parametrize(
@@ -47,6 +47,12 @@ from lspmux.locate.spec import Scope, Spec, Target, target_from_json
             Target(Spec(Scope.symbol("A", "f")), file_path="a.py"),
         ),
         ({"find": "x", "marker": "<HERE>", "scope": None}, Target(Spec(Scope(), "x", 0, "<HERE>"))),
+        # fuzzy: true (the default threshold), a threshold, or off
+        ({"find": "x", "fuzzy": True}, Target(Spec(Scope(), "x", fuzzy=DEFAULT_THRESHOLD))),
+        ({"find": "x", "fuzzy": 0.8}, Target(Spec(Scope(), "x", fuzzy=0.8))),
+        ({"find": "x", "fuzzy": 1}, Target(Spec(Scope(), "x", fuzzy=1.0))),
+        ({"find": "x", "fuzzy": False}, Target(Spec(Scope(), "x"))),
+        ({"find": "x", "fuzzy": None}, Target(Spec(Scope(), "x"))),
     ],
 )
 def test_accepted(obj: dict[str, Any], expected: Target) -> None:
@@ -76,6 +82,10 @@ def test_accepted(obj: dict[str, Any], expected: Target) -> None:
         ({"file_path": "a.py", "find": "x", "fnd": "y"}, "unknown locate field"),
         ({"file_path": "a.py", "uri": "file:///a.py", "find": "x"}, "not both"),
         ({"file_path": 3, "find": "x"}, "bad file_path"),
+        ({"file_path": "a.py", "find": "x", "fuzzy": 0}, "bad fuzzy"),
+        ({"file_path": "a.py", "find": "x", "fuzzy": 1.5}, "bad fuzzy"),
+        ({"file_path": "a.py", "find": "x", "fuzzy": "yes"}, "bad fuzzy"),
+        ({"file_path": "a.py", "line": 3, "fuzzy": True}, "fuzzy needs a find"),
     ],
 )
 def test_rejected_with_invalid_params(obj: dict[str, Any], problem: str) -> None:
@@ -94,6 +104,8 @@ def test_to_json() -> None:
         "find_index": 2,
     }
     assert Spec(Scope.line_range(3)).to_json() == {"scope": {"line": 3}}
+    assert Spec(Scope(), "y", fuzzy=DEFAULT_THRESHOLD).to_json() == {"find": "y", "fuzzy": True}
+    assert Spec(Scope(), "y", fuzzy=0.75).to_json() == {"find": "y", "fuzzy": 0.75}
     assert Spec(Scope.line_range(3, 4), "y", marker="#").to_json() == {
         "scope": {"line": [3, 4]},
         "find": "y",

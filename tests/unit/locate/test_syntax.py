@@ -5,12 +5,16 @@ from __future__ import annotations
 import pytest
 
 from lspmux.errors import InvalidParams
-from lspmux.locate.spec import Scope, Spec, Target
+from lspmux.locate.spec import DEFAULT_THRESHOLD, Scope, Spec, Target
 from lspmux.locate.syntax import format_locate, parse_locate
 
 
 def _t(file: str, scope: Scope | None = None, find: str | None = None) -> Target:
     return Target(Spec(scope or Scope(), find), file_path=file)
+
+
+def _fz(file: str, scope: Scope, find: str) -> Target:
+    return Target(Spec(scope, find, fuzzy=DEFAULT_THRESHOLD), file_path=file)
 
 
 @pytest.mark.parametrize(
@@ -35,10 +39,25 @@ def _t(file: str, scope: Scope | None = None, find: str | None = None) -> Target
         ("  foo.py:3  ", _t("foo.py", Scope.line_range(3))),
         # `L` alone or followed by a letter is a symbol name
         ("foo.py:Loader", _t("foo.py", Scope.symbol("Loader"))),
+        # `~@` makes the find fuzzy, after a file, a symbol or a line scope
+        ("foo.py~@return <|>mesage", _fz("foo.py", Scope(), "return <|>mesage")),
+        ("foo.py:A.f~@x = 1", _fz("foo.py", Scope.symbol("A", "f"), "x = 1")),
+        ("foo.py:10-20~@x", _fz("foo.py", Scope.line_range(10, 20), "x")),
+        # `~` right after `@` belongs to the find (a destructor, a bitwise not)
+        ("foo.cpp@~Foo()", _t("foo.cpp", find="~Foo()")),
+        ("foo.py~@~x", _fz("foo.py", Scope(), "~x")),
     ],
 )
 def test_parse(text: str, expected: Target) -> None:
     assert parse_locate(text) == expected
+
+
+def test_a_file_ending_in_tilde_is_read_when_only_it_exists() -> None:
+    # an editor's backup file `foo.py~`: the literal reading wins when only it exists
+    assert parse_locate("foo.py~@x", {"foo.py~"}.__contains__) == _t("foo.py~", find="x")
+    assert parse_locate("foo.py~@x", {"foo.py", "foo.py~"}.__contains__) == _fz(
+        "foo.py", Scope(), "x"
+    )
 
 
 def test_path_with_at_sign_prefers_the_file_that_exists() -> None:
@@ -98,6 +117,8 @@ def test_syntax_errors_are_invalid_params_with_the_syntax(text: str, problem: st
         Spec(Scope.line_range(3, 9)),
         Spec(Scope(), "a@b: <|>c"),
         Spec(Scope.symbol("Loader")),
+        Spec(Scope.symbol("A", "f"), "return <|>mesage", fuzzy=DEFAULT_THRESHOLD),
+        Spec(Scope.line_range(3, 4), "x", fuzzy=DEFAULT_THRESHOLD),
     ],
 )
 def test_format_round_trips(spec: Spec) -> None:
@@ -115,6 +136,7 @@ def test_format_round_trips(spec: Spec) -> None:
         Spec(Scope.symbol("12")),  # would read as a line scope
         Spec(Scope.symbol("L1")),
         Spec(Scope(), " x"),
+        Spec(Scope(), "x", fuzzy=0.8),  # only the default threshold has a string spelling
     ],
 )
 def test_format_refuses_what_the_string_form_cannot_say(spec: Spec) -> None:

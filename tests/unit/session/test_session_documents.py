@@ -153,7 +153,27 @@ def test_mirror_equals_the_model(
             assert doc.position_at(offset, encoding) == (pos["line"], pos["character"])
             assert doc.offset_at(pos["line"], pos["character"], encoding) == offset
         lines = _BREAK.split(model)
-        assert [doc.line(i) for i in range(len(lines) + 1)] == [*lines, ""]
+        assert [doc.line(i) for i in range(-1, len(lines) + 1)] == [None, *lines, None]
         assert doc.text == model
         assert doc.version == version
         assert doc.starts == [0] + [m.end() for m in _BREAK.finditer(model)]
+
+
+def test_a_document_is_a_lines_source_for_position_conversion() -> None:
+    """lspmux/encodings converts positions line by line: a Document serves its lines itself
+    (no whole string, no line starts built), with the answers a plain str gives."""
+    from lspmux.encodings.lines import Converter, as_lines
+
+    docs = Documents(chunk_size=4)
+    text = "a😀b\r\nx中y\rlast 𝄞 line\n"
+    doc = docs.open(URI, "text", 1, text)
+    doc.update(2, [{"range": rng(1, 1, 1, 1), "text": "é"}], "utf-16")
+    text = "a😀b\r\nxé中y\rlast 𝄞 line\n"
+    assert as_lines(doc) is doc and doc.line(4) is None
+    for src, dst in (("utf-16", "utf-8"), ("utf-8", "utf-32"), ("utf-32", "utf-16")):
+        live = Converter(src, dst, lambda _uri: doc)  # type: ignore[arg-type,return-value]
+        plain = Converter(src, dst, lambda _uri: text)  # type: ignore[arg-type]
+        for line in range(4):
+            for character in range(8):
+                pos = {"line": line, "character": character}
+                assert live.position(pos, URI) == plain.position(pos, URI)

@@ -1,0 +1,251 @@
+"""The file watcher on real files in temporary folders: events per backend, globs, kinds,
+RelativePattern, noise, unregistering, and a clean stop (no thread left)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from lspmux.workspace.watch import Watcher, coalesce, is_noise, watched_folders, with_contents
+
+
+class Seen:
+    """What the watcher delivered, per backend."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.event = asyncio.Event()
+
+    async def __call__(self, backend: str, params: dict[str, Any]) -> None:
+        self.calls.append((backend, params))
+        self.event.set()
+
+    def events(self, backend: str) -> set[tuple[str, int]]:
+        return {(c["uri"], c["type"]) for b, p in self.calls if b == backend for c in p["changes"]}
+
+    async def until(
+        self, backend: str, expected: set[tuple[str, int]], timeout: float = 10
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not expected <= self.events(backend):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise AssertionError(f"{backend}: wanted {expected}, got {self.events(backend)}")
+            self.event.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.event.wait(), remaining)
+
+
+def watcher_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "lspmux-watch"]
+
+
+@pytest_asyncio.fixture
+async def setup(tmp_path: Path) -> AsyncIterator[tuple[Watcher[str], Seen, Path]]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    seen = Seen()
+    watcher: Watcher[str] = Watcher(seen, [ws.as_uri()], debounce_ms=100)
+    await watcher.start()
+    yield watcher, seen, ws
+    await watcher.stop()
+    assert watcher_threads() == []
+
+
+def uri(p: Path) -> str:
+    return p.as_uri()
+
+
+async def settle(watcher: Watcher[str]) -> None:
+    """Give the freshly (re)started watching thread time to set up its inotify watches."""
+    await asyncio.sleep(0.3)
+
+
+async def test_create_change_delete_reach_the_backend_that_asked(setup: Any) -> None:
+    watcher, seen, ws = setup
+    watcher.register("ruff", "1", {"watchers": [{"globPattern": "**/ruff.toml"}]})
+    watcher.register("other", "1", {"watchers": [{"globPattern": "**/*.md"}]})
+    await settle(watcher)
+    cfg = ws / "sub" / "ruff.toml"
+    cfg.parent.mkdir()
+    cfg.write_text("a = 1\n")
+    await seen.until("ruff", {(uri(cfg), 1)})
+    await asyncio.sleep(0.3)
+    cfg.write_text("a = 2\n")
+    await seen.until("ruff", {(uri(cfg), 2)})
+    await asyncio.sleep(0.3)
+    cfg.unlink()
+    await seen.until("ruff", {(uri(cfg), 3)})
+    (ws / "unrelated.py").write_text("x")
+    await asyncio.sleep(0.5)
+    assert all("unrelated" not in u for u, _ in seen.events("ruff"))
+    assert seen.events("other") == set()
+
+
+async def test_kinds_filter_events(setup: Any) -> None:
+    watcher, seen, ws = setup
+    watcher.register("b", "1", {"watchers": [{"globPattern": "**/*.txt", "kind": 4}]})
+    watcher.register("b", "2", {"watchers": [{"globPattern": "**/*.log", "kind": 1}]})
+    await settle(watcher)
+    (ws / "a.txt").write_text("x")  # created, but only deletes of *.txt were asked for
+    (ws / "a.log").write_text("x")
+    await seen.until("b", {(uri(ws / "a.log"), 1)})
+    await asyncio.sleep(0.3)
+    (ws / "a.txt").unlink()
+    (ws / "a.log").write_text("y")  # changed, but only creations of *.log were asked for
+    await seen.until("b", {(uri(ws / "a.txt"), 3)})
+    await asyncio.sleep(0.4)
+    assert seen.events("b") == {(uri(ws / "a.log"), 1), (uri(ws / "a.txt"), 3)}
+
+
+async def test_relative_pattern_outside_the_roots_is_watched(setup: Any, tmp_path: Path) -> None:
+    watcher, seen, ws = setup
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pattern = {"baseUri": outside.as_uri(), "pattern": "*.json"}
+    watcher.register("clangd", "w", {"watchers": [{"globPattern": pattern}]})
+    assert watcher.folders == sorted([str(ws), str(outside)])
+    await settle(watcher)
+    (outside / "deep").mkdir()
+    (outside / "deep" / "x.json").write_text("{}")  # not directly under the base
+    (outside / "compile_commands.json").write_text("[]")
+    (ws / "compile_commands.json").write_text("[]")  # not under the base
+    await seen.until("clangd", {(uri(outside / "compile_commands.json"), 1)})
+    await asyncio.sleep(0.3)
+    assert seen.events("clangd") == {(uri(outside / "compile_commands.json"), 1)}
+
+
+async def test_unregister_stops_events_and_the_thread(setup: Any) -> None:
+    watcher, seen, ws = setup
+    assert watcher_threads() == []  # nothing registered: nothing watched
+    watcher.register("ruff", "1", {"watchers": [{"globPattern": "**/*.toml"}]})
+    assert len(watcher_threads()) == 1
+    await settle(watcher)
+    (ws / "a.toml").write_text("x")
+    await seen.until("ruff", {(uri(ws / "a.toml"), 1)})
+    assert watcher.unregister("ruff", "1")
+    assert watcher_threads() == []
+    before = len(seen.calls)
+    (ws / "b.toml").write_text("x")
+    await asyncio.sleep(0.5)
+    assert len(seen.calls) == before
+
+
+async def test_noise_is_dropped_unless_a_glob_names_it(setup: Any) -> None:
+    watcher, seen, ws = setup
+    watcher.register("all", "1", {"watchers": [{"globPattern": "**/*"}]})
+    watcher.register("nm", "1", {"watchers": [{"globPattern": "**/node_modules/**/*.json"}]})
+    for d in (".git/objects", "node_modules/pkg", "__pycache__"):
+        (ws / d).mkdir(parents=True)
+    await settle(watcher)
+    (ws / ".git" / "objects" / "ab").write_text("x")
+    (ws / ".git" / "index").write_text("x")
+    (ws / "__pycache__" / "a.pyc").write_text("x")
+    (ws / ".a.py.swp").write_text("x")
+    (ws / "a.py~").write_text("x")
+    (ws / "4913").write_text("x")
+    (ws / "node_modules" / "pkg" / "package.json").write_text("{}")
+    (ws / "real.py").write_text("x")
+    await seen.until("all", {(uri(ws / "real.py"), 1)})
+    await seen.until("nm", {(uri(ws / "node_modules" / "pkg" / "package.json"), 1)})
+    await asyncio.sleep(0.3)
+    # `**/*` does not spell node_modules, but another registration does: events there are kept
+    # (and routed by glob, so "all" gets them too); .git, __pycache__ and swap files are not.
+    noisy = {u for u, _ in seen.events("all") if "/.git/" in u or "__pycache__" in u}
+    noisy |= {u for u, _ in seen.events("all") if u.endswith(("swp", "~", "4913"))}
+    assert noisy == set()
+
+
+async def test_a_failing_callback_does_not_stop_the_watcher(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def flaky(backend: str, params: dict[str, Any]) -> None:
+        calls.append(params["changes"][0]["uri"])
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+
+    watcher: Watcher[str] = Watcher(flaky, [str(tmp_path)], debounce_ms=50)
+    await watcher.start()
+    try:
+        watcher.register("x", "1", {"watchers": [{"globPattern": "**/*.a"}]})
+        await asyncio.sleep(0.3)
+        (tmp_path / "1.a").write_text("x")
+        for _ in range(100):
+            if calls:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        (tmp_path / "2.a").write_text("x")
+        for _ in range(100):
+            if len(calls) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert calls == [uri(tmp_path / "1.a"), uri(tmp_path / "2.a")]
+    finally:
+        await watcher.stop()
+    await watcher.stop()  # idempotent
+    assert watcher_threads() == []
+
+
+@pytest.mark.parametrize(
+    ("path", "noise"),
+    [
+        (".git/index", True),
+        ("sub/.git/HEAD", True),
+        (".gitignore", False),
+        ("node_modules/a/b.json", True),
+        ("src/.a.py.swp", True),
+        ("src/.a.py.swx", True),
+        ("src/a.py~", True),
+        ("4913", True),
+        (".#a.py", True),
+        ("#a.py#", True),
+        ("src/a.py", False),
+        ("src/swp.py", False),
+    ],
+)
+def test_is_noise(path: str, noise: bool) -> None:
+    assert is_noise(path) is noise
+
+
+def test_is_noise_spares_named_folders() -> None:
+    assert not is_noise("node_modules/a/b.json", lambda d: d == "node_modules")
+    assert is_noise(".git/index", lambda d: d == "node_modules")
+
+
+def test_watched_folders_drop_nested_and_missing(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "ab").mkdir()
+    got = watched_folders(
+        [str(tmp_path / "a"), str(tmp_path / "ab")],
+        [str(tmp_path / "a" / "b"), str(tmp_path / "gone")],
+    )
+    assert got == [str(tmp_path / "a"), str(tmp_path / "ab")]
+
+
+def test_coalesce_judges_mixed_kinds_by_the_disk(tmp_path: Path) -> None:
+    there = tmp_path / "there"
+    there.write_text("x")
+    gone = str(tmp_path / "gone")
+    got = dict(coalesce([(str(there), 1), (str(there), 2), (gone, 1), (gone, 3), ("/x", 2)]))
+    assert got == {str(there): 1, gone: 3, "/x": 2}
+
+
+def test_contents_of_a_created_folder_are_created(tmp_path: Path) -> None:
+    (tmp_path / "new" / "deep").mkdir(parents=True)
+    (tmp_path / "new" / "deep" / "ruff.toml").write_text("x")
+    (tmp_path / "new" / "node_modules").mkdir()
+    (tmp_path / "new" / "node_modules" / "x.json").write_text("x")
+    toml = str(tmp_path / "new" / "deep" / "ruff.toml")
+    got = dict(with_contents([(str(tmp_path / "new"), 1), (toml, 2)]))
+    new = str(tmp_path / "new")
+    assert got == {new: 1, str(tmp_path / "new" / "deep"): 1, toml: 1}  # not node_modules
+    assert dict(with_contents([(toml, 2)])) == {toml: 2}  # no folder created: as it was
