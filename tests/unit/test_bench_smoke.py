@@ -69,23 +69,28 @@ def test_the_bench_server_speaks_lsp() -> None:
     )
 
 
+def run_script(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A benchmark script run as `make bench` runs it: its own lspmux, not PYTHONPATH's."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [sys.executable, *argv],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+
+
 def test_quick_bench_writes_its_section_and_keeps_the_others(tmp_path: Path) -> None:
     page = tmp_path / "benchmarks.md"
     page.write_text(
         "# Benchmarks\n\n## Locate\n\nkept as it is\n\n"
         "<!-- bench:proxy -->\nold table\n<!-- /bench:proxy -->\n\n## Sharing\n\nalso kept\n"
     )
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    proc = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--output", str(page), "--timeout", "150"],
-        capture_output=True,
-        text=True,
-        timeout=170,
-        cwd=tmp_path,
-        env=env,
-        check=False,
-    )
+    proc = run_script([str(BENCH), "--quick", "--output", str(page), "--timeout", "150"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = page.read_text()
     assert "old table" not in text
@@ -148,18 +153,8 @@ def test_quick_edit_bench_writes_its_section_and_keeps_the_others(tmp_path: Path
         "<!-- bench:edits -->\nold table\n<!-- /bench:edits -->\n\n## Sharing\n\nalso kept\n"
     )
     raw = tmp_path / "raw.json"
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    argv = [sys.executable, str(BENCH_EDITS), "--quick", "--output", str(page), "--timeout", "200"]
-    proc = subprocess.run(
-        [*argv, "--json", str(raw)],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=tmp_path,
-        env=env,
-        check=False,
-    )
+    argv = [str(BENCH_EDITS), "--quick", "--output", str(page), "--timeout", "200"]
+    proc = run_script([*argv, "--json", str(raw)], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = page.read_text()
     assert "old table" not in text and "kept as it is" in text and "also kept" in text
