@@ -15,6 +15,10 @@ from pathlib import Path
 
 from lspmux import __version__
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
+if TYPE_CHECKING:
+    from lspmux.config.model import Config
+
 DESCRIPTION = """\
 lspmux: one language server connection for many servers and linters.
 
@@ -32,6 +36,7 @@ examples:
   lspmux client                     share backends through the daemon (started when needed)
   lspmux --server-path clangd       Rust-lspmux style: share exactly one server
   lspmux status                     the daemon's instances and clients (docs/sharing.md)
+  lspmux trust                      let this project's lspmux.toml and bin/ run
 
 docs: docs/editors.md (editor setups), docs/configuration.md (every key)
 """
@@ -90,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     cfg.add_argument("--dir", type=Path, default=None, help="project folder (default: cwd)")
     _add_config(cfg)
     _add_daemon_commands(sub)
+    _add_trust_command(sub)
     _add_diagnostics_commands(sub)
     _add_locate_commands(sub)
     return parser
@@ -127,11 +133,12 @@ def _run(coro: object) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     from lspmux.daemon import shim  # stdlib only: the client must start fast
 
-    code = shim.run_if_client(list(sys.argv[1:] if argv is None else argv))
+    words = shim.command_first(sys.argv[1:] if argv is None else argv)
+    code = shim.run_if_client(words)
     if code is not None:  # `lspmux client …`, or bare `lspmux` (the Rust lspmux's client)
         return code
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
@@ -145,6 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _proxy(args)
     if args.command == "config":
         return _config(args)
+    if args.command == "trust":
+        return _trust(args)
     parser.error(f"unknown command {args.command}")
     return 2
 
@@ -156,10 +165,11 @@ def _proxy(args: argparse.Namespace) -> int:
     setup_logging(args.log_level, args.log_file)
     extra = list(args.config)
     try:  # fail early and loudly on a bad file, before the editor sees anything
-        load_config(Path.cwd(), extra)
+        config = load_config(Path.cwd(), extra)
     except ConfigError as exc:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
+    _apply_limits(config)
 
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root or Path.cwd(), extra)
@@ -176,6 +186,44 @@ def _config(args: argparse.Namespace) -> int:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
     print(format_config(config, only_available=args.available, as_json=args.json))
+    return 0
+
+
+def _apply_limits(config: Config) -> None:
+    """The configured maximum message size, for every connection of this process."""
+    from lspmux.wire.framing import set_max_message_size
+
+    set_max_message_size(config.max_message_size)
+
+
+# -- trust (docs/configuration.md#trust-a-projects-own-configuration-and-executables) --------
+
+
+def _add_trust_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    trust = sub.add_parser(
+        "trust",
+        help="let a project's lspmux.toml and its own executables (bin/, node_modules/.bin) run",
+        description="Trust the project configuration that applies to DIR (its exact content: a "
+        "change needs trusting again) and the executables inside DIR, like `direnv allow`. "
+        "Until then lspmux runs only what the built-in table and your own files name, from "
+        "PATH. See docs/configuration.md.",
+    )
+    trust.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR")
+    what = trust.add_mutually_exclusive_group()
+    what.add_argument("--revoke", action="store_true", help="take the trust of DIR back")
+    what.add_argument("--list", action="store_true", help="list what is trusted")
+
+
+def _trust(args: argparse.Namespace) -> int:
+    from lspmux import trust
+    from lspmux.config.loader import ConfigError
+
+    try:
+        lines = trust.command(args.dir or Path.cwd(), revoke=args.revoke, listing=args.list)
+    except (OSError, ConfigError) as exc:
+        print(f"lspmux: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
     return 0
 
 
@@ -246,10 +294,11 @@ def _server(args: argparse.Namespace) -> int:
     try:
         address = resolve(args.listen)
         token = None if address.is_unix else load_token(args.token_file)
-        load_config(None, extra)  # a bad file fails here, loudly
+        config = load_config(None, extra)  # a bad file fails here, loudly
     except (AddressError, ConfigError) as exc:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
+    _apply_limits(config)
 
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root, extra)

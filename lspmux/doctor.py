@@ -2,8 +2,9 @@
 
 Looks at the files of the project (a bounded walk that skips VCS, dependency and build
 folders), finds the enabled servers and linters whose file types occur in it, and for each says
-where its executable was found (PATH, then the project's node_modules/.bin, .venv/bin, …) or
-that it is missing, with how to install it. Linters get a smoke check: `--version` must run
+where its executable was found (PATH, then — in a trusted folder — the project's
+node_modules/.bin, .venv/bin, …) or that it is missing, with how to install it, and whether the
+project's own configuration and executables are trusted (`lspmux trust`). Linters get a smoke check: `--version` must run
 within a few seconds. Nothing is changed; the report is for people.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from lspmux.config.model import Config, LinterConfig, ServerConfig
+from lspmux.config.model import Config, LinterConfig, ServerConfig, project_executable
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "target", "build"}
@@ -91,8 +92,19 @@ def _check_server(server: ServerConfig, root: Path, n: int) -> Check:
     argv = server.resolve_command(root)
     if argv is None:
         exe = server.command[0] if server.command else "(no command)"
-        return Check("server", server.name, n, None, f"{exe!r} not found on PATH or in the project")
+        problem = _untrusted(server, root) or f"{exe!r} not found on PATH or in the project"
+        return Check("server", server.name, n, None, problem)
     return Check("server", server.name, n, argv[0])
+
+
+def _untrusted(entry: ServerConfig | LinterConfig, root: Path) -> str | None:
+    """Why an executable shipped in the workspace is not used, when that is the reason."""
+    if not entry.command or os.sep in entry.command[0]:
+        return None
+    local = project_executable(entry.command[0], root)
+    if local is None:
+        return None
+    return f"{local} is not used: this folder is not trusted (run `lspmux trust {root}`)"
 
 
 def _check_linter(linter: LinterConfig, root: Path, n: int, *, smoke: bool) -> Check:
@@ -100,7 +112,8 @@ def _check_linter(linter: LinterConfig, root: Path, n: int, *, smoke: bool) -> C
 
     argv = linter.resolve_command(root)
     if argv is None:
-        return Check("linter", linter.name, n, None, _not_found(linter, root))
+        problem = _untrusted(linter, root) or _not_found(linter, root)
+        return Check("linter", linter.name, n, None, problem)
     if not smoke:
         return Check("linter", linter.name, n, argv[0])
     try:
@@ -140,8 +153,35 @@ def _check_linter(linter: LinterConfig, root: Path, n: int, *, smoke: bool) -> C
     return Check("linter", linter.name, n, argv[0], version=first[:80] or None)
 
 
+def trust_lines(config: Config, root: Path) -> list[str]:
+    """Whether the project's own configuration and executables are trusted (`lspmux trust`)."""
+    from lspmux.config.trust import workspace_trusted
+
+    lines = []
+    fix = f"run `lspmux trust {root}` after reviewing it"
+    if config.project_file is None:
+        lines.append("project config: none")
+    elif config.project_trusted:
+        lines.append(f"project config: {config.project_file} (trusted)")
+    elif config.untrusted_keys:
+        ignored = ", ".join(config.untrusted_keys)
+        lines.append(
+            f"project config: {config.project_file} is NOT trusted: ignored {ignored}; {fix}"
+        )
+    else:
+        lines.append(
+            f"project config: {config.project_file} (not trusted; it names nothing to run)"
+        )
+    if workspace_trusted(root):
+        lines.append("workspace executables (bin/, node_modules/.bin, .venv/bin): trusted")
+    else:
+        lines.append("workspace executables (bin/, node_modules/.bin, .venv/bin): not trusted")
+    return lines
+
+
 def render(checks: list[Check], root: Path, config: Config) -> str:
     lines = [f"lspmux doctor: {root}", f"config: {', '.join(config.files) or 'built-in defaults'}"]
+    lines += trust_lines(config, root)
     if not checks:
         lines.append("no configured server or linter handles the files in this folder")
         return "\n".join(lines)

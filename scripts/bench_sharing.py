@@ -199,6 +199,8 @@ class Daemon:
         self.socket = runtime / "lspmux" / "lspmux.sock"
         self.address = f"unix:{self.socket}"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.extra: list[str] = []  # more `lspmux server` arguments
+        self.cwd: Path | None = None  # where it runs (`python -m` imports lspmux from there)
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
@@ -211,10 +213,12 @@ class Daemon:
                 self.address,
                 "--log-level",
                 "warning",
+                *self.extra,
             ],
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
+            cwd=self.cwd,
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -20,18 +20,21 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
+from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments, DocumentHolder
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.errors import RequestFailed
 from lspmux.routing.table import SERVER_REQUESTS, Policy, Route
-from lspmux.wire.connection import Connection, RawCallback, ResponseCallback
+from lspmux.text import Encoding
+from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message, error
+from lspmux.wire.requests import RawCallback, ResponseCallback
 
 log = logging.getLogger("lspmux.backend")
 
@@ -87,6 +90,9 @@ class Backend:
             client_initialization_options, config.initialization_options
         )
         self.state = "stopped"  # stopped | starting | running | stopping | failed
+        self._supports: dict[str, bool] = {}  # method → eligible (see `supports`)
+        #: The encoding the server answered it uses (asked for UTF-16; a server may insist).
+        self.position_encoding: Encoding = "utf-16"
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
         self.registrations: dict[str, tuple[str, Any]] = {}  # id → (method, registerOptions)
@@ -185,6 +191,8 @@ class Backend:
                 self._crashed(f"initialize failed: {exc}")
             return
         self.capabilities = (result or {}).get("capabilities") or {}
+        self._supports.clear()
+        self.position_encoding = cast(Encoding, answered_encoding(result))
         self.server_info = (result or {}).get("serverInfo") or {}
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
@@ -314,9 +322,14 @@ class Backend:
     # -- requests and notifications to the server ------------------------------------------------
 
     def supports(self, method: str, route: Route) -> bool:
-        return self.config.feature_enabled(route.feature) and caps.supports(
-            self.capabilities, self.registered, method, route
-        )
+        """Whether this server serves `method` here (feature allowed, capability static or
+        registered); remembered per method until its capabilities or registrations change."""
+        known = self._supports.get(method)
+        if known is None:
+            known = self._supports[method] = self.config.feature_enabled(
+                route.feature
+            ) and caps.supports(self.capabilities, self.registered, method, route)
+        return known
 
     def request(
         self,
@@ -419,6 +432,7 @@ class Backend:
                 if isinstance(unreg, dict):
                     self.registrations.pop(str(unreg.get("id")), None)
         self.registered = {m for m, _ in self.registrations.values()}
+        self._supports.clear()
 
     def _answer_configuration(self, params: Any) -> Any:
         items = params.get("items") if isinstance(params, dict) else None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from lspmux.config.model import (
+    CLIENT_SETTABLE,
     COLUMN_UNITS,
     COMMAND_PLACEHOLDERS,
     JSON_MAPPING_KEYS,
@@ -116,6 +117,15 @@ def _seconds(*, zero_ok: bool) -> Checker:
         return float(value)
 
     return check
+
+
+def _size(value: Any, where: _Where) -> int:
+    expected = "a size in bytes, an integer ≥ 1024 (e.g. 67108864 for 64 MiB)"
+    if isinstance(value, bool) or not isinstance(value, int):
+        where.fail(f"found {_describe(value)}", expected)
+    if value < 1024:
+        where.fail(f"found {value}", expected)
+    return value
 
 
 def _string(value: Any, where: _Where) -> str:
@@ -344,6 +354,7 @@ SERVER_KEYS: dict[str, Checker] = {
     "env": _env,
     "request_timeout": _seconds(zero_ok=False),
     "idle_timeout": _seconds(zero_ok=True),
+    "client_may_set": _list_of(_choice(CLIENT_SETTABLE), 'a list like ["args", "env"]'),
 }
 
 #: Every key a `[linters.NAME]` table may hold.
@@ -373,6 +384,7 @@ GLOBAL_KEYS: dict[str, Checker] = {
     "idle_timeout": _seconds(zero_ok=True),
     "instance_timeout": _seconds(zero_ok=False),
     "allowed_servers": _list_of(_non_empty_string, "a list of commands or paths"),
+    "max_message_size": _size,
 }
 
 _SECTIONS: dict[str, dict[str, Checker]] = {"servers": SERVER_KEYS, "linters": LINTER_KEYS}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
+import logging
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +29,7 @@ from typing import Any, Literal, NoReturn
 
 import attrs
 
+from lspmux.config import trust
 from lspmux.config.checks import (
     _SECTIONS,
     GLOBAL_KEYS,
@@ -42,12 +43,14 @@ from lspmux.config.checks import (
     _Where,
 )
 from lspmux.config.model import (
+    DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULTS_LABEL,
     Config,
     LinterConfig,
     ServerConfig,
 )
 from lspmux.config.render import format_config
+from lspmux.config.untrusted import notice, restrict, untrusted_executables
 
 __all__ = [
     "DEFAULTS_LABEL",
@@ -62,6 +65,8 @@ __all__ = [
     "load_config",
     "user_config_path",
 ]
+
+log = logging.getLogger("lspmux.config")
 
 #: The built-in table shipped with the package.
 DEFAULTS_PATH: Path = Path(__file__).resolve().parent / "defaults.toml"
@@ -126,10 +131,12 @@ def _check_document(doc: Mapping[str, Any], where: _Where, label: str) -> _Layer
 # -- reading files --------------------------------------------------------------------------
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
+    """The parsed file (from `data` when the caller already read its bytes)."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        if data is None:
+            data = path.read_bytes()
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
@@ -151,8 +158,8 @@ def _tool_table(doc: Mapping[str, Any], path: Path) -> dict[str, Any] | None:
     return table
 
 
-def _read_layer(path: Path, label: str) -> _Layer:
-    doc = _read_toml(path)
+def _read_layer(path: Path, label: str, data: bytes | None = None) -> _Layer:
+    doc = _read_toml(path, data)
     if path.name == PYPROJECT_FILE:
         table = _tool_table(doc, path)
         if table is None:
@@ -169,14 +176,7 @@ def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
 
     A relative `XDG_CONFIG_HOME` is ignored, as the XDG base-directory spec asks.
     """
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        base = Path(xdg)
-    else:
-        home = env.get("HOME")
-        base = (Path(home) if home else Path.home()) / ".config"
-    return base / "lspmux" / "config.toml"
+    return trust.xdg_home("XDG_CONFIG_HOME", ".config", environ) / "lspmux" / "config.toml"
 
 
 def find_project_file(start: str | Path) -> Path | None:
@@ -353,6 +353,7 @@ def _build(state: _State, files: Sequence[str]) -> Config:
         idle_timeout=idle_timeout,
         instance_timeout=state.globals.get("instance_timeout", 300.0),
         allowed_servers=state.globals.get("allowed_servers"),
+        max_message_size=state.globals.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE),
         origins=dict(origins),
         files=tuple(files),
     )
@@ -364,6 +365,7 @@ def load_config(
     *,
     user_config: Path | Literal["default"] | None = "default",
     defaults: Path | None = None,
+    trust_db: trust.TrustDB | None = None,
 ) -> Config:
     """Read, validate and merge the configuration files into the effective `Config`.
 
@@ -372,6 +374,8 @@ def load_config(
     `pyproject.toml` among them contributes its `[tool.lspmux]` table).
     `user_config`: "default" for the XDG location (skipped when absent), a path (which must
     exist), or None for no user file. `defaults`: a table to use instead of the shipped one.
+    `trust_db`: the trust database (default: the user's); an untrusted project file
+    contributes only what cannot change what runs (see `lspmux.config.untrusted`).
     Raises `ConfigError` for a missing explicit file, bad TOML or an invalid value.
     """
     sources: list[tuple[Path, str]] = [(defaults or DEFAULTS_PATH, DEFAULTS_LABEL)]
@@ -381,13 +385,49 @@ def load_config(
             sources.append((path, str(path)))
     elif user_config is not None:
         sources.append((user_config, str(user_config)))
-    if project_dir is not None:
-        project = find_project_file(project_dir)
-        if project is not None:
-            sources.append((project, str(project)))
+    project = find_project_file(project_dir) if project_dir is not None else None
+    if project is not None:
+        sources.append((project, str(project)))
     sources.extend((Path(extra), str(extra)) for extra in extra_files)
 
     state = _State()
+    project_trusted: bool | None = None
+    ignored: tuple[str, ...] = ()
     for path, label in sources:
-        _merge(state, _read_layer(path, label))
-    return _build(state, [str(path) for path, _ in sources])
+        if path != project:
+            _merge(state, _read_layer(path, label))
+            continue
+        data = _read_bytes(path)  # hashed and parsed from the same bytes
+        layer = _read_layer(path, label, data)
+        project_trusted = (trust_db or trust.load()).file_trusted(path, data)
+        if not project_trusted:
+            layer.globals, layer.sections, ignored = restrict(
+                layer.globals, layer.sections, state.sections
+            )
+            if ignored and trust.once("file", str(path), trust.digest(data)):
+                log.warning(
+                    "%s is not trusted: ignored %s; run `lspmux trust %s` to use them",
+                    path,
+                    ", ".join(ignored),
+                    project_dir,
+                )
+        _merge(state, layer)
+    config = _build(state, [str(path) for path, _ in sources])
+    if project_dir is None:
+        return config
+    config = attrs.evolve(
+        config,
+        project_file=str(project) if project is not None else None,
+        project_trusted=project_trusted,
+        untrusted_keys=ignored,
+        untrusted_executables=untrusted_executables(config, project_dir, trust_db),
+        project_dir=str(project_dir),
+    )
+    return attrs.evolve(config, trust_notice=notice(config))
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}", file=str(path)) from None

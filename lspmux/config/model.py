@@ -2,11 +2,13 @@
 
 Loading, merging and validating TOML lives in `lspmux.config.loader`; this module only holds the
 frozen model and the pure questions asked of it (does a file match, where is its root, may this
-feature run). Nothing here reads a config file.
+feature run, which executable runs). Nothing here reads a config file; `resolve_command` asks
+the trust database whether a workspace's own executables may run.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Mapping
@@ -14,6 +16,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import attrs
+
+from lspmux.config import trust
+
+log = logging.getLogger("lspmux.config")
 
 Role = Literal["server", "linter"]
 
@@ -84,6 +90,12 @@ COMMAND_PLACEHOLDERS: tuple[str, ...] = ("${file}", "${root}", "${filename}")
 #: When a linter may run (`LinterConfig.run_on`).
 RUN_ON: tuple[str, ...] = ("open", "save", "change")
 
+#: What a daemon client's `lspMux` handshake may set for a server (`client_may_set`).
+CLIENT_SETTABLE: tuple[str, ...] = ("args", "env", "cwd")
+
+#: The default maximum size of one message, in bytes (`max_message_size`).
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+
 
 def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value or ())
@@ -129,6 +141,9 @@ class ServerConfig(_FileRules):
     #: Seconds without use after which the server is shut down (started again on demand).
     #: None: never.
     idle_timeout: float | None = None
+    #: Daemon: what a client's `lspMux` handshake may set for this server ("args", "env",
+    #: "cwd"); anything else it asks for is refused (args, env) or ignored (cwd).
+    client_may_set: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
     def feature_enabled(self, feature: str) -> bool:
         """Whether `only_features` / `except_features` let this server serve `feature`."""
@@ -197,10 +212,27 @@ class Config:
     #: Daemon: the servers a client may name (`--server-path`, `lspMux.server`), as command
     #: names or paths; None: the commands of the configured servers and their resolved paths.
     allowed_servers: tuple[str, ...] | None = None
+    #: The largest message (bytes) read from a client or a server; a larger one gets an error
+    #: and its connection is closed.
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     #: Where each effective value came from: dotted key → file path or "defaults".
     origins: Mapping[str, str] = attrs.field(factory=dict)
     #: Files that were read, in merge order.
     files: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    #: The folder the project file was searched from (the workspace root), if any.
+    project_dir: str | None = None
+    #: The project's own file (`lspmux.toml` or pyproject.toml), if one was found.
+    project_file: str | None = None
+    #: Whether the user trusted the project file's exact content (None: no project file).
+    project_trusted: bool | None = None
+    #: Dotted keys of the untrusted project file that were ignored (see config/untrusted.py).
+    untrusted_keys: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    #: Executables in the untrusted workspace that were not used.
+    untrusted_executables: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+    #: What to tell the user once (`window/showMessage`, log) about what the untrusted project
+    #: was not allowed to run (see `lspmux.config.untrusted.notice`); None: nothing.
+    trust_notice: str | None = None
 
     def servers_for(self, path: str, language_id: str | None = None) -> list[ServerConfig]:
         """Enabled servers whose file types match, in configuration order."""
@@ -253,8 +285,14 @@ def _has_marker(folder: Path, marker: str) -> bool:
     return (folder / marker).exists()
 
 
-def resolve_command(command: tuple[str, ...], root: str | Path | None = None) -> list[str] | None:
-    """The argv with its executable resolved (PATH, then project-local bins), or None."""
+def resolve_command(
+    command: tuple[str, ...], root: str | Path | None = None, *, project_bins: bool | None = None
+) -> list[str] | None:
+    """The argv with its executable resolved (PATH, then project-local bins), or None.
+
+    An executable inside the workspace (`PROJECT_BIN_DIRS` under `root`) is used only when
+    `project_bins` is true; None asks the trust database whether the user trusted `root`
+    (`lspmux trust`). One found but not trusted is left out, and the log says so once."""
     if not command:
         return None
     exe = command[0]
@@ -262,11 +300,30 @@ def resolve_command(command: tuple[str, ...], root: str | Path | None = None) ->
         return list(command) if os.access(exe, os.X_OK) else None
     found = shutil.which(exe)
     if found is None and root is not None:
-        for folder in PROJECT_BIN_DIRS:
-            candidate = Path(root) / folder / exe
-            if os.access(candidate, os.X_OK):
-                found = str(candidate)
-                break
+        candidate = project_executable(exe, root)
+        if candidate is not None:
+            if project_bins is None:
+                project_bins = trust.workspace_trusted(root)
+            if project_bins:
+                found = candidate
+            elif trust.once("bin", candidate):
+                log.warning(
+                    "%s is not used: %s is not trusted (an executable shipped in a workspace "
+                    "runs only after `lspmux trust %s`); %s is not on PATH either",
+                    candidate,
+                    root,
+                    root,
+                    exe,
+                )
     if found is None:
         return None
     return [found, *command[1:]]
+
+
+def project_executable(exe: str, root: str | Path) -> str | None:
+    """The first executable named `exe` in the project folders of `root`, trusted or not."""
+    for folder in PROJECT_BIN_DIRS:
+        candidate = Path(root) / folder / exe
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None

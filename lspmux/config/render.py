@@ -141,12 +141,20 @@ def format_config(
                     "available": available,
                 }
             doc[section] = out
+        doc["project_file"] = config.project_file
+        doc["project_trusted"] = config.project_trusted
+        doc["untrusted_keys"] = list(config.untrusted_keys)
         doc["origins"] = dict(config.origins)
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
     lines = ["# lspmux: the effective configuration", "# files read, later ones win:"]
     for i, path in enumerate(config.files):
         lines.append(f"#   {path}" + ("  (built-in defaults)" if i == 0 else ""))
+    if config.project_trusted is False and config.untrusted_keys:
+        lines.append(
+            f"# {config.project_file} is not trusted; ignored: {', '.join(config.untrusted_keys)}"
+            f" (`lspmux trust {config.project_dir}` to use them)"
+        )
     origin = config.origins.get("request_timeout", DEFAULTS_LABEL)
     note = f"  # from {origin}" if origin != DEFAULTS_LABEL else ""
     lines.append(f"request_timeout = {_toml_value(config.request_timeout)}{note}")

@@ -182,3 +182,19 @@ def load_token(
         return token
     token = env.get(TOKEN_ENV, "").strip()
     return token or None
+
+
+def check_replaceable(path: str) -> None:
+    """What may stand at a socket path the daemon is about to bind: nothing, or a socket
+    (then the caller checks nobody listens on it). A regular file, folder or link is
+    someone's data, never deleted: AddressError says so."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a socket"
+        raise AddressError(
+            f"{path} exists and is {kind}; lspmux replaces only a stale socket there. Move it "
+            "away, or choose another address with --listen unix:PATH"
+        )

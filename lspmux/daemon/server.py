@@ -23,162 +23,82 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import hashlib
 import hmac
 import itertools
 import logging
 import os
-import shutil
 import signal
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
 import orjson
 
 from lspmux import __version__
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
-from lspmux.config.model import Config, LinterConfig, ServerConfig
+from lspmux.config.model import Config
 from lspmux.daemon.address import (
     Address,
     AddressError,
+    check_replaceable,
     check_socket_dir,
     default_dir,
     is_loopback,
     private_dir,
 )
+from lspmux.daemon.admission import (
+    AllowList,
+    OneServerConfig,
+    client_request,
+    match_server,
+    one_server_config,
+    resolve_executable,
+)
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
 from lspmux.proxy import settle_heap
 from lspmux.session.session import Session
 from lspmux.wire.framing import frame
+from lspmux.wire.length import FrameError, parse_length
 from lspmux.wire.messages import Message, error
 
 log = logging.getLogger("lspmux.daemon")
 
 #: Bytes queued for a client that does not read before it is disconnected.
 CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
-#: Seconds a new connection may take to send its first message.
+#: Bytes queued for a client above which its requests are no longer read (until it drains to a
+#: quarter of that): a client that stops reading cannot keep the shared backends busy.
+CLIENT_BACKPRESSURE = 1024 * 1024
+#: Seconds a new Unix-socket connection may take to send its first message.
 HANDSHAKE_TIMEOUT = 30.0
-#: Largest first message accepted.
+#: Largest first message accepted on the Unix socket (only the user can open it).
 HANDSHAKE_LIMIT = 16 * 1024 * 1024
-#: Environment variables a client may not set for a server it starts.
-UNSAFE_ENV_PREFIXES = ("LD_", "DYLD_")
+#: On TCP, before the token is checked: the largest first message (an editor's `initialize`
+#: is 5-20 KiB), how long it may take, and how many such connections may be open at once
+#: (more are closed at once). 8 strangers hold at most 8 x 256 KiB.
+TCP_HANDSHAKE_LIMIT = 256 * 1024
+TCP_HANDSHAKE_TIMEOUT = 10.0
+MAX_TCP_HANDSHAKES = 8
+#: A header block longer than this without its blank line is garbage.
+MAX_HANDSHAKE_HEADER = 64 * 1024
+
+__all__ = [
+    "AllowList",
+    "Daemon",
+    "DaemonError",
+    "OneServerConfig",
+    "match_server",
+    "one_server_config",
+    "resolve_executable",
+]
 
 ConfigLoader = Callable[[Path | None], Config]
 
 
 class DaemonError(Exception):
     """The daemon cannot start; the message says why and what to do."""
-
-
-# -- which servers a client may start -------------------------------------------------------
-
-
-def resolve_executable(command: str) -> str | None:
-    """The real path of the program `command` names (PATH lookup for a bare name), or None."""
-    if os.sep in command:
-        return os.path.realpath(command) if os.access(command, os.X_OK) else None
-    found = shutil.which(command)
-    return os.path.realpath(found) if found else None
-
-
-class AllowList:
-    """The servers a client may name: command names, and the real paths they resolve to."""
-
-    def __init__(self, config: Config) -> None:
-        entries = config.allowed_servers
-        if entries is None:
-            entries = tuple(s.command[0] for s in config.servers.values() if s.command)
-        self.entries = tuple(entries)
-        self.names = {e for e in self.entries if os.sep not in e}
-        self.paths = {p for e in self.entries if (p := resolve_executable(e)) is not None}
-
-    def permits(self, server: str) -> bool:
-        if os.sep not in server and server in self.names:
-            return True
-        resolved = resolve_executable(server)
-        return resolved is not None and resolved in self.paths
-
-    def refusal(self, server: str, config_file: str) -> str:
-        return (
-            f"lspmux: the daemon does not start {server!r}: it is not a configured server nor "
-            f"in allowed_servers. To allow it, add it to {config_file}, e.g. "
-            f'allowed_servers = ["{server}"] (or configure it as [servers.NAME] with '
-            f'command = ["{server}"]), then restart the daemon'
-        )
-
-
-@attrs.frozen
-class OneServerConfig(Config):
-    """A configuration where one server serves every file, with no linters (`lspMux` connect
-    and `--server-path`: exactly that server, like the Rust lspmux)."""
-
-    def servers_for(self, path: str, language_id: str | None = None) -> list[ServerConfig]:
-        return [s for s in self.servers.values() if not s.disabled]
-
-    def linters_for(self, path: str, language_id: str | None = None) -> list[LinterConfig]:
-        return []
-
-
-def match_server(config: Config, server: str) -> ServerConfig | None:
-    """The configured server `server` names: by name, by command name, then by real path."""
-    base = os.path.basename(server)
-    for s in config.servers.values():
-        if s.name == base and s.command and os.path.basename(s.command[0]) == base:
-            return s
-    for s in config.servers.values():
-        if s.command and os.path.basename(s.command[0]) == base:
-            return s
-    resolved = resolve_executable(server)
-    if resolved is not None:
-        for s in config.servers.values():
-            if s.command and resolve_executable(s.command[0]) == resolved:
-                return s
-    return None
-
-
-def one_server_config(
-    config: Config, server: str, args: Sequence[str], env: Mapping[str, str]
-) -> OneServerConfig:
-    """`config` reduced to the one server a client named, reusing its configured settings."""
-    match = match_server(config, server)
-    safe_env = {k: v for k, v in env.items() if not k.startswith(UNSAFE_ENV_PREFIXES)}
-    if match is not None:
-        command = (server, *args) if args else (server, *match.command[1:])
-        name = match.name
-        if tuple(command[1:]) != tuple(match.command[1:]):
-            name = f"{name}+{_digest(command)}"  # other arguments: another instance
-        chosen = attrs.evolve(
-            match, name=name, command=command, env={**match.env, **safe_env}, disabled=False
-        )
-    else:
-        command = (server, *args)
-        name = os.path.basename(server) + (f"+{_digest(command)}" if args else "")
-        chosen = ServerConfig(
-            name=name,
-            command=command,
-            env=safe_env,
-            request_timeout=config.request_timeout,
-            idle_timeout=config.idle_timeout,
-        )
-    return OneServerConfig(
-        servers={chosen.name: chosen},
-        linters={},
-        request_timeout=config.request_timeout,
-        idle_timeout=config.idle_timeout,
-        instance_timeout=config.instance_timeout,
-        allowed_servers=config.allowed_servers,
-        origins=config.origins,
-        files=config.files,
-    )
-
-
-def _digest(command: Sequence[str]) -> str:
-    return hashlib.sha256("\0".join(command).encode()).hexdigest()[:8]
 
 
 # -- the daemon ------------------------------------------------------------------------------
@@ -290,6 +210,10 @@ class Daemon:
     def _bind_unix(self) -> socket.socket:
         path = self.address.path
         if os.path.exists(path) or os.path.islink(path):
+            try:
+                check_replaceable(path)
+            except AddressError as exc:
+                raise DaemonError(str(exc)) from None
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 probe.settimeout(1.0)
@@ -531,21 +455,15 @@ class Daemon:
         hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
     def _new_session(self, options: Mapping[str, Any], peer: str) -> Session:
-        server = options.get("server")
-        if server is not None and (not isinstance(server, str) or not server):
-            raise InvalidRequest("lspmux: lspMux.server must be a command name or path")
-        args = options.get("args") or []
-        env = options.get("env") or {}
-        cwd = options.get("cwd")
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise InvalidRequest("lspmux: lspMux.args must be a list of strings")
-        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-            raise InvalidRequest("lspmux: lspMux.env must map names to strings")
-        if cwd is not None and not isinstance(cwd, str):
-            raise InvalidRequest("lspmux: lspMux.cwd must be a path")
-        if server is not None and not self.allow.permits(server):
-            raise RequestFailed(self.allow.refusal(server, self.config_file_hint))
+        asked = client_request(options, self.config, self.allow, self.config_file_hint)
+        server, args, env, cwd = asked.server, list(asked.args), asked.env, asked.cwd
         client_id = f"client-{next(self._ids)}"
+        if asked.ignored:
+            log.info(
+                "%s: ignored the client's %s (not in the server's client_may_set)",
+                client_id,
+                " and ".join(asked.ignored),
+            )
         base_loader = self.load_config
         fallback = Path(cwd) if cwd else None
 
@@ -571,13 +489,19 @@ class Daemon:
 
 
 class _Handshake(asyncio.Protocol):
-    """Reads a connection's first message, then hands the transport to a Session."""
+    """Reads a connection's first message, then hands the transport to a Session.
+
+    On TCP the peer is a stranger until its token is checked, so what it may cost is bounded:
+    a first message of at most `TCP_HANDSHAKE_LIMIT` (refused as soon as its Content-Length
+    says more, before any of the body is read), `TCP_HANDSHAKE_TIMEOUT` to send it, and at
+    most `MAX_TCP_HANDSHAKES` such connections at once (the next ones are closed at once)."""
 
     def __init__(self, daemon: Daemon, kind: str) -> None:
         self.daemon = daemon
         self.kind = kind
         self.peer = kind
         self.transport: asyncio.Transport | None = None
+        self.limit = TCP_HANDSHAKE_LIMIT if kind == "tcp" else HANDSHAKE_LIMIT
         self._buf = bytearray()
         self._done = False
         self._timer: asyncio.TimerHandle | None = None
@@ -587,12 +511,23 @@ class _Handshake(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{self.kind}:{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else self.kind
         if self.kind == "tcp":
+            waiting = sum(1 for hs in self.daemon.handshakes if hs.kind == "tcp")
+            if waiting >= MAX_TCP_HANDSHAKES:
+                log.warning(
+                    "refused %s: %d TCP connections are already waiting to authenticate",
+                    self.peer,
+                    waiting,
+                )
+                self._done = True
+                transport.abort()  # type: ignore[attr-defined]
+                return
             sock = transport.get_extra_info("socket")
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.daemon.handshakes.add(self)
-        self._timer = asyncio.get_running_loop().call_later(HANDSHAKE_TIMEOUT, self.abort)
+        timeout = TCP_HANDSHAKE_TIMEOUT if self.kind == "tcp" else HANDSHAKE_TIMEOUT
+        self._timer = asyncio.get_running_loop().call_later(timeout, self._too_slow, timeout)
 
     def data_received(self, data: bytes) -> None:
         if self._done:
@@ -601,16 +536,16 @@ class _Handshake(asyncio.Protocol):
         buf += data
         end = buf.find(b"\r\n\r\n")
         if end < 0:
-            if len(buf) > 65536:
-                self.abort()
+            if len(buf) > MAX_HANDSHAKE_HEADER:
+                self._refuse(f"no header end within {MAX_HANDSHAKE_HEADER} bytes")
             return
-        length = None
+        length: int | FrameError = FrameError("no Content-Length header")
         for line in bytes(buf[:end]).split(b"\r\n"):
             name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length" and value.strip().isdigit():
-                length = int(value.strip())
-        if length is None or length > HANDSHAKE_LIMIT:
-            self.abort()
+            if name.strip().lower() == b"content-length":
+                length = parse_length(value, self.limit)
+        if isinstance(length, FrameError):
+            self._refuse(f"first message: {length.detail}")
             return
         start = end + 4
         if len(buf) < start + length:
@@ -626,6 +561,13 @@ class _Handshake(asyncio.Protocol):
         if self._timer is not None:
             self._timer.cancel()
 
+    def _refuse(self, why: str) -> None:
+        log.warning("refused %s: %s", self.peer, why)
+        self.abort()
+
+    def _too_slow(self, timeout: float) -> None:
+        self._refuse(f"no first message within {timeout:g}s")
+
     def reply_and_close(self, msg: Message) -> None:
         self._finish()
         if self.transport is not None and not self.transport.is_closing():
@@ -636,15 +578,20 @@ class _Handshake(asyncio.Protocol):
         transport = self.transport
         assert transport is not None
         limit = self.daemon.client_write_limit
-        conn = session.connection(session.client_id, max_write_buffer=limit)
+        conn = session.connection(
+            session.client_id, max_write_buffer=limit, backpressure=CLIENT_BACKPRESSURE
+        )
         transport.set_protocol(conn)
         conn.connection_made(transport)
         conn.data_received(data)
 
     def abort(self) -> None:
+        """Drop the connection and what it sent (the buffer is released at once)."""
         self._finish()
+        self._buf = bytearray()
         if self.transport is not None:
-            self.transport.close()
+            self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._finish()
+        self._buf = bytearray()

@@ -25,6 +25,7 @@ import sys
 import threading
 
 from lspmux.daemon.address import Address, AddressError, check_socket_dir, load_token, resolve
+from lspmux.wire.length import FrameError, parse_length
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
 if TYPE_CHECKING:  # argparse is imported only to print help or an error
@@ -149,12 +150,33 @@ def run_if_client(words: Sequence[str]) -> int | None:
     None: another command, for `lspmux.cli`."""
     if not words:
         return None if sys.stdin.isatty() else main([], rust_compat=True)
+    words = command_first(words)
     first = words[0]
     if first == "client":
         return main(words[1:])
     if first.startswith("-") and first not in ("-h", "--help", "--version"):
         return main(words, rust_compat=True)
     return None
+
+
+#: Commands that may follow the connect options: `lspmux --connect ADDR status` is the status
+#: command (as with the Rust lspmux), never a client running a server with a `status` argument.
+COMMANDS_AFTER_OPTIONS = ("status", "reload", "client")
+_CONNECT_OPTIONS = ("--connect", "--token-file")
+
+
+def command_first(words: Sequence[str]) -> list[str]:
+    """`--connect ADDR status …` as `status --connect ADDR …`; other command lines as they
+    are."""
+    i = 0
+    while i < len(words):
+        name, eq, _ = words[i].partition("=")
+        if name not in _CONNECT_OPTIONS:
+            break
+        i += 1 if eq else 2
+    if 0 < i < len(words) and words[i] in COMMANDS_AFTER_OPTIONS:
+        return [words[i], *words[:i], *words[i + 1 :]]
+    return list(words)
 
 
 # -- the handshake --------------------------------------------------------------------------
@@ -187,19 +209,26 @@ def lspmux_options(
     return options if len(options) > 1 else None
 
 
+def header_length(block: bytes, what: str) -> int:
+    """The Content-Length of a header block; ShimError naming `what` when it has none that is
+    a length (junk never reaches `int()`)."""
+    for line in block.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = parse_length(value)
+            if isinstance(length, FrameError):
+                raise ShimError(f"{what}: {length.detail}")
+            return length
+    raise ShimError(f"{what} has no Content-Length header")
+
+
 def read_frame(fd: int, buf: bytearray) -> tuple[bytes, bytes] | None:
     """Read one framed message from `fd` (plus what was read beyond it): (body, rest), or
     None at end of input with (possibly) a partial frame left in `buf`."""
     while True:
         end = buf.find(b"\r\n\r\n")
         if end >= 0:
-            length = None
-            for line in bytes(buf[:end]).split(b"\r\n"):
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value.strip())
-            if length is None:
-                raise ShimError("the client's first message has no Content-Length header")
+            length = header_length(bytes(buf[:end]), "the client's first message")
             start = end + 4
             while len(buf) < start + length:
                 data = os.read(fd, CHUNK)
@@ -334,11 +363,7 @@ def request(
         while True:
             end = buf.find(b"\r\n\r\n")
             if end >= 0:
-                length = 0
-                for line in bytes(buf[:end]).split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
+                length = header_length(bytes(buf[:end]), f"the answer of the daemon at {address}")
                 if len(buf) >= end + 4 + length:
                     reply = json.loads(bytes(buf[end + 4 : end + 4 + length]))
                     if "error" in reply:

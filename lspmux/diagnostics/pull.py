@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
+from lspmux.session import positions
+
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
     from lspmux.session.host import SessionHost
@@ -106,6 +108,10 @@ class Puller:
                 else:
                     log.info("%s: diagnostic pull for %s failed: %s", backend.label, uri, err)
                 return
+            if backend.position_encoding != self.session.encoding:
+                resp = positions.answer_from(
+                    self.session, backend, t.TEXT_DOCUMENT_DIAGNOSTIC, params
+                )(resp)
             report = resp.get("result") or {}
             current = self.session.documents.get(uri)
             if current is None or current.version != version:

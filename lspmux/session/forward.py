@@ -22,6 +22,7 @@ from lspmux.backends.provided import effective
 from lspmux.errors import JsonRpcError, MethodNotFound, RequestFailed
 from lspmux.routing import adapt, merge, semantic_tokens
 from lspmux.routing.table import Policy, Route
+from lspmux.session import positions
 from lspmux.session.exchange import Exchange
 from lspmux.session.host import SessionHost
 from lspmux.wire.messages import Message, decode, result_is_null
@@ -174,10 +175,7 @@ class _First:
             return
         self.i = i
         backend = self.backend = self.candidates[i]
-        ex.sent(
-            backend,
-            backend.request(ex.method, ex.params_for(backend), self.on_msg, raw=self.on_raw),
-        )
+        send(ex, backend, ex.method, ex.params_for(backend), self.on_msg, raw=self.on_raw)
 
     def _more(self) -> bool:
         return self.allow_null and self.i + 1 < len(self.candidates)
@@ -242,7 +240,7 @@ def _merge(ex: Exchange, eligible: list[Backend], merger: Callable[[merge.Result
         return on_msg
 
     for backend in eligible:
-        ex.sent(backend, backend.request(ex.method, ex.params_for(backend), collect(backend)))
+        send(ex, backend, ex.method, ex.params_for(backend), collect(backend))
 
 
 def _code_action_params(
@@ -326,10 +324,7 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
             value = merge.tag(value, retag)
         ex.reply(value)
 
-    if retag is None:
-        ex.sent(target, target.request(ex.method, send_params, on_msg, raw=ex.reply_raw))
-    else:
-        ex.sent(target, target.request(ex.method, send_params, on_msg))
+    send(ex, target, ex.method, send_params, on_msg, raw=ex.reply_raw if retag is None else None)
 
 
 def _resolves(backend: Backend, capability: str) -> bool:
@@ -359,7 +354,31 @@ def _semantic_tokens(ex: Exchange, eligible: list[Backend]) -> None:
             return
         ex.reply(session.semantic.answer(ex.method, client_params, resp.get("result"), legend_map))
 
-    ex.sent(backend, backend.request(method, params, on_msg))
+    send(ex, backend, method, params, on_msg)
+
+
+def send(
+    ex: Exchange,
+    backend: Backend,
+    method: str,
+    params: Any,
+    on_msg: Callable[[Message], None],
+    *,
+    raw: Callable[[bytes, int], None] | None = None,
+) -> None:
+    """One request of `ex` to `backend`; positions converted when the backend speaks another
+    encoding than the session (then the answer is read, never relayed raw)."""
+    session: SessionHost = ex.session  # type: ignore[assignment]
+    if backend.position_encoding != session.encoding:
+        convert = positions.answer_from(session, backend, method, params)
+        params = positions.request_to(session, backend, method, params)
+        handle = on_msg
+
+        def on_msg(resp: Message) -> None:
+            handle(convert(resp))
+
+        raw = None
+    ex.sent(backend, backend.request(method, params, on_msg, raw=raw))
 
 
 async def ensure_running(backends: list[Backend]) -> list[Backend]:

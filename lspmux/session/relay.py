@@ -27,6 +27,7 @@ from lsprotocol import types as t
 
 from lspmux.errors import JsonRpcError
 from lspmux.routing.table import SERVER_NOTIFICATIONS, SERVER_REQUESTS, client_declares
+from lspmux.session import positions
 from lspmux.session.host import SessionHost
 from lspmux.wire.messages import Message
 
@@ -60,6 +61,8 @@ class ServerRelay:
 
     def _publish(self, backend: Backend, msg: Message) -> None:
         params = msg.get("params")
+        if backend.position_encoding != self.session.encoding:
+            params = positions.from_server(self.session, backend, msg["method"], params)
         if isinstance(params, dict):
             self.session.publish_from(backend, params)  # type: ignore[attr-defined]
 
@@ -217,9 +220,10 @@ class ServerRelay:
             else:
                 reply(resp.get("result"))
 
-        client_id = self._to_client(
-            msg["method"], msg.get("params"), done, timeout=backend.config.request_timeout
-        )
+        params = msg.get("params")
+        if backend.position_encoding != self.session.encoding:
+            params = positions.from_server(self.session, backend, method, params)
+        client_id = self._to_client(method, params, done, timeout=backend.config.request_timeout)
         if client_id is not None:
             self._relayed[key] = client_id
 

@@ -39,6 +39,7 @@ from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
 from lspmux.session.exchange import Exchange
 from lspmux.session.linting import SessionLinting
+from lspmux.session.positions import session_encoding
 from lspmux.session.relay import ServerRelay
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
@@ -200,11 +201,20 @@ class Session:
         except Exception as exc:  # a bad config file: say where, and what was expected
             log.error("%s: %s", self.client_id, exc)
             raise RequestFailed(f"lspmux configuration error: {exc}") from exc
+        if self.config.trust_notice:  # said once per session, before anything runs
+            self.conn_send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": t.WINDOW_SHOW_MESSAGE,
+                    "params": {"type": 2, "message": self.config.trust_notice},
+                }
+            )
         if not self.pool.shared:
             if self.pool.client_capabilities is None:
                 self.pool.client_capabilities = self.client_capabilities
             self.pool.initialization_options = params.get("initializationOptions")
         self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
+        self.encoding = self.documents.encoding = session_encoding(self.client_capabilities)
         self.files = FileWatching(
             self.client_capabilities, self._send_file_events, [r.as_uri() for r in self.roots]
         )

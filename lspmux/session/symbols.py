@@ -13,7 +13,7 @@ from lsprotocol import types as t
 
 from lspmux.backends.documents import HeldText
 from lspmux.routing.table import ROUTES
-from lspmux.session import forward
+from lspmux.session import forward, positions
 from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.session")
@@ -41,7 +41,7 @@ async def document_symbols(
             language_id = backend.config.language_ids[0] if backend.config.language_ids else ""
             backend.open_document(holder, uri, language_id, 0, text)
     try:
-        result = await _ask(backends, uri)
+        result = await _ask(session, backends, uri)
     finally:
         if borrowed:
             for backend in backends:
@@ -50,15 +50,19 @@ async def document_symbols(
     return result
 
 
-async def _ask(backends: list[Any], uri: str) -> list[Any] | None:
+async def _ask(session: SessionHost, backends: list[Any], uri: str) -> list[Any] | None:
     result: list[Any] | None = None
     for backend in backends:
         if not backend.supports(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):
             continue
+        params = {"textDocument": {"uri": uri}}
         try:
-            answer = await backend.call(
-                t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, {"textDocument": {"uri": uri}}
-            )
+            answer = await backend.call(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
+            if backend.position_encoding != session.encoding:
+                convert = positions.answer_from(
+                    session, backend, t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params
+                )
+                answer = convert({"result": answer})["result"]
         except Exception as exc:
             log.info("%s: documentSymbol failed: %s", backend.label, exc)
             continue

@@ -3,8 +3,8 @@ session's documents and passed to the backends of each file.
 
 The session's `Documents` are what the client has in its buffers; each backend of a file gets
 the open, every change (incrementally when the server holds the client's previous text, in
-full otherwise: see backends/documents.py), saves and the close. After each event the diagnostics pulls and linter runs for the
-file are scheduled.
+full otherwise: see backends/documents.py), saves and the close. After each event the
+diagnostics pulls and linter runs for the file are scheduled.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lspmux.diagnostics.pull import DEBOUNCE
+from lspmux.session import positions
 from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.session")
@@ -41,10 +42,18 @@ def did_change(session: SessionHost, params: dict[str, Any]) -> None:
         log.warning("%s: didChange for %s, which is not open; ignored", session.client_id, uri)
         return
     changes = params.get("contentChanges") or []
+    backends = session.backends_for(uri)
+    # A server in another encoding gets the changes converted, against the text before them:
+    # the document itself, read line by line, before it is updated in place.
+    theirs = {
+        id(b): positions.changes_to(session, b, uri, changes, doc)
+        for b in backends
+        if b.position_encoding != session.encoding
+    }
     doc.update(version if version is not None else doc.version + 1, changes, session.encoding)
     session.store.set_version(uri, doc.version)
-    for backend in session.backends_for(uri):
-        backend.change_document(session, uri, doc.version, changes)
+    for backend in backends:
+        backend.change_document(session, uri, doc.version, theirs.get(id(backend), changes))
         session.puller.schedule(backend, uri, delay=DEBOUNCE)
     session.linting.changed(uri)
 

@@ -5,7 +5,9 @@ stdout. Incoming requests and notifications go to the owner's handlers; response
 matching pending request. Every request sent through `request()` gets exactly one completion:
 the peer's response, a timeout error, or — when the stream closes — an error that names the
 peer. A response can be relayed without parsing it (`raw` callbacks); bad input is answered with
-a JSON-RPC error and the connection lives on.
+a JSON-RPC error and the connection lives on, except a message over the maximum size: it gets an
+error and the connection is closed (nothing of it is read). A peer whose unread queue passes
+`max_write_buffer` is aborted: its queue is dropped at once and the others never wait for it.
 
 Writes are coalesced per read: while any connection handles the messages of one read, what is
 sent on every connection is held and written at the end of that read, one write per
@@ -26,10 +28,8 @@ import orjson
 
 from lspmux.errors import (
     InternalError,
-    InvalidParams,
     InvalidRequest,
     JsonRpcError,
-    RequestFailed,
 )
 from lspmux.wire.framing import FrameError, FrameParser
 from lspmux.wire.messages import (
@@ -40,15 +40,14 @@ from lspmux.wire.messages import (
     is_error_reply,
     looks_like_response,
     notification,
-    request,
     rewrite_response_id,
     sniff_response,
 )
+from lspmux.wire.requests import RawCallback, Requests, ResponseCallback
 
 log = logging.getLogger("lspmux.wire")
 
-ResponseCallback = Callable[[Message], None]
-RawCallback = Callable[[bytes, int], None]
+__all__ = ["Connection", "RawCallback", "ResponseCallback"]
 
 
 class _Batch(threading.local):
@@ -76,23 +75,7 @@ def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | memoryview]) -
         w.write(b"".join(pieces))
 
 
-class _Pending:
-    __slots__ = ("callback", "method", "raw", "timer")
-
-    def __init__(
-        self,
-        method: str,
-        callback: ResponseCallback,
-        raw: RawCallback | None,
-        timer: asyncio.TimerHandle | None,
-    ) -> None:
-        self.method = method
-        self.callback = callback
-        self.raw = raw
-        self.timer = timer
-
-
-class Connection(asyncio.Protocol):
+class Connection(Requests, asyncio.Protocol):
     """A framed JSON-RPC connection. `name` appears in every log line and error message."""
 
     def __init__(
@@ -104,6 +87,9 @@ class Connection(asyncio.Protocol):
         on_close: Callable[[BaseException | None], None] | None = None,
         reply_errors: bool = True,
         max_write_buffer: int | None = None,
+        max_message_size: int | None = None,
+        backpressure: int | None = None,
+        stuck_after: float = 30.0,
         duplex: bool = True,
         id_prefix: str | None = None,
     ) -> None:
@@ -114,13 +100,17 @@ class Connection(asyncio.Protocol):
         self.on_close = on_close
         self.reply_errors = reply_errors
         self.max_write_buffer = max_write_buffer
-        self._parser = FrameParser()
+        #: Bytes queued for the peer above which it is not read until its queue drains to a
+        #: quarter of that (see `pause_writing`); None: always read.
+        self.backpressure = backpressure
+        #: Seconds a peer may stay over `backpressure` before it is disconnected (aborted).
+        self.stuck_after = stuck_after
+        self._stuck_timer: asyncio.TimerHandle | None = None
+        self._parser = FrameParser(max_message_size)
         self._reader: asyncio.BaseTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
-        self._pending: dict[int | str, _Pending] = {}
-        self._next_id = 1
-        self._id_prefix = id_prefix
         self._closed = False
+        self._init_requests(id_prefix)
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._held: list[bytes | memoryview] = []  # headers and bodies held during a read
         self._held_size = 0  # bytes of bodies in _held
@@ -131,6 +121,34 @@ class Connection(asyncio.Protocol):
         self._reader = transport
         if self._writer is None and self.duplex:
             self._writer = transport  # type: ignore[assignment]
+            if self.backpressure is not None:
+                transport.set_write_buffer_limits(  # type: ignore[attr-defined]
+                    high=self.backpressure, low=self.backpressure // 4
+                )
+
+    def pause_writing(self) -> None:
+        """The transport says the peer's unread queue passed `backpressure`: stop reading
+        from it until the queue drains, so a client that does not take its answers sends no
+        more requests to the backends it shares (it cannot make them work for nobody, or make
+        the others wait behind that work). Queued messages still count against
+        `max_write_buffer`."""
+        if self.backpressure is None or self._reader is None or self._closed:
+            return
+        if self._debug:
+            log.debug("%s: behind on its answers; its requests wait until it reads", self.name)
+        self._reader.pause_reading()  # type: ignore[attr-defined]
+        if self._stuck_timer is not None:
+            self._stuck_timer.cancel()
+        self._stuck_timer = asyncio.get_running_loop().call_later(
+            self.stuck_after, self.abort, f"not reading for {self.stuck_after:g}s"
+        )
+
+    def resume_writing(self) -> None:
+        if self._stuck_timer is not None:
+            self._stuck_timer.cancel()
+            self._stuck_timer = None
+        if self.backpressure is not None and self._reader is not None and not self._closed:
+            self._reader.resume_reading()  # type: ignore[attr-defined]
 
     def attach_writer(self, transport: asyncio.WriteTransport) -> None:
         self._writer = transport
@@ -145,6 +163,32 @@ class Connection(asyncio.Protocol):
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def abort(self, reason: str) -> None:
+        """Drop the connection at once: what is queued for the peer is discarded (its memory
+        released), both directions are torn down, and everything pending fails. For a peer that
+        stopped reading, where `close()` would wait forever for the queue to drain."""
+        if not self._closed:
+            log.warning("%s: disconnected (%s)", self.name, reason)
+        if self._stuck_timer is not None:
+            self._stuck_timer.cancel()
+            self._stuck_timer = None
+        self._held = []
+        self._held_size = 0
+        for t in (self._writer, self._reader):
+            abort = getattr(t, "abort", None)
+            if abort is not None:
+                abort()  # also on a transport already closing: its buffer is dropped
+        if not self._closed:
+            self.fail_all(f"{self.name} was disconnected ({reason})")
+        self.close(None)
+
+    def _refuse_stream(self, detail: str) -> None:
+        """A message too large to read: say so to the peer, then close; nothing more is read."""
+        log.error("%s: %s; closing the connection", self.name, detail)
+        if self.reply_errors and not self._closed:
+            self.send(error(None, InvalidRequest(f"lspmux: {detail}; closing the connection")))
+        self.close(None)
 
     def close(self, exc: BaseException | None = None) -> None:
         """Close both directions; every pending request fails at once, naming this peer."""
@@ -169,6 +213,9 @@ class Connection(asyncio.Protocol):
         try:
             for item in self._parser.feed(data):
                 if isinstance(item, FrameError):
+                    if item.fatal:
+                        self._refuse_stream(item.detail)
+                        return
                     log.warning("%s: bad frame: %s", self.name, item.detail)
                     continue
                 try:
@@ -191,8 +238,6 @@ class Connection(asyncio.Protocol):
             pending = self._pending.get(sniffed[0])
             if pending is not None and pending.raw is not None:
                 del self._pending[sniffed[0]]
-                if pending.timer is not None:
-                    pending.timer.cancel()
                 if self._debug:
                     log.debug("%s → raw response %d (%d bytes)", self.name, sniffed[0], len(body))
                 try:
@@ -240,37 +285,6 @@ class Connection(asyncio.Protocol):
             return
         self._complete(msg)
 
-    def _complete(self, msg: Message) -> None:
-        msg_id = msg.get("id")
-        pending = self._pending.pop(msg_id, None) if isinstance(msg_id, int | str) else None
-        if pending is None:
-            log.debug("%s: response to unknown request %r", self.name, msg_id)
-            return
-        if pending.timer is not None:
-            pending.timer.cancel()
-        try:
-            pending.callback(msg)
-        except Exception as exc:
-            self._callback_failed(msg_id, pending, exc)
-
-    def _callback_failed(self, msg_id: Any, pending: _Pending, exc: Exception) -> None:
-        """A response's handler raised: log it and complete the request with an error, so the
-        request behind it (a client's, waiting for this answer) is still answered once."""
-        log.exception(
-            "%s: handling the answer to %s (id %s) failed", self.name, pending.method, msg_id
-        )
-        try:
-            pending.callback(
-                error(
-                    msg_id,
-                    InternalError(
-                        f"lspmux could not handle {self.name}'s answer to {pending.method}: {exc}"
-                    ),
-                )
-            )
-        except Exception:
-            log.exception("%s: reporting the failure of %s failed too", self.name, pending.method)
-
     # -- outgoing -------------------------------------------------------------------------------
 
     def send(self, msg: Message) -> None:
@@ -302,11 +316,12 @@ class Connection(asyncio.Protocol):
             self._held += (header, body)
             self._held_size += len(body)
             return
+        if self._over_write_limit(w):
+            return
         if len(body) > LARGE_WRITE:
             _write_pieces(w, [header, body])
         else:
             w.write(header + body)
-        self._check_write_buffer(w)
 
     def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
         """Relay a sniffed response (`sniff_response(body)` gave `offset`) under another id:
@@ -331,8 +346,9 @@ class Connection(asyncio.Protocol):
             self._held += pieces
             self._held_size += size
             return
+        if self._over_write_limit(w):
+            return
         _write_pieces(w, pieces)
-        self._check_write_buffer(w)
 
     def _flush(self) -> None:
         held = self._held
@@ -346,20 +362,27 @@ class Connection(asyncio.Protocol):
             if self._debug:
                 log.debug("%s: dropped %d messages, the stream is closed", self.name, len(held))
             return
+        if self._over_write_limit(w):
+            return
         if size > LARGE_WRITE:
             _write_pieces(w, held)
         else:
             w.write(b"".join(held))
-        self._check_write_buffer(w)
 
-    def _check_write_buffer(self, w: asyncio.WriteTransport) -> None:
-        if self.max_write_buffer is not None and w.get_write_buffer_size() > self.max_write_buffer:
-            log.warning(
-                "%s: peer is not reading (%d bytes queued); disconnecting it",
-                self.name,
-                w.get_write_buffer_size(),
-            )
-            self.close(None)
+    def _over_write_limit(self, w: asyncio.WriteTransport) -> bool:
+        """Whether the peer is disconnected instead of written to: the bytes it has not read
+        yet already pass `max_write_buffer`. Checked before a write, so one message of any
+        size is always accepted onto a queue under the bound (a large answer to a client that
+        reads is no fault); a peer that stopped reading is aborted, not closed gracefully,
+        which would wait for the queue to drain and keep its memory forever."""
+        limit = self.max_write_buffer
+        if limit is None:
+            return False
+        queued = w.get_write_buffer_size()
+        if queued <= limit:
+            return False
+        self.abort(f"not reading: {queued} bytes queued, limit {limit}")
+        return True
 
     def notify(self, method: str, params: Any = None) -> None:
         self.send(notification(method, params))
@@ -369,91 +392,3 @@ class Connection(asyncio.Protocol):
 
     def respond_error(self, msg_id: int | str | None, err: JsonRpcError | dict[str, Any]) -> None:
         self.send(error(msg_id, err))
-
-    def request(
-        self,
-        method: str,
-        params: Any,
-        callback: ResponseCallback,
-        *,
-        timeout: float | None = None,
-        raw: RawCallback | None = None,
-    ) -> int | str:
-        """Send a request; `callback` gets the response dict (with "result" or "error") exactly
-        once. With `raw`, a response that can be sniffed is given as bytes instead. Returns the
-        id this peer sees, for `$/cancelRequest`."""
-        n = self._next_id
-        self._next_id += 1
-        msg_id: int | str = n if self._id_prefix is None else f"{self._id_prefix}{n}"
-        if self._closed:
-            callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
-            return msg_id
-        timer = None
-        if timeout is not None:
-            timer = asyncio.get_running_loop().call_later(timeout, self._timeout, msg_id, timeout)
-        try:
-            body = orjson.dumps(request(msg_id, method, params))
-        except orjson.JSONEncodeError as exc:  # nothing is pending: the caller hears it once
-            if timer is not None:
-                timer.cancel()
-            callback(error(msg_id, InvalidParams(f"{method}: params cannot be encoded: {exc}")))
-            return msg_id
-        self._pending[msg_id] = _Pending(method, callback, raw, timer)
-        self.send_raw(body)
-        return msg_id
-
-    async def call(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
-        """Send a request and wait for its result; an error response raises JsonRpcError."""
-        fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
-
-        def done(msg: Message) -> None:
-            if not fut.done():
-                fut.set_result(msg)
-
-        self.request(method, params, done, timeout=timeout)
-        msg = await fut
-        if "error" in msg:
-            err = msg["error"] or {}
-            exc = JsonRpcError(str(err.get("message", "error")), err.get("data"))
-            exc.CODE = int(err.get("code", -32603))
-            raise exc
-        return msg.get("result")
-
-    def cancel(self, msg_id: int | str) -> bool:
-        """Tell the peer to cancel `msg_id` (it still answers, with a result or an error)."""
-        if msg_id not in self._pending:
-            return False
-        self.notify("$/cancelRequest", {"id": msg_id})
-        return True
-
-    def _timeout(self, msg_id: int | str, seconds: float) -> None:
-        pending = self._pending.pop(msg_id, None)
-        if pending is None:
-            return
-        log.warning(
-            "%s: %s (id %s) timed out after %gs", self.name, pending.method, msg_id, seconds
-        )
-        if not self._closed:
-            self.notify("$/cancelRequest", {"id": msg_id})
-        pending.callback(
-            error(
-                msg_id,
-                RequestFailed(
-                    f"{self.name} did not answer {pending.method} within {seconds:g}s "
-                    "(the request was cancelled; raise request_timeout in the config if the "
-                    "server needs longer)"
-                ),
-            )
-        )
-
-    def fail_all(self, reason: str) -> None:
-        """Fail every pending request at once with an error that says why."""
-        pending, self._pending = self._pending, {}
-        for msg_id, p in pending.items():
-            if p.timer is not None:
-                p.timer.cancel()
-            p.callback(error(msg_id, RequestFailed(f"{reason} before answering {p.method}")))
-
-    @property
-    def pending_count(self) -> int:
-        return len(self._pending)

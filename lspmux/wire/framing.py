@@ -2,9 +2,12 @@
 
 `FrameParser.feed()` takes whatever bytes arrived and returns every complete body (as `bytes`)
 and every framing fault (as `FrameError`) in order. It tolerates `Content-Type` and unknown
-headers, header names in any case, any message size, and recovers from a malformed header
-block by skipping it (and the body it announced, which runs into the next header).
-`encode()` turns a dict into a framed message with orjson.
+headers, header names in any case, and recovers from a malformed header block by skipping it
+(and the body it announced, which runs into the next header). A message larger than the
+maximum size (`max_size`, default `MAX_MESSAGE_SIZE`: 64 MiB, `set_max_message_size()` for the
+whole process) is a fatal fault: the parser reports it once, before reading the body, and reads
+nothing more, since there is no way to find the next frame without reading the whole body. The
+owner must close the stream. `encode()` turns a dict into a framed message with orjson.
 """
 
 from __future__ import annotations
@@ -14,41 +17,46 @@ from typing import Any
 
 import orjson
 
+from lspmux.wire.length import FrameError, parse_length, too_large
+
+__all__ = ["FrameError", "FrameParser", "encode", "frame", "set_max_message_size"]
+
 HEADER_END = b"\r\n\r\n"
 #: A body missing more than this many bytes is gathered read by read (see `_gather`).
 LARGE_BODY = 256 * 1024
 #: A header block of exactly one Content-Length line: read without splitting the block.
-_SIMPLE_HEADER = re.compile(rb"Content-Length: (\d+)\r\n\r\n")
+_SIMPLE_HEADER = re.compile(rb"Content-Length: (\d{1,19})\r\n\r\n")
 #: A header block longer than this without its blank line is garbage, not a slow writer.
 MAX_HEADER = 64 * 1024
+#: The default maximum message size (the `max_message_size` config key changes it).
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+#: The maximum size of a message's body for parsers created without `max_size`.
+MAX_MESSAGE_SIZE = DEFAULT_MAX_MESSAGE_SIZE
 
 
-class FrameError:
-    """A framing fault: the bytes could not be read as one message. Not an exception: the
-    parser reports it in-line and carries on with the next frame."""
-
-    __slots__ = ("detail",)
-
-    def __init__(self, detail: str) -> None:
-        self.detail = detail
-
-    def __repr__(self) -> str:
-        return f"FrameError({self.detail!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FrameError) and other.detail == self.detail
+def set_max_message_size(size: int) -> None:
+    """Set the maximum message size of every parser created afterwards without `max_size`
+    (one value per process: the command line sets it from the configuration)."""
+    global MAX_MESSAGE_SIZE
+    if size <= 0:
+        raise ValueError(f"the maximum message size must be positive, not {size}")
+    MAX_MESSAGE_SIZE = size
 
 
 class FrameParser:
-    __slots__ = ("_buf", "_have", "_need", "_parts")
+    __slots__ = ("_buf", "_dead", "_have", "_need", "_parts", "max_size")
 
-    def __init__(self) -> None:
+    def __init__(self, max_size: int | None = None) -> None:
+        self.max_size = MAX_MESSAGE_SIZE if max_size is None else max_size
+        self._dead = False  # after a fatal fault: nothing more is read
         self._buf = bytearray()
         self._need = -1  # body length still expected, or -1 while reading headers
         self._parts: list[bytes] | None = None  # a large body, gathered read by read
         self._have = 0  # bytes in _parts
 
     def feed(self, data: bytes) -> list[bytes | FrameError]:
+        if self._dead:
+            return []
         if self._parts is not None:
             return self._gather(data)
         buf = self._buf
@@ -62,6 +70,9 @@ class FrameParser:
                 if simple is not None:  # the header nearly every peer writes: no block to split
                     self._need = int(simple.group(1))
                     del buf[: simple.end()]
+                    if self._need > self.max_size:
+                        out.append(self._die(too_large(self._need, self.max_size)))
+                        return out
                     continue
                 end = buf.find(HEADER_END)
                 if end < 0:
@@ -71,12 +82,18 @@ class FrameParser:
                     return out
                 block = bytes(buf[:end])
                 del buf[: end + 4]
-                length = _content_length(block)
+                length = _content_length(block, self.max_size)
+                if isinstance(length, FrameError) and length.fatal:
+                    out.append(self._die(length))
+                    return out
                 if isinstance(length, FrameError):
                     out.append(length)
-                    resynced = _resync(block)
+                    resynced = _resync(block, self.max_size)
                     if resynced is None:
                         continue
+                    if isinstance(resynced, FrameError):
+                        out.append(self._die(resynced))
+                        return out
                     length = resynced
                 self._need = length
             if len(buf) < self._need:
@@ -93,6 +110,13 @@ class FrameParser:
                 out.append(bytes(buf[:n]))
                 del buf[:n]
             self._need = -1
+
+    def _die(self, fault: FrameError) -> FrameError:
+        """Stop reading: the body announced cannot be read, so no later frame can be found."""
+        self._dead = True
+        self._need = -1
+        self._buf.clear()
+        return fault
 
     def _gather(self, data: bytes) -> list[bytes | FrameError]:
         """Keep the reads of a large body as they are and join them once, when it is complete:
@@ -119,7 +143,9 @@ class FrameParser:
         return len(self._buf) + self._have
 
 
-def _content_length(block: bytes) -> int | FrameError:
+def _content_length(block: bytes, limit: int | None = None) -> int | FrameError:
+    """The block's Content-Length; a FrameError for a bad header (the stream can resync), a
+    fatal one for a length beyond `limit` (it cannot)."""
     length: int | None = None
     for line in block.split(b"\r\n"):
         if not line.strip():
@@ -128,26 +154,27 @@ def _content_length(block: bytes) -> int | FrameError:
         if not sep:
             return FrameError(f"malformed header line {line[:80]!r}")
         if name.strip().lower() == b"content-length":
-            try:
-                length = int(value.strip())
-            except ValueError:
-                return FrameError(f"Content-Length is not a number: {value.strip()[:40]!r}")
-            if length < 0:
-                return FrameError(f"negative Content-Length {length}")
+            parsed = parse_length(value, limit)
+            if isinstance(parsed, FrameError):
+                return parsed
+            length = parsed
     if length is None:
         return FrameError(f"header block without Content-Length: {block[:80]!r}")
     return length
 
 
-def _resync(block: bytes) -> int | None:
+def _resync(block: bytes, limit: int | None = None) -> int | FrameError | None:
     """After a bad header, the unread body of that frame runs into the next frame's header
     (`{"id":1}Content-Length: 10`): the length in that glued header, so the stream gets back
-    in step instead of losing every frame that follows."""
+    in step instead of losing every frame that follows. A fatal FrameError when that length
+    is over `limit`; None when there is none."""
     i = block.lower().rfind(b"content-length:")
     if i <= 0:
         return None
-    length = _content_length(block[i:])
-    return length if isinstance(length, int) else None
+    length = _content_length(block[i:], limit)
+    if isinstance(length, FrameError):
+        return length if length.fatal else None
+    return length
 
 
 def frame(body: bytes) -> bytes:

@@ -121,7 +121,11 @@ class Watcher(Generic[K]):
         self._refresh()
 
     async def stop(self) -> None:
-        self._stop_thread()
+        thread = self._stop_thread()
+        if thread is not None:  # joined off the event loop: other clients go on meanwhile
+            await asyncio.to_thread(thread.join, 5)
+            if thread.is_alive():
+                log.warning("the file watcher thread did not stop within 5 s")
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             consumer.cancel()
@@ -152,14 +156,14 @@ class Watcher(Generic[K]):
             self._thread.start()
             log.debug("watching %s", folders)
 
-    def _stop_thread(self) -> None:
+    def _stop_thread(self) -> threading.Thread | None:
+        """Tell the thread to stop (it does within `rust_timeout`); the caller may join it —
+        never on the event loop, where a join would stall every client."""
         thread, self._thread = self._thread, None
         self._folders = []
         if thread is not None:
             self._stop.set()
-            thread.join(timeout=5)
-            if thread.is_alive():
-                log.warning("the file watcher thread did not stop within 5 s")
+        return thread
 
     # the thread ----------------------------------------------------------------------------
 
@@ -173,7 +177,7 @@ class Watcher(Generic[K]):
                 debounce=self._debounce_ms,
                 step=self._step_ms,
                 stop_event=stop,
-                rust_timeout=1000,
+                rust_timeout=200,
                 raise_interrupt=False,
                 ignore_permission_denied=True,
             ):

@@ -7,6 +7,7 @@ Usage: scripted.py MODE, where MODE is
   garbage  writes a malformed frame and invalid JSON before answering each hover
   crash    exits with code 3 when it receives textDocument/hover
   fail     offers hover, definition and completion, and answers each with an error
+  huge     on hover, announces a 10^12-byte answer and streams 16 MiB of it (then hangs)
 It records every message it receives, one JSON per line, in $SCRIPTED_LOG when set.
 """
 
@@ -101,6 +102,15 @@ def handle(msg: dict[str, Any]) -> None:
             return
         if MODE == "crash":
             sys.exit(3)
+        if MODE == "huge":
+            out.write(b"Content-Length: 1000000000000\r\n\r\n")
+            try:
+                for _ in range(16):
+                    out.write(b"x" * (1024 * 1024))
+                    out.flush()
+            except BrokenPipeError:
+                sys.exit(0)
+            return
         if MODE == "garbage":
             out.write(b"Content-Length: 5\r\n\r\n{oops")
             out.write(b"Content-Type: nothing\r\n\r\n")

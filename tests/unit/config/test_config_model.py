@@ -141,14 +141,15 @@ def test_resolve_in_node_modules_under_root(tmp_path: Path, empty_path: Path) ->
     root = tmp_path / "ws"
     local = executable(root / "node_modules" / ".bin" / "biome")
     assert resolve_command(("biome", "lsp-proxy")) is None  # not on PATH, no root given
-    assert resolve_command(("biome", "lsp-proxy"), root) == [str(local), "lsp-proxy"]
-    server = ServerConfig(name="biome", command=("biome", "lsp-proxy"))
-    assert server.resolve_command(root) == [str(local), "lsp-proxy"]
+    trusted = {"project_bins": True}
+    assert resolve_command(("biome", "lsp-proxy"), root, **trusted) == [str(local), "lsp-proxy"]
+    assert resolve_command(("biome", "lsp-proxy"), root, project_bins=False) is None
 
 
 def test_resolve_in_a_project_venv(tmp_path: Path, empty_path: Path) -> None:
     local = executable(tmp_path / "ws" / ".venv" / "bin" / "ruff")
-    assert resolve_command(("ruff", "server"), tmp_path / "ws") == [str(local), "server"]
+    ws = tmp_path / "ws"
+    assert resolve_command(("ruff", "server"), ws, project_bins=True) == [str(local), "server"]
 
 
 def test_path_wins_over_the_project(tmp_path: Path, empty_path: Path) -> None:
@@ -162,7 +163,7 @@ def test_not_found_and_not_executable(tmp_path: Path, empty_path: Path) -> None:
     plain = tmp_path / "ws" / "node_modules" / ".bin" / "plain"
     plain.parent.mkdir(parents=True)
     plain.write_text("")
-    assert resolve_command(("plain",), tmp_path / "ws") is None
+    assert resolve_command(("plain",), tmp_path / "ws", project_bins=True) is None
     assert resolve_command(()) is None
 
 

@@ -25,6 +25,7 @@ from lspmux.config.loader import (
     user_config_path,
 )
 from lspmux.config.model import Config
+from lspmux.config.trust import TrustDB, save, trusted
 
 DEFAULTS = """
 request_timeout = 30.0
@@ -63,6 +64,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # an empty trust database
     return home
 
 
@@ -73,7 +75,8 @@ def write(path: Path, text: str) -> Path:
 
 
 class Layers:
-    """Writes the four kinds of file into tmp_path and loads them in the usual order."""
+    """Writes the four kinds of file into tmp_path and loads them in the usual order (the
+    project file trusted, unless `trusted` is False)."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp = tmp_path
@@ -83,6 +86,7 @@ class Layers:
         self.project_dir.mkdir()
         self.project = self.project_dir / "lspmux.toml"
         self.extras: list[Path] = []
+        self.trusted = True
 
     def write(self, which: str, text: str) -> Path:
         if which == "user":
@@ -94,11 +98,15 @@ class Layers:
         return extra
 
     def load(self) -> Config:
+        db = TrustDB()
+        if self.trusted and self.project.exists():
+            db = trusted(db, self.project_dir, self.project)
         return load_config(
             self.project_dir,
             self.extras,
             user_config=self.user if self.user.exists() else None,
             defaults=self.defaults,
+            trust_db=db,
         )
 
 
@@ -813,6 +821,9 @@ def test_format_finds_project_local_executables_under_root(
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     local = make_executable(tmp_path / "ws" / "node_modules" / ".bin" / "alpha-ls")
     assert "[servers.alpha]  # not found" in format_config(layers.load())
+    # not trusted: a workspace's own executable is not used
+    assert "[servers.alpha]  # not found" in format_config(layers.load(), root=tmp_path / "ws")
+    save(trusted(TrustDB(), tmp_path / "ws", None))
     text = format_config(layers.load(), root=tmp_path / "ws")
     assert f"[servers.alpha]  # found: {local}" in text
 

@@ -10,12 +10,11 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
@@ -72,19 +71,6 @@ def test_one_server_config_reuses_the_configured_entry(tmp_path: Path) -> None:
     assert variant.name.startswith("clangd+") and variant.command == ("clangd", "--log=verbose")
     unknown = one_server_config(base, "/opt/x/my-server", [], {})
     assert list(unknown.servers) == ["my-server"]
-
-
-@pytest_asyncio.fixture
-async def running(tmp_path: Path) -> AsyncIterator[Daemon]:
-    runtime = Path(tempfile.mkdtemp(prefix="lmxu-", dir="/tmp"))
-    address = Address("unix", path=str(runtime / "lspmux" / "lspmux.sock"))
-    daemon = Daemon(address, lambda _root: config())
-    await daemon.start()
-    try:
-        yield daemon
-    finally:
-        await daemon.close()
-        shutil.rmtree(runtime, ignore_errors=True)
 
 
 async def exchange(daemon: Daemon, payload: bytes) -> tuple[dict[str, Any] | None, bytes]:

@@ -160,3 +160,32 @@ def test_the_client_path_imports_nothing_heavy(entry: str, tmp_path: Path) -> No
     assert "lspmux.daemon.shim" in loaded, out.stderr
     heavy = {m for m in loaded if m.startswith(HEAVY)}
     assert not heavy, f"the client imported {sorted(heavy)}"
+
+
+def test_connect_options_before_a_command_stay_that_command() -> None:
+    assert shim.command_first(["--connect", "unix:/x", "status"]) == [
+        "status",
+        "--connect",
+        "unix:/x",
+    ]
+    assert shim.command_first(["--connect=unix:/x", "--token-file", "t", "reload", "D"]) == [
+        "reload",
+        "--connect=unix:/x",
+        "--token-file",
+        "t",
+        "D",
+    ]
+    assert shim.command_first(["--connect", "unix:/x", "client"])[0] == "client"
+    # a server's arguments are not commands
+    assert shim.command_first(["--server-path", "x", "status"]) == ["--server-path", "x", "status"]
+    assert shim.command_first(["status"]) == ["status"]
+
+
+@pytest.mark.parametrize("value", [b"7" * 4301, b"+5", b"x", b""])
+def test_a_first_message_with_a_junk_length_is_an_error_not_a_traceback(value: bytes) -> None:
+    r, w = os.pipe()
+    os.write(w, b"Content-Length: " + value + b"\r\n\r\n{}")
+    os.close(w)
+    with pytest.raises(shim.ShimError, match="the client's first message"):
+        shim.read_frame(r, bytearray())
+    os.close(r)

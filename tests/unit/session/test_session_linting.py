@@ -205,6 +205,7 @@ class _PullBackend:
     def __init__(self, items: list[dict[str, Any]]) -> None:
         self.name = "puller"
         self.label = "puller[test]"
+        self.position_encoding = "utf-16"
         self.state = "running"
         self.capabilities: dict[str, Any] = {"diagnosticProvider": {"identifier": "p"}}
         self.registered: set[str] = set()

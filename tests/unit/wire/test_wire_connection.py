@@ -40,6 +40,11 @@ class FakeTransport:
     def close(self) -> None:
         self.closed = True
 
+    def abort(self) -> None:
+        self.closed = self.aborted = True
+
+    aborted = False
+
     def get_write_buffer_size(self) -> int:
         return len(self.written) if self.stalled else 0
 
@@ -358,15 +363,16 @@ async def test_max_write_buffer_disconnects_a_peer_that_does_not_read() -> None:
     p = Peer(stalled=True, max_write_buffer=1000)
     done = Completions()
     p.conn.request("m", None, done)
+    p.conn.notify("big", {"blob": "x" * 2000})  # one message of any size fits under the bound
     assert not p.conn.closed
-    p.conn.notify("big", {"blob": "x" * 2000})
-    assert p.conn.closed
-    assert p.transport.closed
-    assert (
-        len(done.calls) == 1 and "peer-x closed the connection" in done.calls[0]["error"]["message"]
-    )
-    assert p.closes == [None]
     before = len(p.transport.written)
+    p.conn.notify("next", None)  # the queue is past the bound: the peer is dropped instead
+    assert p.conn.closed
+    assert p.transport.aborted  # aborted, not closed: a close would wait for the queue
+    assert len(p.transport.written) == before
+    assert len(done.calls) == 1
+    assert "peer-x was disconnected (not reading: " in done.calls[0]["error"]["message"]
+    assert p.closes == [None]
     p.conn.notify("after", None)  # dropped: the stream is closed
     assert len(p.transport.written) == before
 
@@ -415,3 +421,146 @@ async def test_a_handler_that_raises_answers_with_an_error_and_the_connection_li
     assert not conn.closed
     assert transport.messages[-1]["id"] == 4
     assert transport.messages[-1]["error"]["code"] == -32603
+
+
+# -- limits on real sockets --------------------------------------------------------------------
+
+
+async def _socket_pair(**kwargs: Any) -> tuple[Peer, asyncio.Transport, Any]:
+    """A Connection on one end of a real socket pair; the other end is a raw socket the test
+    reads from (or not)."""
+    import socket
+
+    ours, theirs = socket.socketpair()
+    peer = Peer.__new__(Peer)
+    peer.requests, peer.notifications, peer.closes = [], [], []
+    loop = asyncio.get_running_loop()
+    transport, conn = await loop.create_connection(
+        lambda: Connection(
+            "peer-x",
+            on_request=peer.requests.append,
+            on_notification=peer.notifications.append,
+            on_close=peer.closes.append,
+            **kwargs,
+        ),
+        sock=ours,
+    )
+    peer.conn = conn
+    theirs.setblocking(False)
+    return peer, transport, theirs
+
+
+async def test_a_peer_that_stops_reading_is_aborted_and_its_queue_released() -> None:
+    limit = 4 * 1024 * 1024
+    peer, transport, theirs = await _socket_pair(max_write_buffer=limit)
+    blob = {"blob": "x" * (1024 * 1024)}
+    sent = 0
+    while not peer.conn.closed:
+        peer.conn.notify("flood", blob)  # the other end never reads
+        sent += 1
+        assert sent < 200, "never disconnected"
+        assert transport.get_write_buffer_size() <= limit + 2 * 1024 * 1024
+    await asyncio.sleep(0.05)
+    assert transport.is_closing()
+    assert transport.get_write_buffer_size() == 0  # the queued megabytes are gone
+    assert peer.closes == [None]
+    # the other end sees the socket really closed (end of stream after what the kernel held)
+    loop = asyncio.get_running_loop()
+    got = 0
+    while True:
+        data = await asyncio.wait_for(loop.sock_recv(theirs, 1 << 20), 5)
+        if not data:
+            break
+        got += len(data)
+    assert got < sent * (1024 * 1024)
+    theirs.close()
+
+
+@pytest.mark.parametrize("length", [b"1000000000000", b"9223372036854775808", b"70000"])
+async def test_an_oversized_message_gets_an_error_and_the_connection_closes(length: bytes) -> None:
+    peer, transport, theirs = await _socket_pair(max_message_size=65536)
+    done = Completions()
+    peer.conn.request("m", None, done)
+    peer.conn.data_received(b"Content-Length: " + length + b"\r\n\r\n" + b"x" * 100_000)
+    assert peer.conn.closed and transport.is_closing()
+    assert len(done.calls) == 1 and "error" in done.calls[0]
+    await asyncio.sleep(0.05)
+    loop = asyncio.get_running_loop()
+    received = b""
+    while True:
+        data = await asyncio.wait_for(loop.sock_recv(theirs, 1 << 16), 5)
+        if not data:
+            break
+        received += data
+    replies = [orjson.loads(b) for b in FrameParser().feed(received) if isinstance(b, bytes)]
+    assert replies[-1]["id"] is None and replies[-1]["error"]["code"] == InvalidRequest.CODE
+    assert (
+        "maximum message size" in replies[-1]["error"]["message"]
+        or "digits" in (replies[-1]["error"]["message"])
+    )
+    theirs.close()
+
+
+async def test_a_length_of_thousands_of_digits_is_a_bad_frame_and_the_stream_goes_on() -> None:
+    p = Peer()
+    junk = b"Content-Length: " + b"7" * 4301 + b"\r\n\r\n"
+    p.conn.data_received(junk + frame(b'{"jsonrpc":"2.0","method":"ok"}'))
+    assert not p.conn.closed
+    assert [n["method"] for n in p.notifications] == ["ok"]
+
+
+async def test_backpressure_stops_reading_a_peer_that_does_not_read_then_drops_it() -> None:
+    peer, transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=0.5)
+    loop = asyncio.get_running_loop()
+    peer.conn.notify("big", {"blob": "x" * (4 * 1024 * 1024)})  # it does not read this
+    await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
+    await asyncio.sleep(0.2)
+    assert peer.requests == []  # not read: its requests wait while its answers pile up
+    assert not peer.conn.closed
+    await asyncio.sleep(0.6)
+    assert peer.conn.closed and peer.closes == [None]  # still not reading: dropped
+    assert transport.get_write_buffer_size() == 0
+    theirs.close()
+
+
+async def test_backpressure_lets_a_peer_that_reads_go_on() -> None:
+    peer, _transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=5)
+    loop = asyncio.get_running_loop()
+    peer.conn.notify("big", {"blob": "x" * (4 * 1024 * 1024)})
+    await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
+    got = 0
+    while got < 4 * 1024 * 1024:  # it reads its answer: reading from it resumes
+        got += len(await asyncio.wait_for(loop.sock_recv(theirs, 1 << 20), 5))
+    for _ in range(100):
+        if peer.requests:
+            break
+        await asyncio.sleep(0.02)
+    assert [r["method"] for r in peer.requests] == ["more"]
+    await asyncio.sleep(0.1)
+    assert not peer.conn.closed
+    theirs.close()
+
+
+# -- timeouts: one deadline sweep per connection ------------------------------------------------
+
+
+async def test_a_shorter_timeout_after_a_longer_one_still_fires_on_time() -> None:
+    p = Peer()
+    slow, fast = Completions(), Completions()
+    p.conn.request("slow/method", None, slow, timeout=60)
+    p.conn.request("fast/method", None, fast, timeout=0.1)
+    await asyncio.sleep(0.6)
+    assert len(fast.calls) == 1 and "within 0.1s" in fast.calls[0]["error"]["message"]
+    assert slow.calls == []  # still waiting
+    assert p.conn.pending_count == 1
+    assert any(m.get("method") == "$/cancelRequest" for m in p.sent)
+
+
+async def test_answered_requests_leave_no_timer_behind() -> None:
+    p = Peer()
+    done = Completions()
+    for i in range(3000):
+        msg_id = p.conn.request("m", None, done, timeout=30)
+        p.receive({"jsonrpc": "2.0", "id": msg_id, "result": i})
+    assert len(done.calls) == 3000 and p.conn.pending_count == 0
+    assert len(p.conn._deadlines) < 2048  # the heap is compacted, not one entry per request

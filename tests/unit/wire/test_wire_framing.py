@@ -189,3 +189,72 @@ def test_good_frames_after_garbage_are_all_read(
     out = feed_all(split_at(stream, cuts))
     got = [x for x in out if isinstance(x, bytes)]
     assert got[-len(bodies) :] == bodies
+
+
+# -- the maximum message size and lengths that are no lengths ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "length",
+    [
+        b"1000000000000",  # 10^12
+        b"9223372036854775808",  # 2^63
+        b"65",  # over this parser's limit
+    ],
+)
+@pytest.mark.parametrize("header", [b"Content-Length: %s\r\n\r\n", b"content-length:%s\r\n\r\n"])
+def test_a_length_over_the_maximum_is_fatal_at_once(length: bytes, header: bytes) -> None:
+    parser = FrameParser(max_size=64)
+    out = parser.feed(header % length + b"x" * 100)
+    assert len(out) == 1 and isinstance(out[0], FrameError) and out[0].fatal
+    assert "maximum message size" in out[0].detail
+    # nothing more is read or kept: the body cannot be skipped, the stream must be closed
+    assert parser.feed(b"y" * 1_000_000 + NEXT) == []
+    assert parser.buffered == 0
+
+
+def test_a_message_of_exactly_the_maximum_size_is_read() -> None:
+    parser = FrameParser(max_size=10)
+    assert parser.feed(frame(b"0123456789") + NEXT) == [b"0123456789", b'{"next":1}']
+
+
+def test_a_streamed_body_over_the_maximum_is_not_gathered() -> None:
+    parser = FrameParser(max_size=1024 * 1024)
+    out = parser.feed(b"Content-Length: 1000000000000\r\n\r\n")
+    assert len(out) == 1 and isinstance(out[0], FrameError) and out[0].fatal
+    for _ in range(64):  # 64 MiB streamed after it: none of it is held
+        assert parser.feed(b"z" * (1024 * 1024)) == []
+    assert parser.buffered == 0
+
+
+def test_the_resynchronised_length_is_checked_too() -> None:
+    parser = FrameParser(max_size=100)
+    out = parser.feed(b'Content-Length: x\r\n\r\n{"id":1}Content-Length: 5000\r\n\r\n')
+    faults = [x for x in out if isinstance(x, FrameError)]
+    assert len(faults) == len(out) and [f.fatal for f in faults][-1] is True
+    assert not any(f.fatal for f in faults[:-1])
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [b"+5", b"5_0", b"0x10", b"\xd9\xa3", b"1 2", b"--1", b"9" * 20, b"7" * 4301],  # no lengths
+)
+def test_junk_lengths_are_skipped_not_fatal(junk: bytes) -> None:
+    out = feed_all([b"Content-Length: %s\r\n\r\n" % junk + NEXT])
+    assert isinstance(out[0], FrameError) and not out[0].fatal
+    assert out[-1] == b'{"next":1}'
+
+
+def test_the_process_wide_maximum_applies_to_new_parsers() -> None:
+    from lspmux.wire import framing
+
+    before = framing.MAX_MESSAGE_SIZE
+    assert before == framing.DEFAULT_MAX_MESSAGE_SIZE == 64 * 1024 * 1024
+    try:
+        framing.set_max_message_size(8)
+        assert FrameParser().max_size == 8
+        with pytest.raises(ValueError, match="positive"):
+            framing.set_max_message_size(0)
+    finally:
+        framing.set_max_message_size(before)
+    assert FrameParser().max_size == before

@@ -1,0 +1,89 @@
+"""Positions between the session's encoding and a backend's, where the two differ.
+
+lspmux asks every server for the session's encoding's neighbour UTF-16 and strips encoding
+extensions (`backends/client_caps.py`), so most servers answer in UTF-16 and most sessions are
+UTF-16: then nothing here runs. A client that cannot take UTF-16 positions gets its own
+encoding, and a server that insists on another encoding gets its own too; every message between
+the two is converted, both ways, with the texts lspmux keeps (`lspmux/encodings/`): request
+params and results, incremental `didChange` ranges (against the text before each change),
+published and pulled diagnostics, and the edits and documents of server requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lspmux.encodings.lines import Source, TextOf, with_disk
+from lspmux.encodings.methods import convert_notification, convert_params, convert_result
+from lspmux.encodings.negotiate import client_encodings
+from lspmux.session.host import SessionHost
+from lspmux.text import Encoding
+from lspmux.wire.messages import Message
+
+if TYPE_CHECKING:
+    from lspmux.backends.backend import Backend
+
+
+def session_encoding(client_capabilities: dict[str, Any]) -> Encoding:
+    """UTF-16 unless the client cannot take it: servers speak UTF-16 (most of them only that),
+    so UTF-16 sessions convert nothing. A client that lists encodings without UTF-16 gets its
+    first one, converted for each server."""
+    declared = (client_capabilities.get("general") or {}).get("positionEncodings")
+    if not isinstance(declared, list) or not declared or "utf-16" in declared:
+        return "utf-16"
+    return client_encodings(client_capabilities)[0]
+
+
+def text_source(session: SessionHost) -> TextOf:
+    return with_disk(session.documents.get)  # type: ignore[arg-type]
+
+
+def request_to(session: SessionHost, backend: Backend, method: str, params: Any) -> Any:
+    return convert_params(
+        method, params, session.encoding, backend.position_encoding, text_source(session)
+    )
+
+
+def answer_from(
+    session: SessionHost, backend: Backend, method: str, request_params: Any
+) -> Callable[[Message], Message]:
+    """Converts a backend's response to `method` into the session's encoding."""
+
+    def convert(resp: Message) -> Message:
+        if "result" not in resp:
+            return resp
+        result = convert_result(
+            method,
+            resp["result"],
+            backend.position_encoding,
+            session.encoding,
+            text_source(session),
+            request_params,
+        )
+        return {**resp, "result": result}
+
+    return convert
+
+
+def from_server(session: SessionHost, backend: Backend, method: str, params: Any) -> Any:
+    """A server's notification or request params, in the session's encoding."""
+    return convert_notification(
+        method, params, backend.position_encoding, session.encoding, text_source(session)
+    )
+
+
+def changes_to(
+    session: SessionHost, backend: Backend, uri: str, changes: list[Any], old_text: Source
+) -> list[Any]:
+    """A didChange's changes in the backend's encoding, each against the text before it
+    (`old_text`: a str, or the document itself before its update, read line by line)."""
+    params = {"textDocument": {"uri": uri}, "contentChanges": changes}
+
+    def text_of(u: str) -> Any:
+        return old_text if u == uri else text_source(session)(u)
+
+    out = convert_notification(
+        "textDocument/didChange", params, session.encoding, backend.position_encoding, text_of
+    )
+    return list(out["contentChanges"])
