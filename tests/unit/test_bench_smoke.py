@@ -40,6 +40,21 @@ def _bodies(data: bytes) -> list[dict[str, Any]]:
     return out
 
 
+def serve(
+    requests: list[dict[str, object]], *args: str
+) -> tuple[subprocess.CompletedProcess[bytes], dict[Any, dict[str, Any]]]:
+    """Run the bench server on `requests` (ending with exit); it exits 0; its answers by id."""
+    proc = subprocess.run(
+        [sys.executable, str(SERVER), *args],
+        input=b"".join(_frame(m) for m in requests),
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc, {m["id"]: m for m in _bodies(proc.stdout)}
+
+
 def test_the_bench_server_speaks_lsp() -> None:
     requests: list[dict[str, object]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
@@ -50,15 +65,7 @@ def test_the_bench_server_speaks_lsp() -> None:
         {"jsonrpc": "2.0", "id": 5, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
-    proc = subprocess.run(
-        [sys.executable, str(SERVER), "--items", "7"],
-        input=b"".join(_frame(m) for m in requests),
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()
-    answers = {m["id"]: m for m in _bodies(proc.stdout)}
+    proc, answers = serve(requests, "--items", "7")
     assert answers[1]["result"]["capabilities"]["hoverProvider"] is True
     assert "contents" in answers[2]["result"]
     assert len(answers[3]["result"]["items"]) == 7
@@ -128,15 +135,7 @@ def test_the_incremental_stub_keeps_the_text_it_is_sent() -> None:
         {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
-    proc = subprocess.run(
-        [sys.executable, str(SERVER), "--incremental"],
-        input=b"".join(_frame(m) for m in requests),
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()
-    answers = {m["id"]: m for m in _bodies(proc.stdout)}
+    _, answers = serve(requests, "--incremental")
     assert answers[1]["result"]["capabilities"]["textDocumentSync"]["change"] == 2
     expected = apply_changes(text, changes)
     assert answers[2]["result"] == {
