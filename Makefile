@@ -20,3 +20,4 @@ lint:
 bench: setup
 	.venv/bin/python scripts/bench.py
 	.venv/bin/python scripts/bench_edits.py
+	.venv/bin/python scripts/bench_agent.py --write

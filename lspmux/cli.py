@@ -8,16 +8,17 @@ importable) and configures logging (stderr or --log-file; never stdout, the prot
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from lspmux import __version__
+from lspmux.cli_common import add_config, add_logging, apply_limits, run_loop, setup_logging
+from lspmux.daemon.commands import DAEMON_COMMANDS, add_daemon_commands
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
 if TYPE_CHECKING:
-    from lspmux.config.model import Config
+    pass
 
 DESCRIPTION = """\
 lspmux: one language server connection for many servers and linters.
@@ -42,27 +43,6 @@ docs: docs/editors.md (editor setups), docs/configuration.md (every key)
 """
 
 
-def _add_logging(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--log-file", type=Path, help="write the log here instead of stderr")
-    p.add_argument(
-        "--log-level",
-        default=os.environ.get("LSPMUX_LOG", "info"),
-        choices=["debug", "info", "warning", "error"],
-        help="log verbosity (default: info; env LSPMUX_LOG); debug logs every message",
-    )
-
-
-def _add_config(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--config",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="one more TOML config file merged on top (may be repeated)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lspmux",
@@ -79,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve one editor or agent on stdin/stdout. Language servers start when "
         "the first file they handle opens, and stop with the proxy.",
     )
-    _add_config(proxy)
-    _add_logging(proxy)
+    add_config(proxy)
+    add_logging(proxy)
 
     cfg = sub.add_parser(
         "config",
@@ -93,41 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--available", action="store_true", help="only servers whose executable is installed"
     )
     cfg.add_argument("--dir", type=Path, default=None, help="project folder (default: cwd)")
-    _add_config(cfg)
-    _add_daemon_commands(sub)
+    add_config(cfg)
+    add_daemon_commands(sub)
     _add_trust_command(sub)
     _add_diagnostics_commands(sub)
     _add_locate_commands(sub)
+    _add_agent_commands(sub)
     return parser
-
-
-def setup_logging(level: str, log_file: Path | None) -> None:
-    import logging  # not at module level: `lspmux client` must start fast
-
-    handler: logging.Handler
-    if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file)
-    else:  # a pipe nobody reads must not stall the event loop
-        from lspmux.logs import NonBlockingHandler
-
-        handler = NonBlockingHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("lspmux")
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    root.propagate = False
-
-
-def _run(coro: object) -> int:
-    import asyncio  # not at module level: `lspmux client` must start fast
-
-    try:
-        import uvloop
-
-        return int(uvloop.run(coro))  # type: ignore[arg-type]
-    except ImportError:
-        return int(asyncio.run(coro))  # type: ignore[arg-type]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,6 +89,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = shim.run_if_client(words)
     if code is not None:  # `lspmux client …`, or bare `lspmux` (the Rust lspmux's client)
         return code
+    if words and words[0] in _AGENT_VERBS:  # before the full parser: the verbs start fast
+        from lspmux.agent import cli as agent_cli
+
+        if words[0] == "mcp":
+            return agent_cli.mcp_main(words[1:])
+        return agent_cli.main(words)
     parser = build_parser()
     args = parser.parse_args(words)
     if args.command is None:
@@ -146,8 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _DIAGNOSTICS_COMMANDS[args.command](args)
     if args.command in _LOCATE_COMMANDS:
         return _LOCATE_COMMANDS[args.command](args)
-    if args.command in _DAEMON_COMMANDS:
-        return _DAEMON_COMMANDS[args.command](args)
+    if args.command in DAEMON_COMMANDS:
+        return DAEMON_COMMANDS[args.command](args)
     if args.command == "proxy":
         return _proxy(args)
     if args.command == "config":
@@ -169,12 +127,12 @@ def _proxy(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
-    _apply_limits(config)
+    apply_limits(config)
 
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root or Path.cwd(), extra)
 
-    return _run(run_proxy(load))
+    return run_loop(run_proxy(load))
 
 
 def _config(args: argparse.Namespace) -> int:
@@ -187,13 +145,6 @@ def _config(args: argparse.Namespace) -> int:
         return 2
     print(format_config(config, only_available=args.available, as_json=args.json))
     return 0
-
-
-def _apply_limits(config: Config) -> None:
-    """The configured maximum message size, for every connection of this process."""
-    from lspmux.wire.framing import set_max_message_size
-
-    set_max_message_size(config.max_message_size)
 
 
 # -- trust (docs/configuration.md#trust-a-projects-own-configuration-and-executables) --------
@@ -227,162 +178,6 @@ def _trust(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- the daemon: server, client, status, reload (docs/sharing.md) ------------------------------
-
-
-def _add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from lspmux.daemon.shim import add_client_options, add_connect_options
-
-    server = sub.add_parser(
-        "server",
-        help="the daemon: share one backend per (server, workspace root) among clients",
-        description="Run the lspmux daemon. Each client (`lspmux client`, or a raw socket "
-        "speaking LSP) gets its own session; backends are shared per (server, root). "
-        "See docs/sharing.md.",
-    )
-    server.add_argument(
-        "--listen",
-        metavar="ADDR",
-        default=None,
-        help="unix:PATH or tcp:127.0.0.1:PORT (TCP needs a token; env LSPMUX_ADDRESS; "
-        "default: a Unix socket in $XDG_RUNTIME_DIR/lspmux/)",
-    )
-    server.add_argument(
-        "--token-file",
-        metavar="FILE",
-        default=None,
-        help="for tcp: a 0600 file holding the token clients must send (env LSPMUX_TOKEN)",
-    )
-    _add_config(server)
-    _add_logging(server)
-
-    client = sub.add_parser(
-        "client",
-        help="pipe stdio to the daemon (start it when needed): the editor's server command",
-        description="Pipe stdin/stdout to the lspmux daemon, starting it when none runs. "
-        "With --server-path (or LSPMUX_SERVER) it shares exactly that server; without, "
-        "it routes each file by type like `lspmux proxy`.",
-    )
-    add_client_options(client)
-
-    status = sub.add_parser(
-        "status",
-        help="show the daemon's instances and clients (exit 1 when no daemon answers)",
-        description="Ask the daemon for its instances (server, root, pid, clients, open "
-        "documents, memory, uptime, state) and clients. Exits 0 when it answers within 1 s.",
-    )
-    add_connect_options(status)
-    status.add_argument("--json", action="store_true", help="machine-readable output")
-
-    reload = sub.add_parser(
-        "reload",
-        help="restart the daemon's instances of a workspace root (all without DIR)",
-        description="Restart the shared instances whose workspace root is DIR (every "
-        "instance when DIR is left out); open documents are given to the new processes.",
-    )
-    add_connect_options(reload)
-    reload.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR")
-
-
-def _server(args: argparse.Namespace) -> int:
-    from lspmux.config.loader import ConfigError, load_config, user_config_path
-    from lspmux.daemon.address import AddressError, load_token, resolve
-    from lspmux.daemon.server import Daemon, DaemonError
-
-    setup_logging(args.log_level, args.log_file)
-    extra = list(args.config)
-    try:
-        address = resolve(args.listen)
-        token = None if address.is_unix else load_token(args.token_file)
-        config = load_config(None, extra)  # a bad file fails here, loudly
-    except (AddressError, ConfigError) as exc:
-        print(f"lspmux: {exc}", file=sys.stderr)
-        return 2
-    _apply_limits(config)
-
-    def load(root: Path | None):  # type: ignore[no-untyped-def]
-        return load_config(root, extra)
-
-    daemon = Daemon(address, load, token=token, config_file_hint=str(user_config_path()))
-
-    async def run() -> int:
-        try:
-            return await daemon.run()
-        except DaemonError as exc:
-            print(f"lspmux: {exc}", file=sys.stderr)
-            return 1
-
-    return _run(run())
-
-
-def _client(args: argparse.Namespace) -> int:  # reached only through parse_args in tests
-    from lspmux.daemon import shim
-
-    return shim.main(sys.argv[2:])
-
-
-def _where(args: argparse.Namespace) -> str:
-    from lspmux.daemon.address import AddressError, resolve
-
-    try:
-        return str(resolve(args.connect))
-    except AddressError:
-        return str(args.connect)
-
-
-def _daemon_request(args: argparse.Namespace, method: str, params: dict[str, object]) -> object:
-    from lspmux.daemon.address import load_token, resolve
-    from lspmux.daemon.shim import request
-
-    address = resolve(args.connect)
-    token = None if address.is_unix else load_token(args.token_file)
-    timeout = 1.0 if method == "lspmux/status" else 120.0
-    return request(address, method, params, token=token, timeout=timeout)
-
-
-def _status(args: argparse.Namespace) -> int:
-    import json
-
-    from lspmux.daemon.address import AddressError
-    from lspmux.daemon.shim import ShimError
-    from lspmux.daemon.status import render
-
-    try:
-        result = _daemon_request(args, "lspmux/status", {})
-    except (OSError, ShimError, AddressError) as exc:
-        where = _where(args)
-        print(
-            f"lspmux: no daemon answers at {where} ({exc}); start one with `lspmux server` "
-            "(or let `lspmux client` start it), or name another with --connect / LSPMUX_ADDRESS",
-            file=sys.stderr,
-        )
-        return 1
-    print(json.dumps(result, indent=2) if args.json else render(result))  # type: ignore[arg-type]
-    return 0
-
-
-def _reload(args: argparse.Namespace) -> int:
-    from lspmux.daemon.address import AddressError
-    from lspmux.daemon.shim import ShimError
-
-    root = str(args.dir.resolve()) if args.dir is not None else None
-    try:
-        result = _daemon_request(args, "lspmux/reload", {"root": root})
-    except (OSError, ShimError, AddressError) as exc:
-        print(f"lspmux: reload failed: {exc}", file=sys.stderr)
-        return 1
-    restarted = result.get("restarted", []) if isinstance(result, dict) else []
-    for row in restarted:
-        state = "running" if row.get("running") else "NOT running"
-        print(f"restarted {row.get('server')} for {row.get('root')}: {state}")
-    if not restarted:
-        print(f"no instance for {root}" if root else "no instance to restart")
-    return 0
-
-
-_DAEMON_COMMANDS = {"server": _server, "client": _client, "status": _status, "reload": _reload}
-
-
 # -- diagnostics and doctor (docs/linters.md) ---------------------------------------------------
 
 
@@ -410,7 +205,7 @@ def _add_diagnostics_commands(sub: argparse._SubParsersAction[argparse.ArgumentP
     diag.add_argument(
         "--no-daemon", action="store_true", help="never use a running daemon; run a private proxy"
     )
-    _add_config(diag)
+    add_config(diag)
 
     doctor = sub.add_parser(
         "doctor",
@@ -420,7 +215,7 @@ def _add_diagnostics_commands(sub: argparse._SubParsersAction[argparse.ArgumentP
         "`--version` smoke check.",
     )
     doctor.add_argument("--dir", type=Path, default=None, help="project folder (default: cwd)")
-    _add_config(doctor)
+    add_config(doctor)
 
 
 def _diagnostics(args: argparse.Namespace) -> int:
@@ -491,7 +286,7 @@ def _add_locate_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     loc.add_argument("--range", action="store_true", help="print the range, not the position")
     loc.add_argument("--json", action="store_true", help="print the whole JSON result")
     loc.add_argument("--dir", type=Path, default=None, help="workspace root (default: cwd)")
-    _add_config(loc)
+    add_config(loc)
 
 
 def _locate(args: argparse.Namespace) -> int:
@@ -504,6 +299,50 @@ def _locate(args: argparse.Namespace) -> int:
 
 
 _LOCATE_COMMANDS = {"locate": _locate}
+
+
+# -- agent tools (docs/agents.md) ---------------------------------------------------------------
+
+_AGENT_VERBS = frozenset(
+    [
+        "mcp",
+        "definition",
+        "type_definition",
+        "type-definition",
+        "implementation",
+        "declaration",
+        "references",
+        "hover",
+        "symbols",
+        "workspace_symbols",
+        "workspace-symbols",
+        "rename",
+        "rename_file",
+        "rename-file",
+        "code_actions",
+        "code-actions",
+        "format",
+        "call_hierarchy",
+        "call-hierarchy",
+        "describe",
+        "capabilities",
+        "request",
+    ]
+)
+
+
+def _add_agent_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Help entries only: `main` hands the verbs to lspmux.agent.cli before parsing."""
+    sub.add_parser(
+        "mcp",
+        help="serve the agent tools over MCP on stdio (docs/agents.md)",
+        add_help=False,
+    )
+    from lspmux.agent.cli import VERBS
+
+    for verb in sorted(v for v in _AGENT_VERBS if v != "mcp" and "-" not in v):
+        summary = VERBS[verb].description.split(". ")[0]
+        sub.add_parser(verb, help=f"agent tool: {summary[0].lower()}{summary[1:]}", add_help=False)
 
 
 if __name__ == "__main__":

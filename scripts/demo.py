@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from lspmux.diagnostics.report import HeadlessClient
+from lspmux.headless import HeadlessClient
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKSPACE = ROOT / "tests" / "data" / "workspace"

@@ -15,7 +15,10 @@ The handshake. A connection's first message is one of:
   settings, and only when the allow-list permits it); without, it routes by file type over the
   whole configuration like `lspmux proxy`. `method` "status" and "reload" are also understood.
 - `lspmux/status` or `lspmux/reload` (params: `root`, and `token` on TCP): answered, then the
-  connection is closed.
+  connection is closed. So is `lspmux/documents` (params: `uris`): which clients hold those
+  documents open and whether their buffers have unsaved changes (the agent tools ask it before
+  writing a file), and `lspmux/tool` (params: `root`, `name`, `arguments`): an agent tool run
+  inside the daemon for `lspmux <verb>` (lspmux/agent/hosted.py).
 """
 
 from __future__ import annotations
@@ -57,32 +60,18 @@ from lspmux.daemon.admission import (
     one_server_config,
     resolve_executable,
 )
+from lspmux.daemon.handshake import Handshake
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
 from lspmux.proxy import settle_heap
+from lspmux.session.documents import uri_to_path
 from lspmux.session.session import Session
 from lspmux.wire.framing import frame
-from lspmux.wire.length import FrameError, parse_length
-from lspmux.wire.messages import Message, error
+from lspmux.wire.messages import error
 
 log = logging.getLogger("lspmux.daemon")
 
 #: Bytes queued for a client that does not read before it is disconnected.
 CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
-#: Bytes queued for a client above which its requests are no longer read (until it drains to a
-#: quarter of that): a client that stops reading cannot keep the shared backends busy.
-CLIENT_BACKPRESSURE = 1024 * 1024
-#: Seconds a new Unix-socket connection may take to send its first message.
-HANDSHAKE_TIMEOUT = 30.0
-#: Largest first message accepted on the Unix socket (only the user can open it).
-HANDSHAKE_LIMIT = 16 * 1024 * 1024
-#: On TCP, before the token is checked: the largest first message (an editor's `initialize`
-#: is 5-20 KiB), how long it may take, and how many such connections may be open at once
-#: (more are closed at once). 8 strangers hold at most 8 x 256 KiB.
-TCP_HANDSHAKE_LIMIT = 256 * 1024
-TCP_HANDSHAKE_TIMEOUT = 10.0
-MAX_TCP_HANDSHAKES = 8
-#: A header block longer than this without its blank line is garbage.
-MAX_HANDSHAKE_HEADER = 64 * 1024
 
 __all__ = [
     "AllowList",
@@ -141,7 +130,8 @@ class Daemon:
         self._lock_fd: int | None = None
         self._stopped: asyncio.Future[int] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
-        self.handshakes: set[_Handshake] = set()
+        self.handshakes: set[Handshake] = set()
+        self.tools: Any = None  # lspmux.agent.hosted.HostedTools, made by the first lspmux/tool
 
     # -- listening --------------------------------------------------------------------------
 
@@ -178,9 +168,7 @@ class Daemon:
                 sock = self._bind_unix()
             except OSError as exc:
                 raise DaemonError(f"cannot listen on {self.address}: {exc.strerror}") from None
-            self._server = await loop.create_unix_server(
-                lambda: _Handshake(self, "unix"), sock=sock
-            )
+            self._server = await loop.create_unix_server(lambda: Handshake(self, "unix"), sock=sock)
         else:
             if not is_loopback(self.address.host):
                 raise DaemonError(
@@ -200,7 +188,7 @@ class Daemon:
             self._take_lock()
             try:
                 self._server = await loop.create_server(
-                    lambda: _Handshake(self, "tcp"), self.address.host, self.address.port
+                    lambda: Handshake(self, "tcp"), self.address.host, self.address.port
                 )
             except OSError as exc:
                 raise DaemonError(f"cannot listen on {self.address}: {exc.strerror}") from None
@@ -261,6 +249,8 @@ class Daemon:
             self._server.close()
         for hs in list(self.handshakes):
             hs.abort()
+        if self.tools is not None:
+            await self.tools.close()
         for session in list(self.clients):
             if session.conn is not None:
                 session.conn.close(None)
@@ -346,6 +336,24 @@ class Daemon:
             "clients": clients,
         }
 
+    def open_documents(self, uris: Any) -> dict[str, Any]:
+        """`lspmux/documents`: which clients hold these uris open, and whether their buffer
+        differs from the file on disk (unsaved changes), so that the agent tools never
+        overwrite a file an editor is changing."""
+        wanted = {u for u in uris if isinstance(u, str)} if isinstance(uris, list) else None
+        found = []
+        for session, info in self.clients.items():
+            for doc in session.documents:
+                if wanted is not None and doc.uri not in wanted:
+                    continue
+                try:
+                    with open(uri_to_path(doc.uri), encoding="utf-8", newline="") as f:
+                        unsaved = f.read() != doc.text
+                except (OSError, ValueError):
+                    unsaved = True
+                found.append({"uri": doc.uri, "client": info.id, "unsaved": unsaved})
+        return {"documents": found}
+
     async def reload(self, root: str | None) -> dict[str, Any]:
         """Restart the instances of `root` (every instance when None); the daemon's own
         configuration (allow-list, instance_timeout) is read again too."""
@@ -377,7 +385,7 @@ class Daemon:
             return "lspmux: wrong token"
         return None
 
-    def first_message(self, hs: _Handshake, body: bytes, rest: bytes) -> None:
+    def first_message(self, hs: Handshake, body: bytes, rest: bytes) -> None:
         try:
             msg = orjson.loads(body)
         except orjson.JSONDecodeError:
@@ -389,12 +397,17 @@ class Daemon:
         msg_id = msg.get("id")
         raw_params = msg.get("params")
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-        if method in ("lspmux/status", "lspmux/reload"):
+        if method in ("lspmux/status", "lspmux/reload", "lspmux/documents", "lspmux/tool"):
             refused = self._check_token(hs.kind, params.get("token"))
             if refused:
                 hs.reply_and_close(error(msg_id, RequestFailed(refused)))
             elif method == "lspmux/status":
                 hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": self.status()})
+            elif method == "lspmux/documents":
+                result = self.open_documents(params.get("uris"))
+                hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            elif method == "lspmux/tool":
+                self._spawn(self._tool_reply(hs, msg_id, params))
             else:
                 self._spawn(self._reload_reply(hs, msg_id, params.get("root")))
             return
@@ -445,7 +458,32 @@ class Daemon:
         msg["params"] = params
         hs.hand_over(session, frame(orjson.dumps(msg)) + rest)
 
-    async def _reload_reply(self, hs: _Handshake, msg_id: Any, root: Any) -> None:
+    async def _tool_reply(self, hs: Handshake, msg_id: Any, params: dict[str, Any]) -> None:
+        """`lspmux/tool`: an agent tool run here for `lspmux <verb>` (lspmux/agent/hosted.py)."""
+        if self.tools is None:
+            from lspmux.agent.hosted import HostedTools
+
+            self.tools = HostedTools(self.address.path if self.address.is_unix else None,
+                                     self._query)  # fmt: skip
+        try:
+            result = await self.tools.run(params)
+        except Exception as exc:
+            log.exception("lspmux/tool failed")
+            hs.reply_and_close(error(msg_id, RequestFailed(f"lspmux: tool failed: {exc}")))
+            return
+        hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    async def _query(self, method: str, params: dict[str, Any]) -> Any:
+        """The daemon's one-shot methods, asked from inside (by the hosted agent tools)."""
+        if method == "lspmux/status":
+            return self.status()
+        if method == "lspmux/reload":
+            return await self.reload(params.get("root"))
+        if method == "lspmux/documents":
+            return self.open_documents(params.get("uris"))
+        raise RequestFailed(f"lspmux: unknown method {method}")
+
+    async def _reload_reply(self, hs: Handshake, msg_id: Any, root: Any) -> None:
         try:
             result = await self.reload(root if isinstance(root, str) and root else None)
         except Exception as exc:
@@ -486,112 +524,3 @@ class Daemon:
     def _client_gone(self, session: Session, code: int) -> None:
         info = self.clients.pop(session, None)
         log.info("%s: gone (exit code %d)", info.id if info else session.client_id, code)
-
-
-class _Handshake(asyncio.Protocol):
-    """Reads a connection's first message, then hands the transport to a Session.
-
-    On TCP the peer is a stranger until its token is checked, so what it may cost is bounded:
-    a first message of at most `TCP_HANDSHAKE_LIMIT` (refused as soon as its Content-Length
-    says more, before any of the body is read), `TCP_HANDSHAKE_TIMEOUT` to send it, and at
-    most `MAX_TCP_HANDSHAKES` such connections at once (the next ones are closed at once)."""
-
-    def __init__(self, daemon: Daemon, kind: str) -> None:
-        self.daemon = daemon
-        self.kind = kind
-        self.peer = kind
-        self.transport: asyncio.Transport | None = None
-        self.limit = TCP_HANDSHAKE_LIMIT if kind == "tcp" else HANDSHAKE_LIMIT
-        self._buf = bytearray()
-        self._done = False
-        self._timer: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        peer = transport.get_extra_info("peername")
-        self.peer = f"{self.kind}:{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else self.kind
-        if self.kind == "tcp":
-            waiting = sum(1 for hs in self.daemon.handshakes if hs.kind == "tcp")
-            if waiting >= MAX_TCP_HANDSHAKES:
-                log.warning(
-                    "refused %s: %d TCP connections are already waiting to authenticate",
-                    self.peer,
-                    waiting,
-                )
-                self._done = True
-                transport.abort()  # type: ignore[attr-defined]
-                return
-            sock = transport.get_extra_info("socket")
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.daemon.handshakes.add(self)
-        timeout = TCP_HANDSHAKE_TIMEOUT if self.kind == "tcp" else HANDSHAKE_TIMEOUT
-        self._timer = asyncio.get_running_loop().call_later(timeout, self._too_slow, timeout)
-
-    def data_received(self, data: bytes) -> None:
-        if self._done:
-            return
-        buf = self._buf
-        buf += data
-        end = buf.find(b"\r\n\r\n")
-        if end < 0:
-            if len(buf) > MAX_HANDSHAKE_HEADER:
-                self._refuse(f"no header end within {MAX_HANDSHAKE_HEADER} bytes")
-            return
-        length: int | FrameError = FrameError("no Content-Length header")
-        for line in bytes(buf[:end]).split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = parse_length(value, self.limit)
-        if isinstance(length, FrameError):
-            self._refuse(f"first message: {length.detail}")
-            return
-        start = end + 4
-        if len(buf) < start + length:
-            return
-        self._finish()
-        self.daemon.first_message(
-            self, bytes(buf[start : start + length]), bytes(buf[start + length :])
-        )
-
-    def _finish(self) -> None:
-        self._done = True
-        self.daemon.handshakes.discard(self)
-        if self._timer is not None:
-            self._timer.cancel()
-
-    def _refuse(self, why: str) -> None:
-        log.warning("refused %s: %s", self.peer, why)
-        self.abort()
-
-    def _too_slow(self, timeout: float) -> None:
-        self._refuse(f"no first message within {timeout:g}s")
-
-    def reply_and_close(self, msg: Message) -> None:
-        self._finish()
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(frame(orjson.dumps(msg)))
-            self.transport.close()
-
-    def hand_over(self, session: Session, data: bytes) -> None:
-        transport = self.transport
-        assert transport is not None
-        limit = self.daemon.client_write_limit
-        conn = session.connection(
-            session.client_id, max_write_buffer=limit, backpressure=CLIENT_BACKPRESSURE
-        )
-        transport.set_protocol(conn)
-        conn.connection_made(transport)
-        conn.data_received(data)
-
-    def abort(self) -> None:
-        """Drop the connection and what it sent (the buffer is released at once)."""
-        self._finish()
-        self._buf = bytearray()
-        if self.transport is not None:
-            self.transport.abort()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._finish()
-        self._buf = bytearray()

@@ -20,42 +20,23 @@ from __future__ import annotations
 import asyncio
 import glob
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
+from lspmux.headless import (  # noqa: F401 (re-exported for older importers)
+    LANGUAGE_IDS,
+    HeadlessClient,
+    ReportError,
+    command,
+    daemon_running,
+)
 
 SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 SEVERITY_LEVELS = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
-LANGUAGE_IDS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascriptreact",
-    ".ts": "typescript",
-    ".tsx": "typescriptreact",
-    ".sh": "shellscript",
-    ".bash": "shellscript",
-    ".c": "c",
-    ".h": "c",
-    ".cpp": "cpp",
-    ".rs": "rust",
-    ".go": "go",
-    ".swift": "swift",
-    ".json": "json",
-    ".md": "markdown",
-}
 QUIET = 1.5
 STATUS_METHOD = "lspmux/diagnosticStatus"
-
-
-class ReportError(Exception):
-    """The run could not produce a report (the proxy did not start, a path matched nothing)."""
 
 
 def expand(patterns: list[str]) -> list[Path]:
@@ -75,131 +56,6 @@ def expand(patterns: list[str]) -> list[Path]:
                 raise ReportError(f"{pattern}: no such file")
             out[path.resolve()] = None
     return list(out)
-
-
-class HeadlessClient:
-    """Speaks LSP to a child process over its stdin/stdout (stdlib + orjson)."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self._ids = 0
-        self._waiting: dict[int, asyncio.Future[Any]] = {}
-        self.diagnostics: dict[str, list[dict[str, Any]]] = {}
-        self.last_publish = time.monotonic()
-        self.progress: set[Any] = set()
-        self.messages: list[tuple[int, str]] = []
-        self._reader = asyncio.ensure_future(self._read())
-
-    def send(self, msg: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        body = orjson.dumps({"jsonrpc": "2.0", **msg})
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def notify(self, method: str, params: Any) -> None:
-        self.send({"method": method, "params": params})
-
-    async def request(self, method: str, params: Any, timeout: float = 30) -> Any:
-        self._ids += 1
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiting[self._ids] = fut
-        self.send({"id": self._ids, "method": method, "params": params})
-        return await asyncio.wait_for(fut, timeout)
-
-    async def _read(self) -> None:
-        stdout = self.proc.stdout
-        assert stdout is not None
-        try:
-            while True:
-                length = 0
-                while True:
-                    line = await stdout.readline()
-                    if not line:
-                        return
-                    line = line.strip()
-                    if not line:
-                        break
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                body = await stdout.readexactly(length)
-                self._handle(orjson.loads(body))
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return
-        finally:
-            for fut in self._waiting.values():
-                if not fut.done():
-                    fut.set_exception(ReportError("lspmux exited before answering"))
-
-    def _handle(self, msg: dict[str, Any]) -> None:
-        method = msg.get("method")
-        if method is None:
-            fut = self._waiting.pop(msg.get("id"), None)  # type: ignore[arg-type]
-            if fut is not None and not fut.done():
-                if "error" in msg:
-                    fut.set_exception(ReportError(str((msg["error"] or {}).get("message"))))
-                else:
-                    fut.set_result(msg.get("result"))
-            return
-        params = msg.get("params") or {}
-        if "id" in msg:  # a request to the client: answer what a plain client would
-            result: Any = None
-            if method == "workspace/configuration":
-                result = [None for _ in params.get("items") or ()]
-            elif method == "workspace/workspaceFolders":
-                result = []
-            self.send({"id": msg["id"], "result": result})
-            return
-        if method == "textDocument/publishDiagnostics":
-            self.diagnostics[params.get("uri", "")] = list(params.get("diagnostics") or [])
-            self.last_publish = time.monotonic()
-        elif method == "$/progress":
-            value = params.get("value") or {}
-            if value.get("kind") == "begin":
-                self.progress.add(params.get("token"))
-            elif value.get("kind") == "end":
-                self.progress.discard(params.get("token"))
-        elif method in ("window/logMessage", "window/showMessage"):
-            self.messages.append((int(params.get("type") or 4), str(params.get("message"))))
-
-    async def close(self) -> None:
-        try:
-            await self.request("shutdown", None, timeout=30)
-            self.notify("exit", None)
-        except (ReportError, TimeoutError, ConnectionError):
-            pass
-        try:
-            await asyncio.wait_for(self.proc.wait(), 15)
-        except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
-        self._reader.cancel()
-
-
-def daemon_running() -> bool:
-    """Whether an lspmux daemon answers on its default socket (env LSPMUX_ADDRESS)."""
-    try:
-        from lspmux.daemon.address import resolve
-        from lspmux.daemon.shim import open_socket
-    except ImportError:
-        return False
-    try:
-        address = resolve(None)
-        if not address.is_unix:
-            return False
-        open_socket(address, timeout=0.5).close()
-    except Exception:
-        return False
-    return True
-
-
-def command(configs: list[Path], *, use_daemon: bool) -> list[str]:
-    """The argv of the LSP endpoint: the daemon's client shim, or a private proxy."""
-    if use_daemon:
-        return [sys.executable, "-m", "lspmux", "client", "--no-autostart"]
-    argv = [sys.executable, "-m", "lspmux", "proxy", "--log-level", "warning"]
-    for cfg in configs:
-        argv += ["--config", str(cfg)]
-    return argv
 
 
 async def collect(
@@ -262,7 +118,7 @@ async def collect(
                     }
                 },
             )
-        pending = await _wait(client, list(uris), deadline, quiet)
+        pending = await wait_settled(client, list(uris), deadline, quiet)
         for uri, names in pending.items():
             warnings.append(
                 f"{uris[uri]}: no diagnostics from {', '.join(names)} within {timeout:g}s"
@@ -276,7 +132,7 @@ async def collect(
     return result, list(dict.fromkeys(warnings))
 
 
-async def _wait(
+async def wait_settled(
     client: HeadlessClient, uris: list[str], deadline: float, quiet: float
 ) -> dict[str, list[str]]:
     """Wait by the rule in the module docstring; the sources still pending at the deadline."""

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from lspmux.diagnostics.report import HeadlessClient, ReportError, command, daemon_running
+from lspmux.headless import HeadlessClient, ReportError, command, daemon_running
 
 
 async def locate(

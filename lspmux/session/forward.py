@@ -84,6 +84,9 @@ def dispatch(
     ex.reply_error(MethodNotFound(f"lspmux cannot route {method} (policy {route.policy.value})"))
 
 
+#: How often a request a server answers with ContentModified is asked again.
+MODIFIED_RETRIES = 2
+
 #: Full and delta requests: answered through the session's `DeltaBridge`.
 _SEMANTIC_TOKENS = frozenset(
     {t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA}
@@ -146,7 +149,16 @@ class _First:
     call themselves leave a reference cycle per request for the cyclic collector, which cost
     about half the proxy's CPU under pipelined load (docs/benchmarks.md)."""
 
-    __slots__ = ("allow_null", "backend", "candidates", "ex", "i", "last_error", "on_answer")
+    __slots__ = (
+        "allow_null",
+        "backend",
+        "candidates",
+        "ex",
+        "i",
+        "last_error",
+        "on_answer",
+        "retries",
+    )
 
     def __init__(
         self,
@@ -161,6 +173,7 @@ class _First:
         self.on_answer = on_answer
         self.last_error: dict[str, Any] | None = None
         self.i = 0
+        self.retries = 0
         self.backend: Backend | None = None
 
     def attempt(self, i: int) -> None:
@@ -195,6 +208,15 @@ class _First:
             err = dict(resp["error"] or {})
             if err.get("code") == -32800:  # cancelled: pass through as is
                 ex.reply_error(err)
+                return
+            if err.get("code") == -32801 and self.retries < MODIFIED_RETRIES:
+                # ContentModified: the server's text changed under the request (on a shared
+                # server, another client's edit or a re-sync): ask again, on this client's text.
+                self.retries += 1
+                session: SessionHost = ex.session  # type: ignore[assignment]
+                if session.pool.shared:
+                    _hold_requesters_text(session, ex.params, [backend])
+                self.attempt(self.i)
                 return
             err["message"] = f"{backend.name}: {err.get('message', 'error')}"
             self.last_error = err

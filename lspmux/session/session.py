@@ -262,7 +262,9 @@ class Session:
     def exit(self) -> None:
         task = self._shutdown_task
         if task is not None and not task.done():  # exit right behind shutdown: finish it first
-            task.add_done_callback(lambda _t: self.exit())
+            # …and its answer: the reply is sent by a task woken by the same completion, so
+            # exit goes to the back of the queue, behind that wake-up.
+            task.add_done_callback(lambda _t: asyncio.get_running_loop().call_soon(self.exit))
             return
         code = 0 if self.state == "shutdown" else 1
         if self.state == "running":  # exit without shutdown: give back what it holds

@@ -24,6 +24,8 @@ from lsprotocol import types as t
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from tests.polling import eventually
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 
@@ -36,20 +38,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     return value
-
-
-async def eventually(probe: Callable[[], Any], what: str, *, timeout: float = 10) -> Any:
-    """Poll `probe` until it returns something truthy, and return that; fail naming `what`
-    (and the last value seen) when `timeout` seconds pass first."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if loop.time() > deadline:
-            raise AssertionError(f"{what}: not seen within {timeout:g}s (last: {value!r})")
-        await asyncio.sleep(0.05)
 
 
 class AnswerCounter:

@@ -123,9 +123,11 @@ def test_linters_that_speak_lsp_have_the_linter_role(config: Config) -> None:
 
 
 def test_basedpyright_checks_open_files_only(config: Config) -> None:
+    # autoSearchPaths: imports of a `src/` layout resolve (the server alone defaults to off)
     assert config.servers["basedpyright"].settings == {
-        "basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly"}}
+        "basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly", "autoSearchPaths": True}}
     }
+    assert config.servers["pyright"].settings["python"]["analysis"]["autoSearchPaths"] is True
 
 
 def test_biome_serves_the_web_languages(config: Config) -> None:

@@ -21,13 +21,13 @@ import pytest_asyncio
 
 from lspmux.config.loader import load_config
 from lspmux.config.model import Config
-from lspmux.daemon import server as daemon_server
+from lspmux.daemon import handshake as daemon_handshake
 from lspmux.daemon.address import Address
 from lspmux.daemon.server import Daemon, DaemonError
 
 # Read by name so that this file also runs (and fails for the right reasons) on older code.
-MAX_TCP_HANDSHAKES: int = getattr(daemon_server, "MAX_TCP_HANDSHAKES", 8)
-TCP_HANDSHAKE_LIMIT: int = getattr(daemon_server, "TCP_HANDSHAKE_LIMIT", 256 * 1024)
+MAX_TCP_HANDSHAKES: int = daemon_handshake.MAX_TCP_HANDSHAKES
+TCP_HANDSHAKE_LIMIT: int = daemon_handshake.TCP_HANDSHAKE_LIMIT
 
 TOKEN = "s3cret"
 ROOT = Path(__file__).resolve().parents[3]
@@ -124,7 +124,7 @@ async def test_unauthenticated_tcp_handshakes_are_capped_in_number_and_size(
 async def test_a_slow_stranger_is_dropped_after_the_tcp_timeout(
     tcp_daemon: Daemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(daemon_server, "TCP_HANDSHAKE_TIMEOUT", 0.3)
+    monkeypatch.setattr(daemon_handshake, "TCP_HANDSHAKE_TIMEOUT", 0.3)
     reader, writer = await asyncio.open_connection(tcp_daemon.address.host, tcp_daemon.address.port)
     writer.write(b"Content-Len")
     assert await closed_by_peer(reader, 5)

@@ -27,6 +27,7 @@ from lspmux.backends.pool import Pool
 from lspmux.config.model import Config, ServerConfig
 from lspmux.session.session import Session
 from lspmux.wire.framing import FrameParser, encode
+from tests.polling import eventually
 
 Handler = Callable[[Any], Any]
 
@@ -72,8 +73,7 @@ class _Pipe:
         self.write(b"".join(bytes(p) for p in pieces))
 
     def _deliver(self, data: bytes) -> None:
-        if not self.closed:
-            self.deliver(data)
+        self.deliver(data)  # what was written before a close still arrives, as with a pipe
 
     def is_closing(self) -> bool:
         return self.closed
@@ -320,15 +320,8 @@ def encode_body(body: bytes) -> bytes:
 
 
 async def until(probe: Callable[[], Any], what: str, timeout: float = 10) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if loop.time() > deadline:
-            raise AssertionError(f"{what}: not seen within {timeout:g}s (last: {value!r})")
-        await asyncio.sleep(0.005)
+    """`eventually`, polling often: everything here is in memory."""
+    return await eventually(probe, what, timeout=timeout, step=0.005)
 
 
 class MemorySession:

@@ -649,3 +649,23 @@ async def test_a_server_that_comes_up_later_is_registered_with_the_client(tmp_pa
     finally:
         m.client.assert_answered_once()
         await m.close()
+
+
+async def test_shutdown_and_exit_in_one_read_still_answer_the_shutdown(mem: Any) -> None:
+    """Before: exit ran on the shutdown's completion ahead of the task that answers it, so the
+    connection closed with the shutdown unanswered."""
+    import orjson
+
+    from .memory import encode_body
+
+    m = mem(a=ScriptedServer("a", HOVER, {}))
+    await m.initialize()
+    m.open("a.py", "x\n")
+    m.client.sent_ids.append(99)
+    both = encode_body(orjson.dumps({"jsonrpc": "2.0", "id": 99, "method": "shutdown"}))
+    both += encode_body(orjson.dumps({"jsonrpc": "2.0", "method": "exit"}))
+    assert m.client.to_lspmux is not None
+    m.client.to_lspmux(both)
+    assert (await m.client.answer(99))["result"] is None
+    await until(lambda: m.exited, "the session's exit")
+    assert m.exited == [0]

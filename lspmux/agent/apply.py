@@ -1,0 +1,81 @@
+"""Writing a plan to disk: every file checked, then each written atomically (temp + rename).
+
+A file is written only if it still holds the text the edit was computed on; when any file
+changed since, nothing at all is written and the error names the file. Files are staged as
+temporary files beside their targets and moved into place with `os.replace`, so a reader
+never sees half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from lspmux.agent.edits import Plan
+from lspmux.agent.errors import ToolError
+from lspmux.agent.paths import inside, relative, uri_to_path
+
+
+def read_disk(path: Path) -> str | None:
+    """A file's text as the tools read it (UTF-8, newlines kept), None when it is missing."""
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            return f.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def check_plan(plan: Plan, root: Path) -> None:
+    """Refuse a plan that touches a path outside the root or a file changed since."""
+    for change in plan.files.values():
+        path = uri_to_path(change.uri)
+        real = Path(os.path.realpath(path))
+        if not inside(root, real):
+            raise ToolError(
+                f"the edit touches {path}, outside the workspace root {root}; nothing was written",
+                path=str(path),
+                root=str(root),
+            )
+        if read_disk(real) != change.before:
+            raise ToolError(
+                f"{relative(root, real)} changed on disk since the edit was computed; nothing "
+                "was written. Ask again for a fresh preview, then apply it",
+                path=relative(root, real),
+                stale=True,
+            )
+
+
+def write_plan(plan: Plan, root: Path) -> list[Path]:
+    """Check, then write every file of the plan; the paths written or removed."""
+    check_plan(plan, root)
+    staged: list[tuple[str, Path]] = []
+    removed: list[Path] = []
+    try:
+        for change in plan.files.values():
+            path = uri_to_path(change.uri)
+            if change.after is None:
+                if change.before is not None:
+                    removed.append(path)
+                continue
+            if change.after == change.before:
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".lspmux", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(change.after)
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            staged.append((tmp, path))
+    except BaseException:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    for tmp, path in staged:
+        os.replace(tmp, path)
+    for path in removed:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    return [p for _, p in staged] + removed

@@ -1,0 +1,197 @@
+"""`lspmux <verb> ...`: the agent tools on the command line, and `lspmux mcp`.
+
+Each tool of `specs.TOOLS` is a verb (`lspmux definition src/app.py:12:16`; hyphens or
+underscores: `lspmux type-definition`), its required arguments positional in table order,
+the others `--options`. The verb talks to the running daemon (shared, warm backends), or to a
+private `lspmux proxy` when none answers (`--private` forces it). Text by default, `--json`
+for the structured result; a ToolError goes to stderr with exit status 1. The verbs `locate`,
+`diagnostics`, `status` and `reload` keep their older commands (same information).
+
+Fast path: with a daemon running, the verb is one `lspmux/tool` request on the daemon's
+socket, sent with the standard library only (no event loop, no LSP session here); the daemon
+runs the tool in its warm agent session for the root (lspmux/agent/hosted.py). Without a
+daemon (or with --private) the tool runs here over a private proxy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lspmux.agent.specs import TOOLS, Tool
+
+#: Verbs that older commands of `lspmux` already own (their output contracts are kept).
+TAKEN = frozenset({"locate", "diagnostics", "status", "reload"})
+VERBS: dict[str, Tool] = {}
+for _tool in TOOLS.values():
+    if _tool.name not in TAKEN:
+        VERBS[_tool.name] = _tool
+        VERBS[_tool.name.replace("_", "-")] = _tool
+
+
+def add_session_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", type=Path, default=None, help="workspace root (default: cwd)")
+    p.add_argument(
+        "--private",
+        action="store_true",
+        help="run a private lspmux proxy instead of using the daemon",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="one more TOML config file merged on top (implies --private)",
+    )
+
+
+def build_verb_parser(tool: Tool, prog: str = "lspmux") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"{prog} {tool.name}", description=tool.description)
+    for arg in tool.args:
+        dest = arg.name
+        if arg.required:
+            p.add_argument(dest, metavar=arg.name.upper(), help=arg.doc)
+        elif arg.type == "boolean":
+            if arg.default:
+                p.add_argument(
+                    f"--no-{arg.name.replace('_', '-')}",
+                    dest=dest,
+                    action="store_false",
+                    default=True,
+                    help=arg.doc,
+                )
+            else:
+                p.add_argument(f"--{arg.name.replace('_', '-')}", dest=dest, action="store_true",
+                               help=arg.doc)  # fmt: skip
+        else:
+            kind: Any = int if arg.type == "integer" else str
+            p.add_argument(f"--{arg.name.replace('_', '-')}", dest=dest, type=kind,
+                           default=arg.default, help=arg.doc)  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    add_session_options(p)
+    return p
+
+
+def arguments_of(tool: Tool, ns: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for arg in tool.args:
+        value = getattr(ns, arg.name)
+        if value is None:
+            continue
+        if arg.type == "string|integer" and isinstance(value, str) and value.isdigit():
+            value = int(value)
+        if arg.type == "object" and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                print(f"lspmux {tool.name}: --{arg.name} is not JSON: {exc}", file=sys.stderr)
+                raise SystemExit(2) from exc
+        out[arg.name] = value
+    return out
+
+
+def main(words: Sequence[str]) -> int:
+    """Run `lspmux VERB ...` (`words` starts with the verb)."""
+    tool = VERBS[words[0]]
+    ns = build_verb_parser(tool).parse_args(list(words[1:]))
+    arguments = arguments_of(tool, ns)
+    root = (ns.root or Path.cwd()).resolve()
+    if not ns.private and not ns.config:
+        answer = _through_daemon(tool, arguments, root)
+        if answer is not None:
+            return _print(tool, answer.get("text"), answer.get("data") or {},
+                          answer.get("error"), as_json=ns.json)  # fmt: skip
+    return _run(_verb(tool, arguments, root, private=ns.private, configs=ns.config,
+                      as_json=ns.json))  # fmt: skip
+
+
+def _through_daemon(tool: Tool, arguments: dict[str, Any], root: Path) -> dict[str, Any] | None:
+    """The tool run by the daemon (`lspmux/tool`), stdlib only; None when no daemon answers
+    on the local socket (or it is too old to know the method)."""
+    from lspmux.daemon.address import AddressError, resolve
+    from lspmux.daemon.shim import ShimError, request
+
+    try:
+        address = resolve(None)
+        if not address.is_unix:
+            return None
+        params = {"root": str(root), "name": tool.name, "arguments": arguments}
+        answer = request(address, "lspmux/tool", params, token=None, timeout=600)
+    except (OSError, AddressError):
+        return None
+    except ShimError as exc:
+        if "expected initialize first" in str(exc):  # an older daemon
+            return None
+        return {"error": str(exc), "data": {"error": str(exc)}}
+    return answer if isinstance(answer, dict) else None
+
+
+def _print(tool: Tool, text: Any, data: dict[str, Any], error: Any, *, as_json: bool) -> int:
+    if error is not None:
+        if as_json:
+            print(json.dumps(data, ensure_ascii=False))
+        print(f"lspmux {tool.name}: {error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        print(text)
+    return 0
+
+
+async def _verb(
+    tool: Tool, arguments: dict[str, Any], root: Path, *, private: bool, configs: list[Path],
+    as_json: bool,
+) -> int:  # fmt: skip
+    from lspmux.agent import specs
+    from lspmux.agent.errors import ToolError
+    from lspmux.agent.lsp import AgentLsp
+
+    try:
+        lsp = await AgentLsp.connect(root, private=private, configs=configs, name="lspmux cli")
+    except ToolError as exc:
+        print(f"lspmux {tool.name}: {exc.message}", file=sys.stderr)
+        return 1
+    try:
+        result = await specs.call(lsp, tool.name, arguments)
+    except ToolError as exc:
+        data = {"error": exc.message, **exc.data}
+        return _print(tool, None, data, exc.message, as_json=as_json)
+    finally:
+        await lsp.close()
+    return _print(tool, result.text, result.data, None, as_json=as_json)
+
+
+def _run(coro: Any) -> int:
+    import asyncio
+
+    return int(asyncio.run(coro))
+
+
+# -- lspmux mcp -------------------------------------------------------------------------------
+
+
+def build_mcp_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="lspmux mcp",
+        description="Serve the agent tools over MCP on stdin/stdout (an MCP server for coding "
+        "agents). By default it connects to the lspmux daemon, starting it when needed, so the "
+        "agent shares warm language servers with the editor; --private runs its own. "
+        "See docs/agents.md.",
+    )
+    add_session_options(p)
+    p.add_argument("--log-file", type=Path, default=None, help="write the log here")
+    return p
+
+
+def mcp_main(words: Sequence[str]) -> int:
+    ns = build_mcp_parser().parse_args(list(words))
+    from lspmux.agent.mcp_server import serve
+
+    root = (ns.root or Path.cwd()).resolve()
+    return serve(root, private=ns.private, configs=ns.config)

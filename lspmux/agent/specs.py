@@ -1,0 +1,347 @@
+"""The tool table: every agent tool's name, description (written for a model), arguments and
+implementing function. One table serves both faces: the MCP server builds each tool's
+`inputSchema` from it, the command line its verbs; `call` checks the arguments and runs the
+tool. Importing this module is cheap: tool modules load when a tool runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, NamedTuple
+
+from lspmux.agent.errors import ToolError
+
+AT_DOC = (
+    "Where: a Locate string 'src/app.py:Greeter.greet@return <|>message' (file, optional "
+    "dotted symbol scope, text after @ with <|> marking the spot), or 'src/app.py:12:16' "
+    "(1-based line and column in characters), or 'src/app.py:12' with `symbol`. Paths are "
+    "relative to the workspace root. Every location the tools print can be pasted back here."
+)
+SYMBOL_DOC = (
+    "With an `at` of the form 'path:line': the text to put the position on, e.g. 'message' "
+    "(the first occurrence on that line); 'message#2' for the second."
+)
+FILE_DOC = "A file path relative to the workspace root, e.g. 'src/app.py'."
+
+
+class Arg(NamedTuple):
+    name: str
+    type: str  # JSON schema type: string, integer, boolean, object, or "string|integer"
+    doc: str
+    required: bool = False
+    default: Any = None
+
+
+class Tool(NamedTuple):
+    name: str
+    target: str  # "module:function" under lspmux.agent
+    description: str
+    args: tuple[Arg, ...]
+    writes: bool = False
+
+    def function(self) -> Any:
+        found = _FUNCTIONS.get(self.target)
+        if found is None:
+            module, func = self.target.split(":")
+            found = _FUNCTIONS[self.target] = getattr(
+                importlib.import_module(f"lspmux.agent.{module}"), func
+            )
+        return found
+
+
+_FUNCTIONS: dict[str, Any] = {}
+
+
+AT = Arg("at", "string", AT_DOC, required=True)
+SYMBOL = Arg("symbol", "string", SYMBOL_DOC)
+FILE = Arg("file", "string", FILE_DOC, required=True)
+APPLY = Arg("apply", "boolean", "Write the change (default false: preview).", default=False)
+
+
+def _goto(name: str, what: str, example: str) -> Tool:
+    return Tool(
+        name,
+        f"tools:{name}",
+        f"Find the {what} of the symbol at a position (answers of every language server for "
+        f"the file, merged). {example} Returns 'Found N {what}(s)' and one "
+        "'path:line:col  source line' per result.",
+        (AT, SYMBOL),
+    )
+
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        _goto(
+            "definition",
+            "definition",
+            "Use it to jump from a use to where a name is defined, across files and into "
+            "libraries: at='src/app.py:12:16' or at='src/app.py:Greeter.greet@return <|>message'.",
+        ),
+        _goto(
+            "type_definition",
+            "type definition",
+            "Use it to find the class/type of a variable or expression: "
+            "at='src/app.py:main@greeter = <|>Greeter'.",
+        ),
+        _goto(
+            "implementation",
+            "implementation",
+            "Use it to find the implementations of an interface, abstract method or protocol: "
+            "at='src/shapes.py:Shape.area'.",
+        ),
+        _goto(
+            "declaration",
+            "declaration",
+            "Use it where declaration and definition differ (C/C++ headers): "
+            "at='src/hello.c:main@<|>greet('.",
+        ),
+        Tool(
+            "references",
+            "tools:references",
+            "Find every reference to the symbol at a position, across the workspace (waits "
+            "for the servers to finish loading the project first). Example: "
+            "at='src/app.py:Greeter.greet'. Returns 'Found N reference(s)' (the total, even "
+            "when the list is cut at `limit`) and one 'path:line:col  source line' each.",
+            (
+                AT,
+                SYMBOL,
+                Arg(
+                    "include_declaration",
+                    "boolean",
+                    "Include the declaration(s) of the symbol (default true); false lists "
+                    "only the uses.",
+                    default=True,
+                ),
+                Arg("limit", "integer", "At most this many references (default 100).", default=100),
+            ),
+        ),
+        Tool(
+            "hover",
+            "tools:hover",
+            "The type signature and documentation of the symbol at a position, as plain text. "
+            "Example: at='src/app.py:12:16'.",
+            (AT, SYMBOL),
+        ),
+        Tool(
+            "symbols",
+            "tools:symbols",
+            "The outline of one file: its classes, functions, methods, variables as a tree "
+            "(indented), each 'kind name  path:line:col'. Example: file='src/app.py'.",
+            (FILE,),
+        ),
+        Tool(
+            "workspace_symbols",
+            "tools:workspace_symbols",
+            "Search symbols by name across the whole workspace (fuzzy, as the servers match), "
+            "merged and de-duplicated over every server. Example: query='Greeter'. Returns "
+            "'kind name (in container)  path:line:col' per symbol.",
+            (
+                Arg("query", "string", "Part of a symbol name, e.g. 'Greet'.", required=True),
+                Arg("limit", "integer", "At most this many symbols (default 100).", default=100),
+            ),
+        ),
+        Tool(
+            "diagnostics",
+            "tools:diagnostics",
+            "Errors and warnings of a file (or a glob such as 'src/**/*.py') from every "
+            "language server and linter (type checker, ruff, clang-tidy, ...), merged and fresh "
+            "for the file's current text on disk. Returns 'path:line:col severity source code "
+            "message' per problem, or 'OK' when there are none.",
+            (
+                Arg("file", "string", "A file or glob relative to the root.", required=True),
+                Arg(
+                    "severity",
+                    "string",
+                    "Minimum severity to show: error, warning, information or hint (default).",
+                    default="hint",
+                ),
+            ),
+        ),
+        Tool(
+            "rename",
+            "edit_tools:rename",
+            "Rename the symbol at a position everywhere (all files). Returns a unified diff "
+            "('--- a/path' / '+++ b/path') of every file touched; nothing is written unless "
+            "apply=true. Example: at='src/app.py:Greeter', new_name='Welcomer'.",
+            (
+                AT,
+                Arg("new_name", "string", "The new name.", required=True),
+                SYMBOL,
+                APPLY,
+            ),
+            writes=True,
+        ),
+        Tool(
+            "rename_file",
+            "edit_tools:rename_file",
+            "Move or rename a file, with the import updates the servers compute "
+            "(workspace/willRenameFiles). Returns a diff; with apply=true the edits are "
+            "written, the file moved and the servers told. Example: from='src/util.py', "
+            "to='src/helpers.py'.",
+            (
+                Arg("from", "string", "The file to move, relative to the root.", required=True),
+                Arg("to", "string", "Its new path, relative to the root.", required=True),
+                APPLY,
+            ),
+            writes=True,
+        ),
+        Tool(
+            "code_actions",
+            "edit_tools:code_actions",
+            "Quick fixes and refactorings available at a position or range (fix a diagnostic, "
+            "organize imports, extract, ...). Lists 'index: [kind] title'. With apply=<index> "
+            "or a title substring the action is resolved, its edit written (shown as a diff) "
+            "and its command run. Example: at='src/app.py:1:8', kind='quickfix'; a Locate "
+            "range: at='src/app.py:main@<|>x = 1<|>'.",
+            (
+                AT,
+                SYMBOL,
+                Arg("kind", "string", "Only actions of this kind: quickfix, refactor, source..."),
+                Arg(
+                    "apply",
+                    "string|integer",
+                    "The action to apply: its index in the list or a part of its title.",
+                ),
+            ),
+            writes=True,
+        ),
+        Tool(
+            "format",
+            "edit_tools:format",
+            "Format a file with its formatter (ruff, clang-format via clangd, ...). Returns a "
+            "unified diff; nothing is written unless apply=true. Example: file='src/app.py'.",
+            (
+                FILE,
+                APPLY,
+            ),
+            writes=True,
+        ),
+        Tool(
+            "call_hierarchy",
+            "tools:call_hierarchy",
+            "Who calls the function at a position (incoming) or what it calls (outgoing); one "
+            "line per call: 'name  path:line:col  source line'. Example: "
+            "at='src/app.py:Greeter.greet', direction='incoming'.",
+            (
+                AT,
+                SYMBOL,
+                Arg(
+                    "direction",
+                    "string",
+                    "'incoming' (callers, default) or 'outgoing' (callees).",
+                    default="incoming",
+                ),
+            ),
+        ),
+        Tool(
+            "locate",
+            "tools:locate",
+            "Turn a description into an exact position: a Locate string "
+            "'<file>[:<symbol.path or line>][@<text with <|> marker>]', e.g. "
+            "'src/app.py:Greeter.greet@return <|>message'. Returns 'path:line:col  source line' "
+            "(or a range with range=true). Errors list the nearest symbols or lines.",
+            (
+                Arg("at", "string", "A Locate string (or path:line:col).", required=True),
+                Arg("range", "boolean", "Return the matched range (default false).", default=False),
+            ),
+        ),
+        Tool(
+            "describe",
+            "tools:describe",
+            "The shortest Locate string for a position (the reverse of locate), to refer to a "
+            "place robustly after edits. Example: at='src/app.py:12:16' → "
+            "'src/app.py:Greeter.greet@return <|>message'.",
+            (AT, SYMBOL),
+        ),
+        Tool(
+            "status",
+            "admin_tools:status",
+            "Which language servers serve this workspace (state, pid, memory, open files) and "
+            "which needed servers are missing, with how to install them.",
+            (),
+        ),
+        Tool(
+            "reload",
+            "admin_tools:reload",
+            "Restart the language servers of this workspace (after installing packages or "
+            "changing configuration); open files are given to the new servers.",
+            (Arg("file", "string", "Optional: a file whose servers should restart."),),
+        ),
+        Tool(
+            "capabilities",
+            "admin_tools:capabilities",
+            "What each language server of a file (or of the workspace) supports.",
+            (Arg("file", "string", "Optional: only the servers of this file."),),
+        ),
+        Tool(
+            "request",
+            "admin_tools:request",
+            "Send any LSP request through lspmux and get the raw JSON answer (positions are "
+            "0-based, UTF-16). `at` fills textDocument and position, `file` textDocument. "
+            "Example: method='textDocument/documentHighlight', at='src/app.py:12:16'.",
+            (
+                Arg("method", "string", "The LSP method.", required=True),
+                Arg("params", "object", "The request's params (JSON object)."),
+                Arg("at", "string", AT_DOC),
+                Arg("file", "string", FILE_DOC),
+                SYMBOL,
+            ),
+        ),
+    )
+}
+
+_PY_NAMES = {"from": "from_"}
+_JSON_TYPES = {
+    "string": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict, str),
+    "string|integer": (str, int),
+}
+
+
+def input_schema(tool: Tool) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for arg in tool.args:
+        kinds = arg.type.split("|")
+        schema: dict[str, Any] = {"description": arg.doc}
+        schema["type"] = kinds if len(kinds) > 1 else kinds[0]
+        if arg.default is not None:
+            schema["default"] = arg.default
+        props[arg.name] = schema
+    required = [a.name for a in tool.args if a.required]
+    return {"type": "object", "properties": props, "required": required}
+
+
+def check_arguments(tool: Tool, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """Keyword arguments for the tool function: unknown, missing and mistyped arguments
+    refused with a message naming the accepted ones."""
+    given = dict(arguments or {})
+    known = {a.name: a for a in tool.args}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise ToolError(
+            f"{tool.name}: unknown argument(s) {', '.join(unknown)}; accepted: "
+            f"{', '.join(known) or 'none'}"
+        )
+    kwargs: dict[str, Any] = {}
+    for arg in tool.args:
+        value = given.get(arg.name)
+        if value is None:
+            if arg.required:
+                raise ToolError(f"{tool.name}: `{arg.name}` is required. {arg.doc}")
+            continue
+        types = _JSON_TYPES[arg.type]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise ToolError(f"{tool.name}: `{arg.name}` must be {arg.type}, got {value!r}")
+        kwargs[_PY_NAMES.get(arg.name, arg.name)] = value
+    return kwargs
+
+
+async def call(lsp: Any, name: str, arguments: dict[str, Any] | None) -> Any:
+    """Run tool `name` on the session; a `Result`, or ToolError."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        raise ToolError(f"no tool {name!r}; the tools are: {', '.join(TOOLS)}")
+    return await tool.function()(lsp, **check_arguments(tool, arguments))

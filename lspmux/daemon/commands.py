@@ -1,0 +1,166 @@
+"""`lspmux server`, `lspmux client`, `lspmux status`, `lspmux reload`: the daemon's commands
+(docs/sharing.md). The client itself is `daemon/shim.py`, reached before any parsing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from lspmux.cli_common import add_config, add_logging, apply_limits, run_loop, setup_logging
+
+# -- the daemon: server, client, status, reload (docs/sharing.md) ------------------------------
+
+
+def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from lspmux.daemon.shim import add_client_options, add_connect_options
+
+    server = sub.add_parser(
+        "server",
+        help="the daemon: share one backend per (server, workspace root) among clients",
+        description="Run the lspmux daemon. Each client (`lspmux client`, or a raw socket "
+        "speaking LSP) gets its own session; backends are shared per (server, root). "
+        "See docs/sharing.md.",
+    )
+    server.add_argument(
+        "--listen",
+        metavar="ADDR",
+        default=None,
+        help="unix:PATH or tcp:127.0.0.1:PORT (TCP needs a token; env LSPMUX_ADDRESS; "
+        "default: a Unix socket in $XDG_RUNTIME_DIR/lspmux/)",
+    )
+    server.add_argument(
+        "--token-file",
+        metavar="FILE",
+        default=None,
+        help="for tcp: a 0600 file holding the token clients must send (env LSPMUX_TOKEN)",
+    )
+    add_config(server)
+    add_logging(server)
+
+    client = sub.add_parser(
+        "client",
+        help="pipe stdio to the daemon (start it when needed): the editor's server command",
+        description="Pipe stdin/stdout to the lspmux daemon, starting it when none runs. "
+        "With --server-path (or LSPMUX_SERVER) it shares exactly that server; without, "
+        "it routes each file by type like `lspmux proxy`.",
+    )
+    add_client_options(client)
+
+    status = sub.add_parser(
+        "status",
+        help="show the daemon's instances and clients (exit 1 when no daemon answers)",
+        description="Ask the daemon for its instances (server, root, pid, clients, open "
+        "documents, memory, uptime, state) and clients. Exits 0 when it answers within 1 s.",
+    )
+    add_connect_options(status)
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+
+    reload = sub.add_parser(
+        "reload",
+        help="restart the daemon's instances of a workspace root (all without DIR)",
+        description="Restart the shared instances whose workspace root is DIR (every "
+        "instance when DIR is left out); open documents are given to the new processes.",
+    )
+    add_connect_options(reload)
+    reload.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR")
+
+
+def _server(args: argparse.Namespace) -> int:
+    from lspmux.config.loader import ConfigError, load_config, user_config_path
+    from lspmux.daemon.address import AddressError, load_token, resolve
+    from lspmux.daemon.server import Daemon, DaemonError
+
+    setup_logging(args.log_level, args.log_file)
+    extra = list(args.config)
+    try:
+        address = resolve(args.listen)
+        token = None if address.is_unix else load_token(args.token_file)
+        config = load_config(None, extra)  # a bad file fails here, loudly
+    except (AddressError, ConfigError) as exc:
+        print(f"lspmux: {exc}", file=sys.stderr)
+        return 2
+    apply_limits(config)
+
+    def load(root: Path | None):  # type: ignore[no-untyped-def]
+        return load_config(root, extra)
+
+    daemon = Daemon(address, load, token=token, config_file_hint=str(user_config_path()))
+
+    async def serve() -> int:
+        try:
+            return await daemon.run()
+        except DaemonError as exc:
+            print(f"lspmux: {exc}", file=sys.stderr)
+            return 1
+
+    return run_loop(serve())
+
+
+def _client(args: argparse.Namespace) -> int:  # reached only through parse_args in tests
+    from lspmux.daemon import shim
+
+    return shim.main(sys.argv[2:])
+
+
+def _where(args: argparse.Namespace) -> str:
+    from lspmux.daemon.address import AddressError, resolve
+
+    try:
+        return str(resolve(args.connect))
+    except AddressError:
+        return str(args.connect)
+
+
+def _daemon_request(args: argparse.Namespace, method: str, params: dict[str, object]) -> object:
+    from lspmux.daemon.address import load_token, resolve
+    from lspmux.daemon.shim import request
+
+    address = resolve(args.connect)
+    token = None if address.is_unix else load_token(args.token_file)
+    timeout = 1.0 if method == "lspmux/status" else 120.0
+    return request(address, method, params, token=token, timeout=timeout)
+
+
+def _status(args: argparse.Namespace) -> int:
+    import json
+
+    from lspmux.daemon.address import AddressError
+    from lspmux.daemon.shim import ShimError
+    from lspmux.daemon.status import render
+
+    try:
+        result = _daemon_request(args, "lspmux/status", {})
+    except (OSError, ShimError, AddressError) as exc:
+        where = _where(args)
+        print(
+            f"lspmux: no daemon answers at {where} ({exc}); start one with `lspmux server` "
+            "(or let `lspmux client` start it), or name another with --connect / LSPMUX_ADDRESS",
+            file=sys.stderr,
+        )
+        return 1
+    print(json.dumps(result, indent=2) if args.json else render(result))  # type: ignore[arg-type]
+    return 0
+
+
+def _reload(args: argparse.Namespace) -> int:
+    from lspmux.daemon.address import AddressError
+    from lspmux.daemon.shim import ShimError
+
+    root = str(args.dir.resolve()) if args.dir is not None else None
+    try:
+        result = _daemon_request(args, "lspmux/reload", {"root": root})
+    except (OSError, ShimError, AddressError) as exc:
+        print(f"lspmux: reload failed: {exc}", file=sys.stderr)
+        return 1
+    restarted = result.get("restarted", []) if isinstance(result, dict) else []
+    for row in restarted:
+        state = "running" if row.get("running") else "NOT running"
+        print(f"restarted {row.get('server')} for {row.get('root')}: {state}")
+    if not restarted:
+        print(f"no instance for {root}" if root else "no instance to restart")
+    return 0
+
+
+DAEMON_COMMANDS = {"server": _server, "client": _client, "status": _status, "reload": _reload}
