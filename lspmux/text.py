@@ -68,6 +68,10 @@ def index_for_units(line_text: str, count: int, encoding: Encoding) -> int:
     return len(line_text)
 
 
+#: The former private name (lspmux/agent imports it).
+_index_for_units = index_for_units
+
+
 def position_to_offset(
     text: str, starts: list[int], line: int, character: int, encoding: Encoding = "utf-16"
 ) -> int:
