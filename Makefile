@@ -19,4 +19,5 @@ lint:
 
 bench: setup
 	.venv/bin/python scripts/bench.py
+	.venv/bin/python scripts/bench_edits.py
 	.venv/bin/python scripts/bench_agent.py --write

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from typing import Any, Literal
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
@@ -20,6 +21,10 @@ _EOL = re.compile(r"\r\n|\r|\n")
 
 def line_starts(text: str) -> list[int]:
     """Offsets at which each line begins; always at least [0]."""
+    if "\r" not in text:  # C-level: the lengths of the lines, summed (10 MB in ~0.1 s)
+        starts = list(accumulate(map((1).__add__, map(len, text.split("\n"))), initial=0))
+        starts.pop()
+        return starts
     starts = [0]
     starts.extend(m.end() for m in _EOL.finditer(text))
     return starts
@@ -46,7 +51,7 @@ def units(s: str, encoding: Encoding) -> int:
     return len(s)
 
 
-def _index_for_units(line_text: str, count: int, encoding: Encoding) -> int:
+def index_for_units(line_text: str, count: int, encoding: Encoding) -> int:
     """Index into `line_text` after `count` units, clamped to the line; a position that falls
     inside a character (half a surrogate pair, a byte inside a sequence) moves to its end."""
     if encoding == "utf-32" or line_text.isascii():
@@ -63,6 +68,10 @@ def _index_for_units(line_text: str, count: int, encoding: Encoding) -> int:
     return len(line_text)
 
 
+#: The former private name (lspmux/agent imports it).
+_index_for_units = index_for_units
+
+
 def position_to_offset(
     text: str, starts: list[int], line: int, character: int, encoding: Encoding = "utf-16"
 ) -> int:
@@ -74,7 +83,7 @@ def position_to_offset(
         return len(text)
     start = starts[line]
     end = line_end(text, starts, line)
-    return start + _index_for_units(text[start:end], max(character, 0), encoding)
+    return start + index_for_units(text[start:end], max(character, 0), encoding)
 
 
 def offset_to_position(

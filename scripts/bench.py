@@ -599,7 +599,7 @@ def measure_micro(res: Results, items: int) -> None:
 # -- running it ---------------------------------------------------------------------------------
 
 
-def write_config(tmp: Path, items: int) -> Path:
+def write_config(tmp: Path, items: int, extra_args: tuple[str, ...] = ()) -> Path:
     """A --config file defining the bench server for .bench files, and disabling any default
     server or linter that would also match them."""
     sys.path.insert(0, str(ROOT))
@@ -609,7 +609,8 @@ def write_config(tmp: Path, items: int) -> Path:
     cfg = load_config(tmp, [])
     lines = [
         "[servers.bench]",
-        f"command = {orjson.dumps([sys.executable, str(SERVER), '--items', str(items)]).decode()}",
+        "command = "
+        + orjson.dumps([sys.executable, str(SERVER), "--items", str(items), *extra_args]).decode(),
         f'file_types = ["{FILE_TYPE}"]',
         f'language_ids = ["{LANGUAGE_ID}"]',
         'root_markers = [".bench-root"]',
@@ -681,15 +682,20 @@ async def run(sizes: Sizes, tmp: Path, profile: Path | None = None) -> Results:
         await asyncio.sleep(0.2)
         res.leftovers = running.leftovers()
     except BaseException:
-        for name in ("proxy.log", "proxy.stderr", "relay.stderr", "server.stderr"):
-            path = tmp / name
-            if path.exists() and path.stat().st_size:
-                tail = path.read_text(errors="replace")[-3000:]
-                print(f"--- {name} (tail) ---\n{tail}", file=sys.stderr)
+        print_tails(tmp, ("proxy.log", "proxy.stderr", "relay.stderr", "server.stderr"))
         raise
     finally:
         running.kill_all()
     return res
+
+
+def print_tails(folder: Path, names: tuple[str, ...]) -> None:
+    """The end of each log in `folder` that has something in it, to stderr (after a failure)."""
+    for name in names:
+        path = folder / name
+        if path.exists() and path.stat().st_size:
+            tail = path.read_text(errors="replace")[-3000:]
+            print(f"--- {name} (tail) ---\n{tail}", file=sys.stderr)
 
 
 # -- the byte relay: the floor ----------------------------------------------------------------
@@ -913,12 +919,13 @@ def report(res: Results, quick: bool) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace the bench:proxy section of `path`, keeping everything else (or add it)."""
+def write_section(path: Path, section: str, begin: str = BEGIN, end_mark: str = END) -> None:
+    """Replace the section of `path` between `begin` and `end_mark` (bench:proxy unless told),
+    keeping everything else (or add it)."""
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    start, end = text.find(BEGIN), text.find(END)
+    start, end = text.find(begin), text.find(end_mark)
     if start >= 0 and end > start:
-        text = text[:start] + section + text[end + len(END) :]
+        text = text[:start] + section + text[end + len(end_mark) :]
     else:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,15 +10,22 @@ benchmark measures the proxy in front of it, not the server:
   label, kind, detail, documentation, sortText, insertText), serialized once at start-up;
 - any other request → MethodNotFound; notifications (didOpen, $/cancelRequest, …) are ignored.
 
+With `--incremental` (scripts/bench_edits.py) it announces incremental text sync and keeps what
+it is sent of each document: didOpen's text and every didChange, stored as they come and applied
+only when `bench/text` asks (`{"textDocument": {"uri"}}` → the text's length, SHA-256 and how
+many changes it has taken), so that keeping them costs the timed path nothing. Texts are
+expected to break lines with "\n" only (what the edit benchmark sends).
+
 Every complete message in a read is handled before the answers are written, in one write, so
 pipelined requests are answered in batches. Responses start with `{"jsonrpc":"2.0","id":N,` as
 serde- and vscode-languageserver-based servers write them.
 
-Usage: bench_server.py [--items N]
+Usage: bench_server.py [--items N] [--incremental]
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from typing import Any
@@ -64,6 +71,67 @@ CAPABILITIES = {
 }
 
 
+class Texts:
+    """Documents as sent: (text, changes not applied yet, changes taken in all) per URI."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, tuple[str, list[Any], int]] = {}
+
+    def note(self, method: str, params: Any) -> None:
+        if method == "textDocument/didOpen":
+            td = params["textDocument"]
+            self.docs[td["uri"]] = (td["text"], [], 0)
+        elif method == "textDocument/didChange":
+            got = self.docs.get(params["textDocument"]["uri"])
+            if got is not None:
+                got[1].extend(params["contentChanges"])
+        elif method == "textDocument/didClose":
+            self.docs.pop(params["textDocument"]["uri"], None)
+
+    def digest(self, uri: str) -> dict[str, Any] | None:
+        got = self.docs.get(uri)
+        if got is None:
+            return None
+        text, pending, taken = got
+        if pending:
+            text = apply_changes(text, pending)
+        self.docs[uri] = (text, [], taken + len(pending))
+        return {
+            "length": len(text),
+            "sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "changes": taken + len(pending),
+        }
+
+
+def _utf16_index(line: str, character: int) -> int:
+    if line.isascii():
+        return min(character, len(line))
+    seen = 0
+    for i, ch in enumerate(line):
+        if seen >= character:
+            return i
+        seen += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+def apply_changes(text: str, changes: list[Any]) -> str:
+    """Apply didChange contentChanges (UTF-16 positions) to a text of "\n"-broken lines,
+    rewriting only the lines each change touches."""
+    lines = text.split("\n")
+    for change in changes:
+        rng = change.get("range")
+        if rng is None:
+            lines = change["text"].split("\n")
+            continue
+        (sl, sc), (el, ec) = (
+            (min(p["line"], len(lines) - 1), p["character"]) for p in (rng["start"], rng["end"])
+        )
+        head = lines[sl][: _utf16_index(lines[sl], sc)]
+        tail = lines[el][_utf16_index(lines[el], ec) :]
+        lines[sl : el + 1] = (head + change["text"] + tail).split("\n")
+    return "\n".join(lines)
+
+
 def _frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
@@ -86,8 +154,12 @@ def _content_length(headers: bytes) -> int:
     raise ValueError(f"no Content-Length in {headers[:80]!r}")
 
 
-def serve(items: int) -> int:
+def serve(items: int, incremental: bool = False) -> int:
     completion = orjson.dumps(completion_list(items))
+    texts = Texts() if incremental else None
+    capabilities = dict(CAPABILITIES)
+    if incremental:
+        capabilities["textDocumentSync"] = {"openClose": True, "change": 2}
     shut_down = False
     buf = bytearray()
     need = -1
@@ -115,6 +187,8 @@ def serve(items: int) -> int:
                 if method == "exit":
                     exit_code = 0 if shut_down else 1
                     break
+                if texts is not None and method is not None:
+                    texts.note(method, msg.get("params"))
                 continue
             msg_id = msg["id"]
             if method == "textDocument/hover":
@@ -122,8 +196,11 @@ def serve(items: int) -> int:
             elif method == "textDocument/completion":
                 out.append(_response(msg_id, completion))
             elif method == "initialize":
-                info = {"capabilities": CAPABILITIES, "serverInfo": {"name": "bench-server"}}
+                info = {"capabilities": capabilities, "serverInfo": {"name": "bench-server"}}
                 out.append(_response(msg_id, orjson.dumps(info)))
+            elif method == "bench/text" and texts is not None:
+                uri = ((msg.get("params") or {}).get("textDocument") or {}).get("uri")
+                out.append(_response(msg_id, orjson.dumps(texts.digest(uri))))
             elif method == "shutdown":
                 shut_down = True
                 out.append(_response(msg_id, b"null"))
@@ -144,10 +221,10 @@ def _write_all(data: bytes) -> None:
 
 def main(argv: list[str]) -> int:
     items = DEFAULT_ITEMS
-    if len(argv) >= 2 and argv[0] == "--items":
-        items = int(argv[1])
+    if "--items" in argv:
+        items = int(argv[argv.index("--items") + 1])
     try:
-        return serve(items)
+        return serve(items, incremental="--incremental" in argv)
     except BrokenPipeError:  # the client went away: nothing left to answer
         return 1
 

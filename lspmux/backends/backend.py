@@ -26,6 +26,7 @@ from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
 from lspmux.backends.client_caps import answered_encoding
+from lspmux.backends.documents import BackendDocuments, DocumentHolder
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.errors import RequestFailed
@@ -56,16 +57,6 @@ class BackendHost(Protocol):
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         """ "started", "restarting", "failed", "stopped" (idle or asked)."""
-
-
-class BackendDocument:
-    __slots__ = ("holders", "language_id", "text", "version")
-
-    def __init__(self, language_id: str, text: str) -> None:
-        self.language_id = language_id
-        self.text = text
-        self.version = 0  # the version this backend sees; always increasing
-        self.holders: dict[object, int] = {}  # holder → that holder's own version
 
 
 class Backend:
@@ -106,7 +97,7 @@ class Backend:
         self.server_info: dict[str, Any] = {}
         self.registrations: dict[str, tuple[str, Any]] = {}  # id → (method, registerOptions)
         self.registered: set[str] = set()
-        self.documents: dict[str, BackendDocument] = {}
+        self.documents = BackendDocuments(self)
         self.started_at: float | None = None
         self.last_used = time.monotonic()
         self.restarts = 0
@@ -124,6 +115,11 @@ class Backend:
     @property
     def label(self) -> str:
         return f"{self.name}[{self.root.name or self.root}]"
+
+    @property
+    def connected(self) -> bool:
+        """Whether `notify` reaches the server now."""
+        return self._conn is not None and self.state == "running"
 
     @property
     def pid(self) -> int | None:
@@ -202,19 +198,7 @@ class Backend:
         conn.notify("initialized", {})
         if self.config.settings:
             conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
-        for uri, doc in self.documents.items():
-            doc.version += 1
-            conn.notify(
-                "textDocument/didOpen",
-                {
-                    "textDocument": {
-                        "uri": uri,
-                        "languageId": doc.language_id,
-                        "version": doc.version,
-                        "text": doc.text,
-                    }
-                },
-            )
+        replayed = self.documents.replay(conn.notify)
         self.state = "running"
         self.started_at = time.monotonic()
         log.info(
@@ -222,7 +206,7 @@ class Backend:
             self.label,
             self.server_info.get("name", self.name),
             self.server_info.get("version", ""),
-            len(self.documents),
+            replayed,
         )
         self._arm_idle_timer()
         self.host.backend_event(self, "started", "")
@@ -375,123 +359,35 @@ class Backend:
 
     def notify(self, method: str, params: Any) -> None:
         self.last_used = time.monotonic()
-        if self._conn is not None and self.state == "running":
+        if self._conn is not None and self.connected:
             self._conn.notify(method, params)
 
-    # -- documents (reference-counted per holder) -------------------------------------------------
+    # -- documents (reference-counted per holder; see backends/documents.py) -------------------
 
     def open_document(
-        self, holder: object, uri: str, language_id: str, version: int, text: str
+        self, holder: DocumentHolder, uri: str, language_id: str, version: int, text: str
     ) -> None:
-        doc = self.documents.get(uri)
-        if doc is None:
-            doc = self.documents[uri] = BackendDocument(language_id, text)
-            doc.holders[holder] = version
-            doc.version = 1
-            self._send_open(uri, doc)
-            return
-        doc.holders[holder] = version
-        if doc.text != text:
-            self._send_full(uri, doc, text)
+        self.documents.open(holder, uri, language_id, version, text)
 
     def change_document(
-        self,
-        holder: object,
-        uri: str,
-        version: int,
-        changes: list[dict[str, Any]],
-        old_text: str,
-        new_text: str,
+        self, holder: DocumentHolder, uri: str, version: int, changes: list[dict[str, Any]]
     ) -> None:
-        doc = self.documents.get(uri)
-        if doc is None:
-            return
-        doc.holders[holder] = version
-        if doc.text == old_text:
-            doc.text = new_text
-            doc.version += 1
-            self.notify(
-                "textDocument/didChange",
-                {
-                    "textDocument": {"uri": uri, "version": doc.version},
-                    "contentChanges": self._changes_for_server(changes, new_text),
-                },
-            )
-        else:  # another holder changed it meanwhile: send this holder's whole text
-            self._send_full(uri, doc, new_text)
+        self.documents.change(holder, uri, version, changes)
 
-    def save_document(self, uri: str, text: str | None) -> None:
-        if uri not in self.documents:
-            return
-        params: dict[str, Any] = {"textDocument": {"uri": uri}}
-        sync = self.capabilities.get("textDocumentSync")
-        save = sync.get("save") if isinstance(sync, dict) else None
-        if isinstance(save, dict) and save.get("includeText") and text is not None:
-            params["text"] = text
-        if save or sync is None or isinstance(sync, int):
-            self.notify("textDocument/didSave", params)
+    def save_document(
+        self, uri: str, text: str | None, holder: DocumentHolder | None = None
+    ) -> None:
+        self.documents.save(uri, text, holder)
 
     def close_document(self, holder: object, uri: str) -> bool:
-        """Drop `holder`'s reference; the server sees didClose when the last one goes.
-        True when the document is closed on the server."""
-        doc = self.documents.get(uri)
-        if doc is None:
-            return False
-        doc.holders.pop(holder, None)
-        if doc.holders:
-            return False
-        del self.documents[uri]
-        self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        return True
+        return self.documents.close(holder, uri)
 
-    def resync(self, holder: object, uri: str, version: int, text: str) -> None:
-        """Give the server `holder`'s text again (a shared document another holder changed)."""
-        doc = self.documents.get(uri)
-        if doc is None or holder not in doc.holders:
-            return
-        doc.holders[holder] = version
-        if doc.text != text:
-            self._send_full(uri, doc, text)
+    def resync(self, holder: DocumentHolder, uri: str) -> bool:
+        """Give the server `holder`'s text again if it holds another's (a shared document)."""
+        return self.documents.ensure_holds(holder, uri)
 
     def holder_version(self, uri: str, holder: object, server_version: int | None) -> int | None:
-        """The holder's version matching a version this server reported, or None when stale."""
-        doc = self.documents.get(uri)
-        if doc is None:
-            return None
-        if server_version is not None and server_version < doc.version:
-            return None
-        return doc.holders.get(holder)
-
-    def _send_open(self, uri: str, doc: BackendDocument) -> None:
-        self.notify(
-            "textDocument/didOpen",
-            {
-                "textDocument": {
-                    "uri": uri,
-                    "languageId": doc.language_id,
-                    "version": doc.version,
-                    "text": doc.text,
-                }
-            },
-        )
-
-    def _send_full(self, uri: str, doc: BackendDocument, text: str) -> None:
-        doc.text = text
-        doc.version += 1
-        self.notify(
-            "textDocument/didChange",
-            {
-                "textDocument": {"uri": uri, "version": doc.version},
-                "contentChanges": [{"text": text}],
-            },
-        )
-
-    def _changes_for_server(self, changes: list[dict[str, Any]], new_text: str) -> list[Any]:
-        sync = self.capabilities.get("textDocumentSync")
-        kind = sync.get("change", 1) if isinstance(sync, dict) else sync
-        if kind == 2:
-            return changes
-        return [{"text": new_text}]
+        return self.documents.holder_version(uri, holder, server_version)
 
     # -- messages from the server ---------------------------------------------------------------
 

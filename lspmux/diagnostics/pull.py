@@ -81,10 +81,10 @@ class Puller:
         doc = self.session.documents.get(uri)
         if doc is None:
             return
-        held = backend.documents.get(uri)
-        if held is not None and held.text != doc.text:  # a shared server has another's text
+        held = backend.documents
+        if uri in held and not held.holds(self.session, uri):  # a shared server has another's
             self.session.resync_document(backend, uri)  # at most once per version of ours
-            if held.text != doc.text:
+            if not held.holds(self.session, uri):
                 return  # keep what this session has for its own text
         version = doc.version
         params: dict[str, Any] = {"textDocument": {"uri": uri}}

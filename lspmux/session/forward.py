@@ -116,13 +116,10 @@ def _hold_requesters_text(session: SessionHost, params: Any, backends: list[Back
     uri = td.get("uri") if isinstance(td, dict) else None
     if not isinstance(uri, str):
         return
-    doc = session.documents.get(uri)
-    if doc is None:
+    if uri not in session.documents:
         return
     for backend in backends:
-        held = backend.documents.get(uri)
-        if held is not None and held.text != doc.text:
-            backend.resync(session, uri, doc.version, doc.text)
+        backend.documents.ensure_holds(session, uri)  # O(1) when it holds it already
 
 
 def _nobody(method: str, backends: list[Backend]) -> JsonRpcError:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lspmux.encodings.lines import TextOf, with_disk
+from lspmux.encodings.lines import Source, TextOf, with_disk
 from lspmux.encodings.methods import convert_notification, convert_params, convert_result
 from lspmux.encodings.negotiate import client_encodings
 from lspmux.session.host import SessionHost
@@ -74,9 +74,10 @@ def from_server(session: SessionHost, backend: Backend, method: str, params: Any
 
 
 def changes_to(
-    session: SessionHost, backend: Backend, uri: str, changes: list[Any], old_text: str
+    session: SessionHost, backend: Backend, uri: str, changes: list[Any], old_text: Source
 ) -> list[Any]:
-    """A didChange's changes in the backend's encoding, each against the text before it."""
+    """A didChange's changes in the backend's encoding, each against the text before it
+    (`old_text`: a str, or the document itself before its update, read line by line)."""
     params = {"textDocument": {"uri": uri}, "contentChanges": changes}
 
     def text_of(u: str) -> Any:

@@ -310,7 +310,7 @@ class Session:
             mine = backend.holder_version(uri, self, version)
             if mine is None:
                 return  # stale: the server has seen a newer text since
-            if backend.documents[uri].text != doc.text:
+            if not backend.documents.holds(self, uri):
                 self.resync_document(backend, uri)  # computed for another client's text
                 return
             self._synced_for[(id(backend), uri)] = doc.version
@@ -329,7 +329,7 @@ class Session:
             return
         self._synced_for[key] = doc.version
         log.debug("%s: re-sending %s to %s for its diagnostics", self.client_id, uri, backend.label)
-        backend.resync(self, uri, doc.version, doc.text)
+        backend.resync(self, uri)
 
     def publish(self, uri: str) -> None:
         """The merged diagnostics of `uri` changed: push them, or — to a client that pulls —

@@ -11,6 +11,7 @@ from typing import Any
 
 from lsprotocol import types as t
 
+from lspmux.backends.documents import HeldText
 from lspmux.routing.table import ROUTES
 from lspmux.session import forward, positions
 from lspmux.session.host import SessionHost
@@ -34,22 +35,19 @@ async def document_symbols(
     result: list[Any] | None = None
     # A file the client has not opened is opened on the backends for the question only.
     borrowed = uri not in session.documents
+    holder = HeldText(text)  # Locate's own holder of the file, for this question only
     if borrowed:
         for backend in backends:
             language_id = backend.config.language_ids[0] if backend.config.language_ids else ""
-            backend.open_document(_LOCATE, uri, language_id, 0, text)
+            backend.open_document(holder, uri, language_id, 0, text)
     try:
         result = await _ask(session, backends, uri)
     finally:
         if borrowed:
             for backend in backends:
-                backend.close_document(_LOCATE, uri)
+                backend.close_document(holder, uri)
     cache[uri] = (key, result)
     return result
-
-
-#: The holder of documents Locate opens on backends by itself.
-_LOCATE = object()
 
 
 async def _ask(session: SessionHost, backends: list[Any], uri: str) -> list[Any] | None:

@@ -2,9 +2,9 @@
 session's documents and passed to the backends of each file.
 
 The session's `Documents` are what the client has in its buffers; each backend of a file gets
-the open, every change (incrementally when its copy is the client's previous text, in full
-otherwise), saves and the close. After each event the diagnostics pulls and linter runs for the
-file are scheduled.
+the open, every change (incrementally when the server holds the client's previous text, in
+full otherwise: see backends/documents.py), saves and the close. After each event the
+diagnostics pulls and linter runs for the file are scheduled.
 """
 
 from __future__ import annotations
@@ -41,25 +41,28 @@ def did_change(session: SessionHost, params: dict[str, Any]) -> None:
     if doc is None:
         log.warning("%s: didChange for %s, which is not open; ignored", session.client_id, uri)
         return
-    old = doc.text
     changes = params.get("contentChanges") or []
+    backends = session.backends_for(uri)
+    # A server in another encoding gets the changes converted, against the text before them:
+    # the document itself, read line by line, before it is updated in place.
+    theirs = {
+        id(b): positions.changes_to(session, b, uri, changes, doc)
+        for b in backends
+        if b.position_encoding != session.encoding
+    }
     doc.update(version if version is not None else doc.version + 1, changes, session.encoding)
     session.store.set_version(uri, doc.version)
-    for backend in session.backends_for(uri):
-        mine = changes
-        if backend.position_encoding != session.encoding:
-            mine = positions.changes_to(session, backend, uri, changes, old)
-        backend.change_document(session, uri, doc.version, mine, old, doc.text)
+    for backend in backends:
+        backend.change_document(session, uri, doc.version, theirs.get(id(backend), changes))
         session.puller.schedule(backend, uri, delay=DEBOUNCE)
     session.linting.changed(uri)
 
 
 def did_save(session: SessionHost, params: dict[str, Any]) -> None:
     uri = params["textDocument"]["uri"]
-    doc = session.documents.get(uri)
-    text = params.get("text", doc.text if doc else None)
+    text = params.get("text")  # else read from the session when a server wants it
     for backend in session.backends_for(uri):
-        backend.save_document(uri, text)
+        backend.save_document(uri, text, session)
         session.puller.schedule(backend, uri)
     session.linting.saved(uri)
 

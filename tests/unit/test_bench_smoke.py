@@ -2,11 +2,13 @@
 sections of the benchmarks page. Timings are not checked: they mean nothing at these sizes.
 
 Also the bench server alone, as a real LSP server: framing, initialize, hover, completion,
-shutdown and exit.
+shutdown and exit; and in its `--incremental` mode, where it keeps the edits it is sent. And
+scripts/bench_edits.py in its tiny mode (direct, proxy and daemon; the final text checked).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -15,9 +17,12 @@ from typing import Any
 
 import orjson
 
+from lspmux.text import apply_changes
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 BENCH = ROOT / "scripts" / "bench.py"
 SERVER = ROOT / "scripts" / "bench_server.py"
+BENCH_EDITS = ROOT / "scripts" / "bench_edits.py"
 
 
 def _frame(msg: dict[str, object]) -> bytes:
@@ -35,6 +40,21 @@ def _bodies(data: bytes) -> list[dict[str, Any]]:
     return out
 
 
+def serve(
+    requests: list[dict[str, object]], *args: str
+) -> tuple[subprocess.CompletedProcess[bytes], dict[Any, dict[str, Any]]]:
+    """Run the bench server on `requests` (ending with exit); it exits 0; its answers by id."""
+    proc = subprocess.run(
+        [sys.executable, str(SERVER), *args],
+        input=b"".join(_frame(m) for m in requests),
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc, {m["id"]: m for m in _bodies(proc.stdout)}
+
+
 def test_the_bench_server_speaks_lsp() -> None:
     requests: list[dict[str, object]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
@@ -45,15 +65,7 @@ def test_the_bench_server_speaks_lsp() -> None:
         {"jsonrpc": "2.0", "id": 5, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
-    proc = subprocess.run(
-        [sys.executable, str(SERVER), "--items", "7"],
-        input=b"".join(_frame(m) for m in requests),
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()
-    answers = {m["id"]: m for m in _bodies(proc.stdout)}
+    proc, answers = serve(requests, "--items", "7")
     assert answers[1]["result"]["capabilities"]["hoverProvider"] is True
     assert "contents" in answers[2]["result"]
     assert len(answers[3]["result"]["items"]) == 7
@@ -64,23 +76,28 @@ def test_the_bench_server_speaks_lsp() -> None:
     )
 
 
+def run_script(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A benchmark script run as `make bench` runs it: its own lspmux, not PYTHONPATH's."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [sys.executable, *argv],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+
+
 def test_quick_bench_writes_its_section_and_keeps_the_others(tmp_path: Path) -> None:
     page = tmp_path / "benchmarks.md"
     page.write_text(
         "# Benchmarks\n\n## Locate\n\nkept as it is\n\n"
         "<!-- bench:proxy -->\nold table\n<!-- /bench:proxy -->\n\n## Sharing\n\nalso kept\n"
     )
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    proc = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--output", str(page), "--timeout", "150"],
-        capture_output=True,
-        text=True,
-        timeout=170,
-        cwd=tmp_path,
-        env=env,
-        check=False,
-    )
+    proc = run_script([str(BENCH), "--quick", "--output", str(page), "--timeout", "150"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = page.read_text()
     assert "old table" not in text
@@ -91,6 +108,67 @@ def test_quick_bench_writes_its_section_and_keeps_the_others(tmp_path: Path) -> 
         assert f"| {row}" in section
     assert "| direct | byte relay | lspmux |" in section
     assert "Quick mode" in section
+
+
+def test_the_incremental_stub_keeps_the_text_it_is_sent() -> None:
+    uri = "file:///w/a.bench"
+    text = "first line\nsecond 😀 line\nthird\n"
+    changes: list[dict[str, Any]] = [
+        {"range": {"start": {"line": 1, "character": 9}, "end": {"line": 1, "character": 9}}},
+        {"range": {"start": {"line": 0, "character": 5}, "end": {"line": 2, "character": 1}}},
+    ]
+    changes[0]["text"], changes[1]["text"] = "X", "\nnew\n"
+    doc = {"uri": uri, "languageId": "bench", "version": 1, "text": text}
+    td = {"textDocument": {"uri": uri}}
+    requests: list[dict[str, object]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": doc}},
+        *(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didChange",
+                "params": {"textDocument": {"uri": uri, "version": 2 + i}, "contentChanges": [c]},
+            }
+            for i, c in enumerate(changes)
+        ),
+        {"jsonrpc": "2.0", "id": 2, "method": "bench/text", "params": td},
+        {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    _, answers = serve(requests, "--incremental")
+    assert answers[1]["result"]["capabilities"]["textDocumentSync"]["change"] == 2
+    expected = apply_changes(text, changes)
+    assert answers[2]["result"] == {
+        "length": len(expected),
+        "sha256": hashlib.sha256(expected.encode()).hexdigest(),
+        "changes": 2,
+    }
+
+
+def test_quick_edit_bench_writes_its_section_and_keeps_the_others(tmp_path: Path) -> None:
+    page = tmp_path / "benchmarks.md"
+    page.write_text(
+        "# Benchmarks\n\n<!-- bench:proxy -->\nkept as it is\n<!-- /bench:proxy -->\n\n"
+        "<!-- bench:edits -->\nold table\n<!-- /bench:edits -->\n\n## Sharing\n\nalso kept\n"
+    )
+    raw = tmp_path / "raw.json"
+    argv = [str(BENCH_EDITS), "--quick", "--output", str(page), "--timeout", "200"]
+    proc = run_script([*argv, "--json", str(raw)], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = page.read_text()
+    assert "old table" not in text and "kept as it is" in text and "also kept" in text
+    assert text.count("<!-- bench:edits -->") == 1 and text.count("<!-- /bench:edits -->") == 1
+    section = text.split("<!-- bench:edits -->")[1].split("<!-- /bench:edits -->")[0]
+    assert "| 10 KB: edit + hover |" in section and "quick mode" in section
+    assert "final text is the client's (SHA-256; proxy / daemon) | **yes** / **yes** |" in section
+    # The raw figures feed a later run's "before" column.
+    sys.path.insert(0, str(BENCH_EDITS.parent))
+    import bench_edits
+
+    res = bench_edits.load_results(raw)
+    assert res.stream_ok == {"direct": True, "proxy": True, "daemon": True}
+    compared = bench_edits.report(res, res, quick=True)
+    assert "| after | before | target |" in compared
 
 
 def test_the_encodings_bench_converts_every_case() -> None:

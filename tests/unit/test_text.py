@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -22,6 +23,7 @@ from lspmux.text import (
     to_range,
     units,
 )
+from lspmux.text_chunks import ChunkedText, Fenwick, breaks, split_lines
 
 # A line with characters of every UTF-8 length and an astral one (2 UTF-16 units).
 LINE = "aé中😀b"  # utf-8: 1+2+3+4+1, utf-16: 1+1+1+2+1, utf-32: 5
@@ -248,3 +250,139 @@ def test_incremental_edits_match_string_edits(
         change = {"range": rng(sl, sc, el, ec), "text": new}
         current = apply_change(current, change, encoding)
         assert current == expected
+
+
+# -- ChunkedText: the same answers as the functions above on a plain str ------------------------
+
+chunk_sizes = st.integers(1, 6).map(lambda t: {"target": t, "max_size": 2 * t + 1, "min_size": 1})
+
+
+def check_invariants(ct: ChunkedText) -> None:
+    """Every chunk but the last ends after a line break; no "\\r\\n" is cut in two."""
+    chunks = ct._chunks or []
+    for chunk in chunks[:-1]:
+        assert chunk.endswith(("\n", "\r")), chunks
+    for left, right in itertools.pairwise(chunks):
+        assert not (left.endswith("\r") and right.startswith("\n")), chunks
+
+
+@settings(max_examples=200, deadline=None)
+@given(seq=edit_sequences(), encoding=st.sampled_from(ENCODINGS), sizes=chunk_sizes)
+def test_chunked_text_matches_string_edits(
+    seq: tuple[str, list[tuple[int, int, str]], list[str]],
+    encoding: Encoding,
+    sizes: dict[str, int],
+) -> None:
+    text, edits, states = seq
+    ct = ChunkedText(text, **sizes)
+    current = text
+    for (a, b, new), expected in zip(edits, states, strict=True):
+        (sl, sc), (el, ec) = ref_position(current, a, encoding), ref_position(current, b, encoding)
+        ct.apply({"range": rng(sl, sc, el, ec), "text": new}, encoding)
+        current = expected
+        check_invariants(ct)
+        assert len(ct) == len(current)
+        starts = line_starts(current)
+        assert ct.line_count() == len(starts)
+        for offset in range(len(current) + 1):
+            assert ct.position_at(offset, encoding) == offset_to_position(
+                current, starts, offset, encoding
+            )
+        for line in range(-1, len(starts) + 1):
+            for character in (0, 1, 3, 100):
+                assert ct.offset_at(line, character, encoding) == position_to_offset(
+                    current, starts, line, character, encoding
+                )
+        assert ct.text() == current
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=texts,
+    changes=st.lists(
+        st.tuples(st.integers(-1, 12), st.integers(-1, 30), st.integers(-1, 12), texts),
+        min_size=1,
+        max_size=10,
+    ),
+    encoding=st.sampled_from(ENCODINGS),
+    sizes=chunk_sizes,
+)
+def test_chunked_text_applies_any_range_like_apply_change(
+    text: str,
+    changes: list[tuple[int, int, int, str]],
+    encoding: Encoding,
+    sizes: dict[str, int],
+) -> None:
+    """Ranges as clients send them, also reversed, past the end of a line or of the text, or
+    inside a character: clamped exactly as `apply_change` clamps them."""
+    ct = ChunkedText(text, **sizes)
+    for line, character, span, new in changes:
+        end_line = line + (span % 3 if span >= 0 else -1)
+        change = {"range": rng(line, character, end_line, character + span), "text": new}
+        text = apply_change(text, change, encoding)
+        ct.apply(change, encoding)
+        check_invariants(ct)
+        assert ct.text() == text
+
+
+def test_chunked_text_full_change_and_lines() -> None:
+    ct = ChunkedText("a\r\nb\rc\nd", target=1, max_size=3, min_size=1)
+    assert [ct.line(i) for i in range(-1, 5)] == [None, "a", "b", "c", "d", None]
+    ct.apply({"range": rng(1, 1, 1, 1), "text": "\n"}, "utf-16")  # "\r" + "\n" became one break
+    assert ct.text() == "a\r\nb\n\rc\nd" and ct.line_count() == 5
+    ct.apply({"text": "new\ntext"})
+    assert (ct.text(), ct.line_count(), ct.line(1)) == ("new\ntext", 2, "text")
+    with pytest.raises(ValueError, match="chunk sizes"):
+        ChunkedText("", target=4, max_size=4)
+
+
+def test_a_text_never_edited_is_kept_as_given() -> None:
+    text = "x\n" * 5000
+    ct = ChunkedText(text)
+    assert ct.text() is text and ct.chunk_count == 0  # not cut into chunks until edited
+    ct.apply({"range": rng(10, 0, 10, 1), "text": "y"})
+    assert ct.chunk_count > 1 and ct.text() == "x\n" * 10 + "y\n" + "x\n" * 4989
+
+
+def test_an_edit_rewrites_only_its_chunk() -> None:
+    """A one-character edit in a large text replaces one chunk and leaves the others (the same
+    objects), so its cost does not grow with the text."""
+    ct = ChunkedText("".join(f"line {i}\n" for i in range(100_000)))
+    ct.apply({"range": rng(50_000, 0, 50_000, 0), "text": "#"})
+    before = list(ct._chunks or [])
+    ct.apply({"range": rng(70_000, 4, 70_000, 5), "text": "_"})
+    after = ct._chunks or []
+    changed = [i for i, (x, y) in enumerate(zip(before, after, strict=True)) if x is not y]
+    assert len(changed) == 1
+    assert ct.line(70_000) == "line_70000" and ct.line(50_000) == "#line 50000"
+
+
+@given(st.lists(st.integers(0, 50), max_size=40), st.data())
+def test_fenwick_prefix_sums_and_search(values: list[int], data: st.DataObject) -> None:
+    fen = Fenwick(list(values))
+    for _ in range(5):
+        if values:
+            i = data.draw(st.integers(0, len(values) - 1))
+            delta = data.draw(st.integers(-values[i], 20))
+            values[i] += delta
+            fen.add(i, delta)
+        prefix = [sum(values[:i]) for i in range(len(values) + 1)]
+        assert [fen.prefix(i) for i in range(len(values) + 1)] == prefix
+        for target in range(prefix[-1] + 2):
+            i = next((k for k in range(len(values)) if prefix[k + 1] > target), len(values))
+            assert fen.find(target) == (i, prefix[i])
+
+
+@pytest.mark.parametrize(
+    ("text", "chunks"),
+    [
+        ("", [""]),
+        ("ab\ncd\nef", ["ab\n", "cd\n", "ef"]),
+        ("a\r\nb\r\nc", ["a\r\n", "b\r\n", "c"]),  # never between "\r" and "\n"
+        ("abcdefgh\nx", ["abcdefgh\n", "x"]),  # a long line is one chunk
+        ("a\rb\rc\r", ["a\r", "b\r", "c\r"]),
+    ],
+)
+def test_split_lines(text: str, chunks: list[str]) -> None:
+    assert split_lines(text, target=1, max_size=2) == chunks
+    assert breaks(text) == len(line_starts(text)) - 1

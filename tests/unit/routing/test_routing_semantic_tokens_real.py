@@ -12,6 +12,7 @@ from lsprotocol import types as t
 
 from lspmux.backends.backend import Backend
 from lspmux.backends.client_caps import LSPMUX_CLIENT_CAPABILITIES
+from lspmux.backends.documents import HeldText
 from lspmux.config.model import ServerConfig
 from lspmux.errors import JsonRpcError
 from lspmux.routing import semantic_tokens as st_
@@ -36,7 +37,7 @@ async def test_deltas_for_a_server_without_them(tmp_path: Path) -> None:
     path.write_text(BEFORE)
     uri = path.as_uri()
     params = {"textDocument": {"uri": uri}}
-    holder = object()
+    holder = HeldText(BEFORE)
     bridge = st_.DeltaBridge()
     try:
         assert await backend.ensure_running()
@@ -53,7 +54,8 @@ async def test_deltas_for_a_server_without_them(tmp_path: Path) -> None:
         )
         assert first is not None and first["data"]
         change = {"text": AFTER}
-        backend.change_document(holder, uri, 2, [change], BEFORE, AFTER)
+        holder.text = AFTER
+        backend.change_document(holder, uri, 2, [change])
         delta_params = {**params, "previousResultId": first["resultId"]}
         method, sent = st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, delta_params)
         assert method == t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL

@@ -26,25 +26,19 @@ def test_open_change_close() -> None:
     assert (doc.uri, doc.language_id, doc.version, doc.text) == (URI, "python", 1, "x = 1\n")
     assert doc.starts == [0, 6]
 
-    assert docs.change(URI, 2, [{"range": rng(0, 4, 0, 5), "text": "42"}]) is doc
+    doc.update(2, [{"range": rng(0, 4, 0, 5), "text": "42"}], docs.encoding)
     assert (doc.version, doc.text) == (2, "x = 42\n")
     assert doc.starts == [0, 7]  # recomputed after the change
 
-    docs.change(URI, 3, [{"text": "full\nreplacement"}])
+    doc.update(3, [{"text": "full\nreplacement"}], docs.encoding)
     assert (doc.version, doc.text, doc.starts) == (3, "full\nreplacement", [0, 5])
 
-    docs.change(URI, 4, [{"text": "a"}, {"range": rng(0, 1, 0, 1), "text": "b"}])
+    doc.update(4, [{"text": "a"}, {"range": rng(0, 1, 0, 1), "text": "b"}], docs.encoding)
     assert doc.text == "ab"
 
     assert docs.close(URI) is doc
     assert URI not in docs and docs.get(URI) is None and len(docs) == 0
     assert docs.close(URI) is None
-
-
-def test_change_of_an_unknown_document_is_ignored() -> None:
-    docs = Documents()
-    assert docs.change("file:///nope", 2, [{"text": "x"}]) is None
-    assert len(docs) == 0
 
 
 def test_reopen_replaces_and_iteration_is_a_snapshot() -> None:
@@ -62,7 +56,7 @@ def test_reopen_replaces_and_iteration_is_a_snapshot() -> None:
 def test_incremental_change_in_each_encoding(encoding: Encoding, character: int) -> None:
     docs = Documents(encoding)
     doc = docs.open(URI, "markdown", 1, "a😀b\nc")
-    docs.change(URI, 2, [{"range": rng(0, character, 1, 0), "text": "-"}])
+    doc.update(2, [{"range": rng(0, character, 1, 0), "text": "-"}], encoding)
     assert doc.text == "a😀-c"
 
 
@@ -101,7 +95,7 @@ def valid(text: str, offset: int) -> int:
     return offset
 
 
-pieces = st.sampled_from(["x", "yz", " ", "ß", "中", "😀", "𝄞", "\n", "\r\n", "\r"])
+pieces = st.sampled_from(["x", "yz", " ", "\t", "ß", "中", "😀", "𝄞", "\n", "\r\n", "\r"])
 texts = st.lists(pieces, max_size=30).map("".join)
 
 
@@ -120,13 +114,15 @@ def sessions(draw: st.DrawFn) -> tuple[str, list[list[tuple[int, int, str] | str
     )
 
 
-@settings(max_examples=150, deadline=None)
-@given(run=sessions(), encoding=st.sampled_from(ENCODINGS))
+@settings(max_examples=200, deadline=None)
+@given(run=sessions(), encoding=st.sampled_from(ENCODINGS), chunk_size=st.integers(1, 8))
 def test_mirror_equals_the_model(
-    run: tuple[str, list[list[tuple[int, int, str] | str]]], encoding: Encoding
+    run: tuple[str, list[list[tuple[int, int, str] | str]]], encoding: Encoding, chunk_size: int
 ) -> None:
+    """Edits applied in place (in chunks of `chunk_size` characters, so that they often cross
+    chunk boundaries) give the text, line starts and positions of the same edits on a str."""
     initial, batches = run
-    docs = Documents(encoding)
+    docs = Documents(encoding, chunk_size=chunk_size)
     doc = docs.open(URI, "text", 0, initial)
     model = initial
     for version, batch in enumerate(batches, start=1):
@@ -149,7 +145,35 @@ def test_mirror_equals_the_model(
                 }
             )
             model = model[:a] + change[2] + model[b:]
-        docs.change(URI, version, changes)
+        doc.update(version, changes, encoding)
+        assert len(doc) == len(model)
+        for offset in range(len(model) + 1):  # positions, read from the chunks
+            offset = valid(model, offset)
+            pos = position(model, offset, encoding)
+            assert doc.position_at(offset, encoding) == (pos["line"], pos["character"])
+            assert doc.offset_at(pos["line"], pos["character"], encoding) == offset
+        lines = _BREAK.split(model)
+        assert [doc.line(i) for i in range(-1, len(lines) + 1)] == [None, *lines, None]
         assert doc.text == model
         assert doc.version == version
         assert doc.starts == [0] + [m.end() for m in _BREAK.finditer(model)]
+
+
+def test_a_document_is_a_lines_source_for_position_conversion() -> None:
+    """lspmux/encodings converts positions line by line: a Document serves its lines itself
+    (no whole string, no line starts built), with the answers a plain str gives."""
+    from lspmux.encodings.lines import Converter, as_lines
+
+    docs = Documents(chunk_size=4)
+    text = "a😀b\r\nx中y\rlast 𝄞 line\n"
+    doc = docs.open(URI, "text", 1, text)
+    doc.update(2, [{"range": rng(1, 1, 1, 1), "text": "é"}], "utf-16")
+    text = "a😀b\r\nxé中y\rlast 𝄞 line\n"
+    assert as_lines(doc) is doc and doc.line(4) is None
+    for src, dst in (("utf-16", "utf-8"), ("utf-8", "utf-32"), ("utf-32", "utf-16")):
+        live = Converter(src, dst, lambda _uri: doc)  # type: ignore[arg-type,return-value]
+        plain = Converter(src, dst, lambda _uri: text)  # type: ignore[arg-type]
+        for line in range(4):
+            for character in range(8):
+                pos = {"line": line, "character": character}
+                assert live.position(pos, URI) == plain.position(pos, URI)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import orjson
 
+from lspmux.backends.documents import BackendDocuments
 from lspmux.backends.pool import Pool
 from lspmux.config.model import Config, LinterConfig
 from lspmux.session import forward
@@ -209,7 +209,7 @@ class _PullBackend:
         self.state = "running"
         self.capabilities: dict[str, Any] = {"diagnosticProvider": {"identifier": "p"}}
         self.registered: set[str] = set()
-        self.documents: dict[str, Any] = {}
+        self.documents = BackendDocuments(self)
         self.items = items
         self.pulls: list[dict[str, Any]] = []
 
@@ -221,6 +221,9 @@ class _PullBackend:
                 return True
 
         self.config = _Cfg()
+
+    def notify(self, method: str, params: Any) -> None:
+        pass
 
     def request(self, method: str, params: Any, callback: Any, **_kw: Any) -> int:
         self.pulls.append(params)
@@ -239,7 +242,7 @@ async def test_workspace_diagnostic_refresh_is_answered_and_pulls_again(tmp_path
     _open(session, uri, "x\n")
     rng = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
     backend = _PullBackend([{"range": rng, "message": "old"}])
-    backend.documents[uri] = SimpleNamespace(text="x\n")  # it holds this session's text
+    backend.documents.open(session, uri, "text", 1, "x\n")  # it holds this session's text
     replies: list[Any] = []
     refresh = {"jsonrpc": "2.0", "id": 7, "method": "workspace/diagnostic/refresh"}
     session.backend_request(backend, refresh, replies.append)  # type: ignore[arg-type]

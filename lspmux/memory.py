@@ -1,0 +1,63 @@
+"""Giving freed memory back to the system after large documents.
+
+glibc's allocator keeps memory that Python frees: after the first large block is freed it
+raises its mmap threshold (up to 32 MiB), so the next large strings and buffers come from the
+heap, and the heap is trimmed only above a high-water mark. Opening a 10 MB document passes its
+text through several transient buffers (the frame, the parsed message, the copy sent to each
+server), which would leave the process about twice the document's size larger than what it
+holds. `release_soon()` asks for a `malloc_trim(0)` a moment after such work (debounced, so a
+burst of large messages costs one trim); elsewhere than glibc it does nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import logging
+from collections.abc import Callable
+
+log = logging.getLogger("lspmux.memory")
+
+#: Documents (or full-text changes) at least this large are worth a trim afterwards.
+TRIM_ABOVE = 1 << 20
+DELAY = 0.5
+
+
+def _load_trim() -> Callable[[int], int] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to do
+        return None
+    return trim
+
+
+_trim = _load_trim()
+_pending: asyncio.TimerHandle | None = None
+
+
+def release_soon(size: int) -> None:
+    """`size` characters of text were just handled: when that is large, return the freed
+    memory to the system in `DELAY` seconds (once, however many calls come meanwhile)."""
+    global _pending
+    if size < TRIM_ABOVE or _trim is None:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no event loop (a script, a test): nothing is pending either
+        return
+    if _pending is not None:
+        _pending.cancel()
+    _pending = loop.call_later(DELAY, release_now)
+
+
+def release_now() -> bool:
+    """Trim now; whether memory was given back."""
+    global _pending
+    _pending = None
+    if _trim is None:
+        return False
+    released = bool(_trim(0))
+    log.debug("malloc_trim: %s", "memory returned" if released else "nothing to return")
+    return released

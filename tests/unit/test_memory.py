@@ -1,0 +1,52 @@
+"""memory.py: a trim is asked for after large documents only, once per burst, on the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import pytest
+
+from lspmux import memory
+from lspmux.session.documents import Documents
+
+
+@pytest.fixture
+def trims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    monkeypatch.setattr(memory, "_trim", lambda pad: calls.append(pad) or 1)
+    monkeypatch.setattr(memory, "DELAY", 0.01)
+    return calls
+
+
+async def test_a_burst_of_large_documents_costs_one_trim(trims: list[int]) -> None:
+    docs = Documents()
+    big = "x = 1\n" * (memory.TRIM_ABOVE // 6 + 1)
+    docs.open("file:///a.py", "python", 1, "small\n")  # small: nothing
+    await asyncio.sleep(0.05)
+    assert trims == []
+    for i in range(3):
+        docs.open(f"file:///big{i}.py", "python", 1, big)
+    await asyncio.sleep(0.05)
+    assert trims == [0]
+    doc = docs.get("file:///big0.py")
+    assert doc is not None
+    edit = {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}}
+    doc.update(2, [{**edit, "text": "y"}], "utf-16")  # the first edit cuts it: its text freed
+    doc.update(3, [{**edit, "text": "z"}], "utf-16")  # later edits free nothing large
+    await asyncio.sleep(0.05)
+    assert trims == [0, 0]
+
+
+def test_without_a_loop_or_glibc_nothing_happens(monkeypatch: pytest.MonkeyPatch) -> None:
+    memory.release_soon(memory.TRIM_ABOVE)  # no running loop: no error, nothing pending
+    assert memory._pending is None
+    monkeypatch.setattr(memory, "_trim", None)
+    assert memory.release_now() is False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="malloc_trim is glibc's")
+def test_trim_really_runs_here() -> None:
+    """On this machine (glibc) the real malloc_trim is found and callable."""
+    assert memory._trim is not None
+    assert memory.release_now() in (True, False)
