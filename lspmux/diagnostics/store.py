@@ -51,10 +51,12 @@ class _Entry:
 
 
 class _Document:
-    __slots__ = ("index", "merged", "result_id", "slices", "version")
+    __slots__ = ("fresh", "index", "merged", "result_id", "slices", "version")
 
     def __init__(self) -> None:
         self.version: int | None = None
+        #: Sources that reported since the document last changed version.
+        self.fresh: set[str] = set()
         #: source → its diagnostics as published, in first-publish order.
         self.slices: dict[str, list[Diagnostic]] = {}
         self.merged: list[Diagnostic] | None = None
@@ -74,7 +76,10 @@ class DiagnosticStore:
 
     def set_version(self, uri: str, version: int | None) -> None:
         """Record the document's current version (from didOpen / didChange)."""
-        self._doc(uri).version = version
+        doc = self._doc(uri)
+        if doc.version != version:
+            doc.fresh = set()
+        doc.version = version
 
     def forget(self, uri: str) -> None:
         """Drop everything about `uri` (didClose)."""
@@ -103,6 +108,7 @@ class DiagnosticStore:
             doc = self._doc(uri)
         elif version is not None and doc.version is not None and version < doc.version:
             return False
+        doc.fresh.add(source)
         old = doc.slices.get(source)
         if old is not None and old == diagnostics:
             return False
@@ -147,6 +153,11 @@ class DiagnosticStore:
         """The sources that published for `uri`, in first-publish order."""
         doc = self._docs.get(uri)
         return [] if doc is None else list(doc.slices)
+
+    def fresh_sources(self, uri: str) -> set[str]:
+        """The sources that reported for `uri` since its text last changed version."""
+        doc = self._docs.get(uri)
+        return set() if doc is None else set(doc.fresh)
 
     def result_id(self, uri: str) -> str:
         """An id that changes whenever `merged(uri)` changes (pull diagnostics' resultId)."""

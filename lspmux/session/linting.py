@@ -204,14 +204,14 @@ def _pending(session: SessionHost, uri: str) -> bool:
 
 def pending_sources(session: SessionHost, uri: str) -> list[str]:
     """The sources of `uri` lspmux still waits for: linters waiting or running, servers being
-    pulled, and servers (not failed) that have not reported for the document yet."""
+    pulled, and servers (not failed) that have not reported for the document's current text."""
     pending: list[str] = []
     if session.linting.busy(uri):
         scheduler = session.linting.scheduler
         pending += [
             c.name for c in session.linting.linters_for(uri) if scheduler.busy_with(uri, c.name)
         ]
-    reported = set(session.store.sources(uri))
+    reported = session.store.fresh_sources(uri)  # for the current text, not an older one
     for backend in session.backends_for(uri):
         if backend.state in ("failed", "stopping") or not backend.config.feature_enabled(
             "diagnostics"

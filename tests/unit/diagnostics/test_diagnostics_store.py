@@ -207,3 +207,18 @@ def test_publishing_one_file_does_not_touch_the_others() -> None:
         assert store.merged(uri) is cached[uri]  # the cache of other files survived
     assert len(store.merged(uris[0])) == 21
     assert elapsed < 1.0, f"1,000 publishes for one file took {elapsed:.2f}s"
+
+
+def test_a_source_is_fresh_only_for_the_version_it_reported_on() -> None:
+    """Before: a source that had reported once counted as reported after every edit, so
+    `lspmux diagnostics` could return a diagnostic the edit had fixed."""
+    store = DiagnosticStore()
+    store.set_version("file:///a", 1)
+    store.update("file:///a", "clangd", [], 1)
+    assert store.fresh_sources("file:///a") == {"clangd"}
+    store.set_version("file:///a", 2)
+    assert store.fresh_sources("file:///a") == set()
+    assert not store.update("file:///a", "clangd", [], 1)  # stale: still not fresh
+    assert store.fresh_sources("file:///a") == set()
+    store.update("file:///a", "clangd", [], 2)
+    assert store.fresh_sources("file:///a") == {"clangd"}
