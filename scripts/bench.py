@@ -413,6 +413,23 @@ def hover_params(uri: str) -> dict[str, Any]:
     return {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 3}}
 
 
+#: What an editor declares about the answers it takes (markdown, snippets, links): a shared
+#: server's answers then reach it as they are (a client that declares less gets them fitted,
+#: which parses them; see docs/sharing.md).
+EDITOR_CAPABILITIES: dict[str, Any] = {
+    "textDocument": {
+        "hover": {"contentFormat": ["markdown", "plaintext"]},
+        "completion": {
+            "completionItem": {
+                "snippetSupport": True,
+                "documentationFormat": ["markdown", "plaintext"],
+            }
+        },
+        "definition": {"linkSupport": True},
+    }
+}
+
+
 async def initialize(peer: Peer, workspace: Path) -> None:
     await peer.call(
         "initialize",
@@ -421,7 +438,7 @@ async def initialize(peer: Peer, workspace: Path) -> None:
             "clientInfo": {"name": "lspmux-bench"},
             "rootUri": workspace.as_uri(),
             "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
-            "capabilities": {},
+            "capabilities": EDITOR_CAPABILITIES,
         },
         timeout=60.0,
     )

@@ -160,7 +160,13 @@ def markdown_to_plaintext(text: str) -> str:
     return "\n".join(out)
 
 
+#: Characters inline markdown rules look at: a line without them is its own plain text.
+_INLINE_MARKS = frozenset("\\<>[]!*_`&")
+
+
 def _inline(line: str) -> str:
+    if _INLINE_MARKS.isdisjoint(line):
+        return line
     parts = _CODE.split(line)  # [text, ticks, code, text, ticks, code, ...]
     out: list[str] = []
     for i in range(0, len(parts), 3):
@@ -264,15 +270,16 @@ def plain_completion_item(item: Mapping[str, Any], default_format: Any = None) -
     """A completion item that inserts plain text: a snippet's `insertText`, `textEdit.newText`
     and `textEditText` (the item's format, else the list's `default_format`) become their
     plain text."""
-    out = copy.deepcopy(dict(item))
-    if out.get("insertTextFormat", default_format) != SNIPPET:
-        return out
+    if item.get("insertTextFormat", default_format) != SNIPPET:
+        return dict(item)  # nothing to rewrite: a shallow copy (deep ones cost 12k items 0.3 s)
+    out = dict(item)
     if isinstance(out.get("insertText"), str):
         out["insertText"] = snippet_to_text(out["insertText"])
     if isinstance(out.get("textEditText"), str):
         out["textEditText"] = snippet_to_text(out["textEditText"])
     edit = out.get("textEdit")
     if isinstance(edit, dict) and isinstance(edit.get("newText"), str):
+        out["textEdit"] = edit = dict(edit)
         edit["newText"] = snippet_to_text(edit["newText"])
     if "insertText" not in out and "textEdit" not in out and "textEditText" not in out:
         out["insertText"] = snippet_to_text(str(out.get("label", "")))

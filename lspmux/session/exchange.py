@@ -28,6 +28,10 @@ class Replier(Protocol):
 
     def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None: ...
 
+    def congested(self) -> bool:
+        """The client is behind on its answers (see `Connection.congested`)."""
+        ...
+
 
 class Exchange:
     """One client request: its targets (for cancellation) and its single answer."""
@@ -77,7 +81,9 @@ class Exchange:
             self.session.conn_send(error(self.client_id, err))
 
     def reply_raw(self, body: bytes, offset: int) -> None:
-        if self.adapt is not None:  # the answer must be read to be fitted
+        # The answer must be read to be fitted — unless the client is not reading what it was
+        # sent: then fitting would only spend the CPU the other clients need.
+        if self.adapt is not None and not self.session.congested():
             msg = decode(body)
             if "error" in msg:
                 self.reply_error(msg["error"] or {})

@@ -131,6 +131,9 @@ class Session:
         if self.conn is not None:
             self.conn.send_raw_response(body, offset, new_id)
 
+    def congested(self) -> bool:
+        return self.conn is not None and self.conn.congested
+
     def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)

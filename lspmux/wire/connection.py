@@ -164,6 +164,11 @@ class Connection(Requests, asyncio.Protocol):
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def congested(self) -> bool:
+        """The peer is behind on what it was sent (over `backpressure`, not read from)."""
+        return self._stuck_timer is not None
+
     def abort(self, reason: str) -> None:
         """Drop the connection at once: what is queued for the peer is discarded (its memory
         released), both directions are torn down, and everything pending fails. For a peer that
