@@ -2,9 +2,7 @@
 
 - `client_encodings(caps)`: what the client can take, in its order of preference (LSP 3.17
   `general.positionEncodings`, else clangd's older `offsetEncoding` extension), UTF-16 always.
-- `choose(caps, servable)`: the session's encoding: the client's first preference that every
-  backend can serve (`servable`: what lspmux can give the client exactly — with conversion, any
-  of the three), else UTF-16.
+- `session_encoding(caps)`: the session's encoding: UTF-16 unless the client cannot take it.
 
 What a backend is told and what it answered are `backends/client_caps.py`'s `for_backend`
 (`position_encoding=`) and `answered_encoding`; where the answer differs from the session's
@@ -13,7 +11,7 @@ encoding, the session converts with `convert_params` / `convert_result`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
 from lspmux.text import ENCODINGS, Encoding
@@ -35,9 +33,11 @@ def client_encodings(caps: Mapping[str, Any] | None) -> list[Encoding]:
     return found
 
 
-def choose(caps: Mapping[str, Any] | None, servable: Iterable[Encoding] = ENCODINGS) -> Encoding:
-    allowed = set(servable) | {"utf-16"}
-    for encoding in client_encodings(caps):
-        if encoding in allowed:
-            return encoding
-    return "utf-16"
+def session_encoding(caps: Mapping[str, Any] | None) -> Encoding:
+    """The session's encoding: UTF-16 unless the client cannot take it. Servers speak UTF-16
+    (most of them only that), so a UTF-16 session converts nothing; a client that lists
+    encodings without UTF-16 gets its first one, converted for each server."""
+    declared = ((caps or {}).get("general") or {}).get("positionEncodings")
+    if not isinstance(declared, list) or not declared or "utf-16" in declared:
+        return "utf-16"
+    return client_encodings(caps)[0]

@@ -16,23 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from lspmux.encodings.lines import Source, TextOf, with_disk
 from lspmux.encodings.methods import convert_notification, convert_params, convert_result
-from lspmux.encodings.negotiate import client_encodings
+from lspmux.encodings.negotiate import session_encoding
 from lspmux.session.host import SessionHost
-from lspmux.text import Encoding
 from lspmux.wire.messages import Message
+
+__all__ = ["answer_from", "changes_to", "from_server", "request_to", "session_encoding"]
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
-
-
-def session_encoding(client_capabilities: dict[str, Any]) -> Encoding:
-    """UTF-16 unless the client cannot take it: servers speak UTF-16 (most of them only that),
-    so UTF-16 sessions convert nothing. A client that lists encodings without UTF-16 gets its
-    first one, converted for each server."""
-    declared = (client_capabilities.get("general") or {}).get("positionEncodings")
-    if not isinstance(declared, list) or not declared or "utf-16" in declared:
-        return "utf-16"
-    return client_encodings(client_capabilities)[0]
 
 
 def text_source(session: SessionHost) -> TextOf:

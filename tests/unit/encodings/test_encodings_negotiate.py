@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from lspmux.encodings.negotiate import choose, client_encodings
-from lspmux.text import Encoding
+from lspmux.encodings.negotiate import client_encodings, session_encoding
 
 
 @pytest.mark.parametrize(
@@ -30,13 +29,16 @@ def test_client_encodings(caps: dict[str, Any] | None, expected: list[str]) -> N
 
 
 @pytest.mark.parametrize(
-    ("caps", "servable", "expected"),
+    ("caps", "expected"),
     [
-        ({"general": {"positionEncodings": ["utf-8", "utf-16"]}}, ("utf-8", "utf-16"), "utf-8"),
-        ({"general": {"positionEncodings": ["utf-8", "utf-16"]}}, ("utf-16",), "utf-16"),
-        ({"general": {"positionEncodings": ["utf-32"]}}, ("utf-8",), "utf-16"),
-        ({}, ("utf-8",), "utf-16"),
+        ({"general": {"positionEncodings": ["utf-8", "utf-16"]}}, "utf-16"),  # Neovim: no cost
+        ({"general": {"positionEncodings": ["utf-8"]}}, "utf-8"),  # cannot take UTF-16
+        ({"general": {"positionEncodings": ["utf-32"]}}, "utf-32"),
+        ({"general": {"positionEncodings": ["latin-1"]}}, "utf-16"),
+        ({"offsetEncoding": ["utf-8"]}, "utf-16"),  # the old extension is not the standard field
+        ({}, "utf-16"),
+        (None, "utf-16"),
     ],
 )
-def test_choose(caps: dict[str, Any], servable: tuple[Encoding, ...], expected: str) -> None:
-    assert choose(caps, servable) == expected
+def test_session_encoding(caps: dict[str, Any] | None, expected: str) -> None:
+    assert session_encoding(caps) == expected
