@@ -75,6 +75,8 @@ class StdioClient:
         self.next_id = 0
         self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.reader = asyncio.ensure_future(self._read())
+        #: What `start` declares in `initialize` (bare by default: answers must be fitted).
+        self.capabilities: dict[str, Any] = {"general": {"positionEncodings": ["utf-16"]}}
 
     @classmethod
     async def connect(cls, path: str, lspmux: dict[str, Any]) -> StdioClient:
@@ -135,7 +137,7 @@ class StdioClient:
                 "processId": os.getpid(),
                 "rootUri": workspace.as_uri(),
                 "workspaceFolders": [{"uri": workspace.as_uri(), "name": "ws"}],
-                "capabilities": {"general": {"positionEncodings": ["utf-16"]}},
+                "capabilities": self.capabilities,
                 **({"initializationOptions": {"lspMux": self.lspmux}} if self.lspmux else {}),
             },
         )

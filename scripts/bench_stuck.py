@@ -11,7 +11,7 @@ healthy client's latency before and during the flood (p50, p99, worst), the daem
 before, at its peak, and after the stuck clients were disconnected, and when they were.
 
     .venv/bin/python scripts/bench_stuck.py [--stuck 4] [--rate 20] [--seconds 40]
-                                            [--lspmux-root DIR]
+                                            [--lspmux-root DIR] [--capabilities bare|editor]
     .venv/bin/python scripts/bench_stuck.py --strangers [--lspmux-root DIR]
 
 `--strangers`: instead, 8 TCP connections each send a 16 MiB frame and never a token; the
@@ -39,7 +39,16 @@ from typing import Any
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import EDITOR_CAPABILITIES
 from bench_sharing import PATH_EXTRA, ROOT, Daemon, StdioClient, pct
+
+#: What the clients declare: `bare` (nothing: every completion answer is fitted, markdown to
+#: plain text and snippets to text, for each client) or `editor` (markdown, snippets, links:
+#: answers are relayed as the server wrote them).
+CAPABILITIES: dict[str, dict[str, Any]] = {
+    "bare": {"general": {"positionEncodings": ["utf-16"]}},
+    "editor": {"general": {"positionEncodings": ["utf-16"]}, **EDITOR_CAPABILITIES},
+}
 
 SERVER = ROOT / "scripts" / "bench_server.py"
 SPEC = {"file": "main.bench", "language": "bench", "position": (0, 1)}
@@ -126,10 +135,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     assert daemon.proc is not None
     me = psutil.Process(daemon.proc.pid)
     path = str(daemon.socket)
-    out: dict[str, Any] = {"stuck": args.stuck, "rate": args.rate}
+    out: dict[str, Any] = {"stuck": args.stuck, "rate": args.rate, "caps": args.capabilities}
     try:
         healthy = await StdioClient.connect(path, {})
         healthy.lspmux = None
+        healthy.capabilities = CAPABILITIES[args.capabilities]
         uri = await healthy.start(workspace, SPEC)
         await hover_for(healthy, uri, 2.0, [])  # warm-up, not counted
         before: list[float] = []
@@ -138,6 +148,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         for _ in range(args.stuck):
             client = await StdioClient.connect(path, {})
             client.lspmux = None
+            client.capabilities = CAPABILITIES[args.capabilities]
             await client.start(workspace, SPEC)
             stuck.append(client)
         await asyncio.sleep(0.5)
@@ -149,9 +160,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         peak = [out["rss_before"]]
         gone_at: list[float] = []
 
+        worker_peak = [0]
+
+        def worker_rss() -> int:
+            """The fitting worker's RSS (a child of the daemon), 0 while it does not run."""
+            for child in me.children():
+                with contextlib.suppress(psutil.Error):
+                    if "fit_worker" in " ".join(child.cmdline()):
+                        return int(child.memory_info().rss)
+            return 0
+
         async def watch() -> None:
             while True:
                 peak[0] = max(peak[0], me.memory_info().rss)
+                worker_peak[0] = max(worker_peak[0], worker_rss())
                 if not gone_at and await daemon_clients(path) == 1:
                     gone_at.append(time.monotonic() - started)
                 await asyncio.sleep(0.1)
@@ -163,6 +185,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         watcher.cancel()
         out["rss_peak"] = peak[0]
         out["rss_after"] = me.memory_info().rss
+        out["worker_peak"] = worker_peak[0]
         out["clients_after"] = await daemon_clients(path)
         out["gone_after_s"] = gone_at[0] if gone_at else None
         out["before"] = before
@@ -246,7 +269,8 @@ def report(r: dict[str, Any]) -> str:
     gone = r["gone_after_s"]
     lines = [
         f"| healthy client's hovers ({r['stuck']} stuck clients asking {r['rate']:g} "
-        "completions/s each, 2.5 MB per answer) | p50 | p99 | worst | n |",
+        f"completions/s each, 2.5 MB per answer; clients declare `{r['caps']}` capabilities) "
+        "| p50 | p99 | worst | n |",
         "|---|---:|---:|---:|---:|",
         f"| before the flood | {ms(r['before'])} |",
         f"| during the flood | {ms(r['during'])} |",
@@ -256,6 +280,8 @@ def report(r: dict[str, Any]) -> str:
         f"| before the flood | {r['rss_before'] / mib:.1f} |",
         f"| peak during the flood | {r['rss_peak'] / mib:.1f} |",
         f"| 2 s after the flood | {r['rss_after'] / mib:.1f} |",
+        f"| the fitting worker's peak (a separate process; 0: never started) | "
+        f"{r.get('worker_peak', 0) / mib:.1f} |",
         "",
         f"Completion requests the stuck clients sent: {r['sent']}. Clients the daemon counts "
         f"after the flood: {r['clients_after']} (the healthy one is 1); the stuck ones were "
@@ -270,6 +296,12 @@ def main() -> int:
     p.add_argument("--rate", type=float, default=20.0)
     p.add_argument("--seconds", type=float, default=40.0)
     p.add_argument("--lspmux-root", type=Path, default=ROOT)
+    p.add_argument(
+        "--capabilities",
+        choices=sorted(CAPABILITIES),
+        default="bare",
+        help="what the clients declare: bare (answers fitted per client) or editor",
+    )
     p.add_argument(
         "--strangers", action="store_true", help="measure 8 unauthenticated 16 MiB TCP frames"
     )

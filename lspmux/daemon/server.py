@@ -63,6 +63,7 @@ from lspmux.daemon.admission import (
 from lspmux.daemon.handshake import Handshake
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
 from lspmux.proxy import settle_heap
+from lspmux.session import fitting
 from lspmux.session.documents import uri_to_path
 from lspmux.session.session import Session
 from lspmux.wire.framing import frame
@@ -255,6 +256,7 @@ class Daemon:
             if session.conn is not None:
                 session.conn.close(None)
         await self.pool.stop_all()
+        await fitting.stop()
         if self.address.is_unix:
             with contextlib.suppress(OSError):
                 os.unlink(self.address.path)

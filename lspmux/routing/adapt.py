@@ -25,14 +25,19 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lsprotocol import types as t
+# The method names, spelled out: this module is also what the fitting worker process imports
+# (session/fitting.py), which must start in milliseconds, not wait for lsprotocol's types.
+_COMPLETION = "textDocument/completion"
+_COMPLETION_RESOLVE = "completionItem/resolve"
+_HOVER = "textDocument/hover"
+_SIGNATURE_HELP = "textDocument/signatureHelp"
 
 #: Methods whose answers are locations, and the client section that declares `linkSupport`.
 _LINK_METHODS = {
-    t.TEXT_DOCUMENT_DEFINITION: "definition",
-    t.TEXT_DOCUMENT_DECLARATION: "declaration",
-    t.TEXT_DOCUMENT_TYPE_DEFINITION: "typeDefinition",
-    t.TEXT_DOCUMENT_IMPLEMENTATION: "implementation",
+    "textDocument/definition": "definition",
+    "textDocument/declaration": "declaration",
+    "textDocument/typeDefinition": "typeDefinition",
+    "textDocument/implementation": "implementation",
 }
 
 SNIPPET = 2
@@ -64,12 +69,12 @@ def lacks_snippets(client: Mapping[str, Any]) -> bool:
 
 
 def lacks_markdown(client: Mapping[str, Any], method: str) -> bool:
-    if method == t.TEXT_DOCUMENT_HOVER:
+    if method == _HOVER:
         return not _markdown_ok(_get(client, "textDocument", "hover", "contentFormat"))
-    if method in (t.TEXT_DOCUMENT_COMPLETION, t.COMPLETION_ITEM_RESOLVE):
+    if method in (_COMPLETION, _COMPLETION_RESOLVE):
         path = ("textDocument", "completion", "completionItem", "documentationFormat")
         return not _markdown_ok(_get(client, *path))
-    if method == t.TEXT_DOCUMENT_SIGNATURE_HELP:
+    if method == _SIGNATURE_HELP:
         path = ("textDocument", "signatureHelp", "signatureInformation", "documentationFormat")
         return not _markdown_ok(_get(client, *path))
     return False
@@ -79,7 +84,7 @@ def needs_adapting(method: str, client: Mapping[str, Any]) -> bool:
     """Whether answers to `method` may hold something this client did not declare."""
     if method in _LINK_METHODS:
         return lacks_link_support(client, method)
-    if method in (t.TEXT_DOCUMENT_COMPLETION, t.COMPLETION_ITEM_RESOLVE):
+    if method in (_COMPLETION, _COMPLETION_RESOLVE):
         return lacks_snippets(client) or lacks_markdown(client, method)
     return lacks_markdown(client, method)
 
@@ -134,13 +139,29 @@ _PRIVATE = 0xE000
 _SET_ASIDE = re.compile("[\ue021-\ue07e]")
 
 
+#: What a line's first character must be for a block rule (fence, rule, heading, quote) to apply.
+_BLOCK_MARKS = frozenset("`~-*_#>")
+
+
 def markdown_to_plaintext(text: str) -> str:
     """Markdown as a reader would see it rendered: code blocks keep their code (fences
     dropped), headings, rules, quotes, emphasis, inline code marks, link and image syntax and
     backslash escapes go, entities are decoded. Blank lines collapse to one."""
+    split = text.splitlines()
+    if len(split) == 1:  # most documentation in a list: one line, no block markup
+        line = split[0]
+        head = line.lstrip()[:1]
+        if head and head not in _BLOCK_MARKS:
+            plain = _inline(line)
+            return plain if plain.strip() else ""
+    return _blocks(split)
+
+
+def _blocks(split: list[str]) -> str:
+    """`markdown_to_plaintext` of the lines `split`, line by line (the general path)."""
     lines: list[str] = []
     in_code = False
-    for line in text.splitlines():
+    for line in split:
         if _FENCE.match(line):
             in_code = not in_code
             continue
@@ -170,14 +191,17 @@ def _inline(line: str) -> str:
     parts = _CODE.split(line)  # [text, ticks, code, text, ticks, code, ...]
     out: list[str] = []
     for i in range(0, len(parts), 3):
-        # escaped characters are set aside (as private-use characters) so no rule reads them
-        segment = _ESCAPE.sub(lambda m: chr(_PRIVATE + ord(m.group(1))), parts[i])
-        segment = _BREAK.sub("\n", segment)
-        segment = _LINK.sub(r"\1", _IMAGE.sub(r"\1", segment))
-        segment = _STRONG.sub(r"\2", segment)
-        segment = _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), segment)
-        segment = _SET_ASIDE.sub(lambda m: chr(ord(m.group()) - _PRIVATE), segment)
-        out.append(html.unescape(segment))
+        segment = parts[i]
+        if not _INLINE_MARKS.isdisjoint(segment):  # most text between code spans has none
+            # escaped characters are set aside (as private-use characters) so no rule reads them
+            segment = _ESCAPE.sub(lambda m: chr(_PRIVATE + ord(m.group(1))), segment)
+            segment = _BREAK.sub("\n", segment)
+            segment = _LINK.sub(r"\1", _IMAGE.sub(r"\1", segment))
+            segment = _STRONG.sub(r"\2", segment)
+            segment = _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), segment)
+            segment = _SET_ASIDE.sub(lambda m: chr(ord(m.group()) - _PRIVATE), segment)
+            segment = html.unescape(segment)
+        out.append(segment)
         if i + 2 < len(parts):
             out.append(parts[i + 2])
     return "".join(out)
@@ -186,20 +210,20 @@ def _inline(line: str) -> str:
 def plain_markup(value: Any) -> Any:
     """A `MarkupContent` or `MarkedString`(s) as plaintext `MarkupContent`; plain strings (a
     documentation field's plain form) and plaintext content stay as they are."""
-    if isinstance(value, Mapping) and "kind" in value:
+    if isinstance(value, dict) and "kind" in value:
         if value.get("kind") != "markdown":
             return dict(value)
         return {"kind": "plaintext", "value": markdown_to_plaintext(str(value.get("value", "")))}
     if isinstance(value, list):  # MarkedString[]
         texts = [_marked(v) for v in value]
         return {"kind": "plaintext", "value": "\n\n".join(x for x in texts if x)}
-    if isinstance(value, Mapping) and "language" in value:  # MarkedString with a language
+    if isinstance(value, dict) and "language" in value:  # MarkedString with a language
         return {"kind": "plaintext", "value": _marked(value)}
     return value
 
 
 def _marked(value: Any) -> str:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return str(value.get("value", ""))  # code: kept as it is
     return markdown_to_plaintext(str(value))
 
@@ -290,25 +314,30 @@ def plain_completion_item(item: Mapping[str, Any], default_format: Any = None) -
 # -- per method -----------------------------------------------------------------------------------
 
 
-def _completion_item(item: Any, client: Mapping[str, Any], default_format: Any = None) -> Any:
-    if not isinstance(item, Mapping):
+def _completion_item(
+    item: Any, no_snippets: bool, no_markdown: bool, default_format: Any = None
+) -> Any:
+    if not isinstance(item, dict):
         return item
-    out = plain_completion_item(item, default_format) if lacks_snippets(client) else dict(item)
-    if lacks_markdown(client, t.TEXT_DOCUMENT_COMPLETION) and "documentation" in out:
+    out = plain_completion_item(item, default_format) if no_snippets else dict(item)
+    if no_markdown and "documentation" in out:
         out["documentation"] = plain_markup(out["documentation"])
     return out
 
 
 def _completion(result: Any, client: Mapping[str, Any]) -> Any:
+    no_snippets = lacks_snippets(client)  # asked once per answer, not once per item
+    no_markdown = lacks_markdown(client, _COMPLETION)
     if isinstance(result, list):
-        return [_completion_item(i, client) for i in result]
+        return [_completion_item(i, no_snippets, no_markdown) for i in result]
     if not isinstance(result, Mapping) or "items" not in result:
-        return _completion_item(result, client)  # completionItem/resolve
+        return _completion_item(result, no_snippets, no_markdown)  # completionItem/resolve
     out = dict(result)
     defaults = dict(out.get("itemDefaults") or {})
     fmt = defaults.get("insertTextFormat")
-    out["items"] = [_completion_item(i, client, fmt) for i in out.get("items") or []]
-    if fmt == SNIPPET and lacks_snippets(client):
+    items = out.get("items") or []
+    out["items"] = [_completion_item(i, no_snippets, no_markdown, fmt) for i in items]
+    if fmt == SNIPPET and no_snippets:
         defaults["insertTextFormat"] = PLAIN_TEXT
         out["itemDefaults"] = defaults
     return out
@@ -341,9 +370,9 @@ def _links(result: Any, _client: Mapping[str, Any]) -> Any:
 
 
 _ADAPTERS: dict[str, Callable[[Any, Mapping[str, Any]], Any]] = {
-    t.TEXT_DOCUMENT_COMPLETION: _completion,
-    t.COMPLETION_ITEM_RESOLVE: _completion,
-    t.TEXT_DOCUMENT_HOVER: _hover,
-    t.TEXT_DOCUMENT_SIGNATURE_HELP: _signature_help,
+    _COMPLETION: _completion,
+    _COMPLETION_RESOLVE: _completion,
+    _HOVER: _hover,
+    _SIGNATURE_HELP: _signature_help,
     **dict.fromkeys(_LINK_METHODS, _links),
 }

@@ -9,11 +9,12 @@ them reaches the client.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lspmux.errors import JsonRpcError
-from lspmux.wire.messages import Message, decode, error
+from lspmux.routing import adapt
+from lspmux.session import fitting
+from lspmux.wire.messages import Message, error
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
@@ -28,6 +29,11 @@ class Replier(Protocol):
 
     def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None: ...
 
+    def owe(self, size: int) -> None:
+        """Count `size` bytes being prepared for the client (negative: done); see
+        `Connection.owe`."""
+        ...
+
     def congested(self) -> bool:
         """The client is behind on its answers (see `Connection.congested`)."""
         ...
@@ -37,9 +43,9 @@ class Exchange:
     """One client request: its targets (for cancellation) and its single answer."""
 
     __slots__ = (
-        "adapt",
         "answered",
         "client_id",
+        "fit_for",
         "method",
         "params",
         "per_backend",
@@ -57,8 +63,9 @@ class Exchange:
         #: Params that differ per backend (by backend name): a code action request carries
         #: each backend's own diagnostics.
         self.per_backend: dict[str, Any] | None = None
-        #: Fits an answer to what this client declared (a shared server was told more).
-        self.adapt: Callable[[Any], Any] | None = None
+        #: The client's capabilities when its answers must be fitted to them (a shared server
+        #: was told more than it declared; see routing/adapt.py).
+        self.fit_for: dict[str, Any] | None = None
         session.inflight[self.client_id] = self
 
     def params_for(self, backend: Backend) -> Any:
@@ -72,8 +79,8 @@ class Exchange:
 
     def reply(self, value: Any) -> None:
         if self._finish():
-            if self.adapt is not None:
-                value = self.adapt(value)
+            if self.fit_for is not None:
+                value = adapt.adapt(self.method, value, self.fit_for)
             self.session.conn_send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
 
     def reply_error(self, err: JsonRpcError | dict[str, Any]) -> None:
@@ -81,17 +88,29 @@ class Exchange:
             self.session.conn_send(error(self.client_id, err))
 
     def reply_raw(self, body: bytes, offset: int) -> None:
-        # The answer must be read to be fitted — unless the client is not reading what it was
+        """Answer with a backend's sniffed response (its "result"/"error" key at `offset`)."""
+        # A result must be read to be fitted — unless the client is not reading what it was
         # sent: then fitting would only spend the CPU the other clients need.
-        if self.adapt is not None and not self.session.congested():
-            msg = decode(body)
-            if "error" in msg:
-                self.reply_error(msg["error"] or {})
+        if (
+            self.fit_for is not None
+            and body.startswith(b'"result"', offset)
+            and not self.session.congested()
+        ):
+            if len(body) > fitting.FIT_ON_LOOP:  # the other clients must not wait for it
+                fitting.fit_off_loop(self, body, self.fit_for)
             else:
-                self.reply(msg.get("result"))
+                fitting.fit_on_loop(self, body)
             return
+        self.relay(body, offset)
+
+    def relay(self, body: bytes, offset: int) -> None:
+        """Answer with a sniffed response as it is, under this client's id (not copied)."""
         if self._finish():
             self.session.conn_send_raw_response(body, offset, self.client_id)
+
+    def owe(self, size: int) -> None:
+        """Count `size` bytes being prepared for this client (see `Connection.owe`)."""
+        self.session.owe(size)
 
     def _finish(self) -> bool:
         if self.answered:

@@ -40,8 +40,7 @@ def dispatch(
     session: SessionHost = ex.session  # type: ignore[assignment]
     method = ex.method
     if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
-        client = session.client_capabilities
-        ex.adapt = lambda value: adapt.adapt(method, value, client)
+        ex.fit_for = session.client_capabilities
     if route is None:
         _first(ex, backends, allow_null_fallthrough=False)
         return

@@ -131,6 +131,10 @@ class Session:
         if self.conn is not None:
             self.conn.send_raw_response(body, offset, new_id)
 
+    def owe(self, size: int) -> None:
+        if self.conn is not None:
+            self.conn.owe(size)
+
     def congested(self) -> bool:
         return self.conn is not None and self.conn.congested
 

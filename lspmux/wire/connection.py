@@ -106,6 +106,8 @@ class Connection(Requests, asyncio.Protocol):
         #: Seconds a peer may stay over `backpressure` before it is disconnected (aborted).
         self.stuck_after = stuck_after
         self._stuck_timer: asyncio.TimerHandle | None = None
+        self._owed = 0  # bytes being prepared for the peer (see `owe`)
+        self._reading_paused = False
         self._parser = FrameParser(max_message_size)
         self._reader: asyncio.BaseTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
@@ -136,19 +138,38 @@ class Connection(Requests, asyncio.Protocol):
             return
         if self._debug:
             log.debug("%s: behind on its answers; its requests wait until it reads", self.name)
-        self._reader.pause_reading()  # type: ignore[attr-defined]
         if self._stuck_timer is not None:
             self._stuck_timer.cancel()
         self._stuck_timer = asyncio.get_running_loop().call_later(
             self.stuck_after, self.abort, f"not reading for {self.stuck_after:g}s"
         )
+        self._update_reading()
 
     def resume_writing(self) -> None:
         if self._stuck_timer is not None:
             self._stuck_timer.cancel()
             self._stuck_timer = None
-        if self.backpressure is not None and self._reader is not None and not self._closed:
-            self._reader.resume_reading()  # type: ignore[attr-defined]
+        self._update_reading()
+
+    def owe(self, size: int) -> None:
+        """Count `size` bytes that are being prepared for the peer (an answer being fitted
+        off the event loop; negative when it was sent or dropped). A peer owed more than
+        `backpressure` is not read from until it is owed less, as if those bytes were queued
+        unread: its next requests wait for the answer it is already owed."""
+        self._owed += size
+        self._update_reading()
+
+    def _update_reading(self) -> None:
+        """Read from the peer unless it is behind on its answers (queued or owed)."""
+        if self.backpressure is None or self._reader is None or self._closed:
+            return
+        pause = self._stuck_timer is not None or self._owed > self.backpressure
+        if pause != self._reading_paused:
+            self._reading_paused = pause
+            if pause:
+                self._reader.pause_reading()  # type: ignore[attr-defined]
+            else:
+                self._reader.resume_reading()  # type: ignore[attr-defined]
 
     def attach_writer(self, transport: asyncio.WriteTransport) -> None:
         self._writer = transport

@@ -7,6 +7,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from lsprotocol import types as t
 
 from lspmux.backends.client_caps import LSPMUX_CLIENT_CAPABILITIES
@@ -99,6 +101,13 @@ def test_links_adapted_only_for_clients_without_link_support(method: str) -> Non
 )
 def test_markdown_to_plaintext(markdown: str, plain: str) -> None:
     assert adapt.markdown_to_plaintext(markdown) == plain
+
+
+@given(st.text(alphabet=" \t`*_~#>-[]()!<>\\&;abc\ue030\u00e9\n\r", max_size=40))
+def test_markdown_one_line_fast_path_reads_as_the_general_path(markdown: str) -> None:
+    """A one-line text skips the block rules when it cannot start one; the answer is the
+    same as reading it line by line."""
+    assert adapt.markdown_to_plaintext(markdown) == adapt._blocks(markdown.splitlines())
 
 
 HOVER_MD = {"contents": {"kind": "markdown", "value": "**x**: `int`"}, "range": R}

@@ -541,6 +541,25 @@ async def test_backpressure_lets_a_peer_that_reads_go_on() -> None:
     theirs.close()
 
 
+async def test_a_peer_owed_an_answer_is_not_read_until_it_is_sent() -> None:
+    """Bytes being prepared for a peer (an answer fitted off the loop) count like bytes queued
+    unread: over the backpressure, its next requests wait; they are read once it is paid."""
+    peer, _transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=5)
+    loop = asyncio.get_running_loop()
+    peer.conn.owe(1024 * 1024)
+    await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
+    await asyncio.sleep(0.2)
+    assert peer.requests == []
+    peer.conn.owe(-1024 * 1024)
+    for _ in range(100):
+        if peer.requests:
+            break
+        await asyncio.sleep(0.02)
+    assert [r["method"] for r in peer.requests] == ["more"]
+    assert not peer.conn.closed  # owing is no fault of the peer's: no disconnection
+    theirs.close()
+
+
 # -- timeouts: one deadline sweep per connection ------------------------------------------------
 
 

@@ -1,0 +1,82 @@
+"""The fitting worker: a child process that fits large answers to a client's capabilities.
+
+`session/fitting.py` starts it (`python -I -c ...`, see there) and talks JSON-RPC to it over
+its stdin and stdout, with the same Content-Length framing as a language server. It answers one
+method, `lspmux/fit`:
+
+    params: {"method": the LSP method answered, "client": the client's capabilities,
+             "answer": the backend's whole response (spliced in as it was read)}
+    result: the answer's `result`, fitted by `routing.adapt.adapt`
+
+and exits when its stdin closes. It is a separate process, not a thread, so that parsing and
+rewriting a 2.5 MB answer (≈ 80 ms of CPU) runs on another core and never holds the daemon's
+interpreter lock: the event loop that serves every other client goes on undisturbed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import orjson
+
+from lspmux.routing.adapt import adapt
+from lspmux.wire.framing import FrameError, FrameParser
+
+METHOD = "lspmux/fit"
+
+
+def fit(params: Any) -> Any:
+    """The fitted result for one `lspmux/fit` request's params."""
+    if not isinstance(params, dict) or not isinstance(params.get("answer"), dict):
+        raise ValueError("lspmux/fit needs params {method, client, answer}")
+    client = params.get("client")
+    return adapt(
+        str(params.get("method")),
+        params["answer"].get("result"),
+        client if isinstance(client, dict) else {},
+    )
+
+
+def handle(body: bytes) -> bytes | None:
+    """The encoded response to one message body (None for a notification)."""
+    try:
+        msg = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return _error(None, -32700, f"the fitting worker could not parse a request: {exc}")
+    if not isinstance(msg, dict) or "id" not in msg:
+        return None
+    if msg.get("method") != METHOD:
+        return _error(msg["id"], -32601, f"the fitting worker only answers {METHOD}")
+    try:
+        return orjson.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": fit(msg.get("params"))})
+    except Exception as exc:  # the requester fits it itself instead
+        return _error(msg["id"], -32603, f"the fitting worker failed: {exc!r}")
+
+
+def _error(msg_id: Any, code: int, message: str) -> bytes:
+    return orjson.dumps(
+        {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+    )
+
+
+def main() -> int:
+    parser = FrameParser()
+    out = sys.stdout.buffer
+    while chunk := os.read(0, 1 << 20):
+        for item in parser.feed(chunk):
+            if isinstance(item, FrameError):
+                if item.fatal:
+                    return 1
+                continue
+            reply = handle(item)
+            if reply is not None:
+                out.write(b"Content-Length: %d\r\n\r\n" % len(reply))
+                out.write(reply)
+                out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Large answers fitted for a client that declared less than the shared server was told: by
+the fitting worker process, off the event loop, with the loop itself as the fallback."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lspmux.session import fitting
+
+from .memory import MemorySession, ScriptedServer, until
+
+CAPS = {
+    "hoverProvider": True,
+    "completionProvider": {},
+    "textDocumentSync": {"openClose": True, "change": 2},
+}
+RICH = {
+    "textDocument": {
+        "hover": {"contentFormat": ["markdown", "plaintext"]},
+        "completion": {
+            "completionItem": {"snippetSupport": True, "documentationFormat": ["markdown"]}
+        },
+    }
+}
+ITEMS = 3000  # ≈ 300 KB: over FIT_ON_LOOP
+
+
+def completion_list(_params: Any) -> dict[str, Any]:
+    return {
+        "isIncomplete": False,
+        "items": [
+            {
+                "label": f"item_{i}",
+                "documentation": {"kind": "markdown", "value": f"Returns `item_{i}`, *fast*."},
+                "insertText": f"item_{i}(${{1:x}})$0",
+                "insertTextFormat": 2,
+            }
+            for i in range(ITEMS)
+        ],
+    }
+
+
+def position(uri: str) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+
+
+@pytest.fixture
+async def shared(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """An editor that declared everything and an agent that declared nothing, on one server."""
+    server = ScriptedServer(
+        "a",
+        CAPS,
+        {
+            "textDocument/completion": completion_list,
+            "textDocument/hover": lambda p: {"contents": {"kind": "plaintext", "value": "x"}},
+        },
+    )
+    editor = MemorySession(tmp_path, {"a": server})
+    await editor.initialize(RICH)
+    agent = MemorySession(tmp_path, {"a": server}, share_with=editor, client_id="agent")
+    await agent.initialize({})
+    editor.open("a.py", "x\n")
+    uri = agent.open("a.py", "x\n")
+    yield agent, uri
+    agent.client.assert_answered_once()
+    await agent.close()
+    await editor.close()
+    await fitting.stop()
+
+
+def assert_fitted(answer: dict[str, Any]) -> None:
+    items = answer["result"]["items"]
+    assert len(items) == ITEMS
+    assert items[7]["documentation"] == {"kind": "plaintext", "value": "Returns item_7, fast."}
+    assert items[7]["insertText"] == "item_7(x)"
+    assert items[7]["insertTextFormat"] == 1
+
+
+async def test_a_large_answer_is_fitted_while_the_loop_answers_others(shared: Any) -> None:
+    """Before: the 300 KB answer was parsed, rewritten and encoded on the event loop, so the
+    hover asked after it waited for all of that. Now the worker process fits it and the hover
+    is answered first."""
+    agent, uri = shared
+    client = agent.client
+    completion = client.request("textDocument/completion", position(uri))
+    hover = client.request("textDocument/hover", position(uri))
+    await until(lambda: completion in client.responses, "the completion's answer")
+    assert list(client.responses).index(hover) < list(client.responses).index(completion)
+    assert_fitted(client.responses[completion][0])
+    assert fitting.fitter()._proc is not None  # the worker did it
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["/nonexistent/python3"],  # cannot start
+        [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)"],  # dies at once
+        [sys.executable, "-c", "import sys\nfor _ in sys.stdin.buffer: pass"],  # never answers
+    ],
+    ids=["cannot-start", "dies", "never-answers"],
+)
+async def test_without_a_working_worker_the_answer_is_fitted_on_the_loop(
+    shared: Any, argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, uri = shared
+    monkeypatch.setattr(fitting, "FIT_TIMEOUT", 1.0)
+    fitting._fitters[asyncio.get_running_loop()] = fitting.Fitter(argv)
+    msg_id = agent.client.request("textDocument/completion", position(uri))
+    assert_fitted(await agent.client.answer(msg_id, timeout=15))
+
+
+async def test_a_request_cancelled_while_fitted_is_answered_once(shared: Any) -> None:
+    agent, uri = shared
+    msg_id = agent.client.request("textDocument/completion", position(uri))
+    agent.client.notify("$/cancelRequest", {"id": msg_id})
+    answer = await agent.client.answer(msg_id)
+    await asyncio.sleep(0.5)  # the worker's late answer must not reach the client
+    assert "error" in answer or len(answer["result"]["items"]) == ITEMS
+    assert len(agent.client.responses[msg_id]) == 1

@@ -1,0 +1,65 @@
+"""The fitting worker process (`lspmux/fit_worker.py`): what it answers, and that the command
+`session/fitting.py` starts it with really runs it."""
+
+from __future__ import annotations
+
+import subprocess
+
+import orjson
+
+from lspmux import fit_worker
+from lspmux.session.fitting import WORKER_ARGV
+from lspmux.wire.framing import FrameParser
+
+ANSWER = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "result": {"contents": {"kind": "markdown", "value": "**bold** `code`"}},
+}
+
+
+def request(params: object, method: str = fit_worker.METHOD, msg_id: object = 1) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+
+
+def test_it_answers_the_fitted_result() -> None:
+    reply = fit_worker.handle(
+        request({"method": "textDocument/hover", "client": {}, "answer": ANSWER})
+    )
+    assert reply is not None
+    assert orjson.loads(reply) == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"contents": {"kind": "plaintext", "value": "bold code"}},
+    }
+
+
+def test_what_it_cannot_do_is_an_error_the_requester_reads() -> None:
+    def code(body: bytes) -> int:
+        reply = fit_worker.handle(body)
+        assert reply is not None
+        return int(orjson.loads(reply)["error"]["code"])
+
+    assert code(b"{not json") == -32700
+    assert code(request({}, method="other")) == -32601
+    assert code(request({"method": "textDocument/hover"})) == -32603  # no answer
+    assert fit_worker.handle(b'{"jsonrpc":"2.0","method":"x"}') is None  # a notification
+
+
+def test_the_worker_command_runs_it_over_stdio() -> None:
+    body = request({"method": "textDocument/hover", "client": {}, "answer": ANSWER}, msg_id=3)
+    done = subprocess.run(
+        WORKER_ARGV,
+        input=b"Content-Length: %d\r\n\r\n" % len(body) + body,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    replies = [orjson.loads(b) for b in FrameParser().feed(done.stdout) if isinstance(b, bytes)]
+    assert replies == [
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {"contents": {"kind": "plaintext", "value": "bold code"}},
+        }
+    ]
