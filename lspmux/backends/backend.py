@@ -362,12 +362,25 @@ class Backend:
         if self._conn is not None and self.connected:
             self._conn.notify(method, params)
 
+    def notify_raw(self, body: bytes | bytearray) -> None:
+        """Send a notification already encoded (a client's, relayed as it came)."""
+        self.last_used = time.monotonic()
+        if self._conn is not None and self.connected:
+            self._conn.send_raw(body)
+
     # -- documents (reference-counted per holder; see backends/documents.py) -------------------
 
     def open_document(
-        self, holder: DocumentHolder, uri: str, language_id: str, version: int, text: str
+        self,
+        holder: DocumentHolder,
+        uri: str,
+        language_id: str,
+        version: int,
+        text: str,
+        raw: bytes | bytearray | None = None,
     ) -> None:
-        self.documents.open(holder, uri, language_id, version, text)
+        """`raw`: the client's didOpen message, sent as it is when it says what lspmux would."""
+        self.documents.open(holder, uri, language_id, version, text, raw)
 
     def change_document(
         self, holder: DocumentHolder, uri: str, version: int, changes: list[dict[str, Any]]

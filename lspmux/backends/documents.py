@@ -50,6 +50,8 @@ class DocumentServer(Protocol):
 
     def notify(self, method: str, params: Any) -> None: ...
 
+    def notify_raw(self, body: bytes | bytearray) -> None: ...
+
 
 class HeldText:
     """A holder whose text never changes: a file opened on a backend for one question."""
@@ -116,13 +118,27 @@ class BackendDocuments:
     # -- what holders do --------------------------------------------------------------------------
 
     def open(
-        self, holder: DocumentHolder, uri: str, language_id: str, version: int | None, text: str
+        self,
+        holder: DocumentHolder,
+        uri: str,
+        language_id: str,
+        version: int | None,
+        text: str,
+        raw: bytes | bytearray | None = None,
     ) -> None:
+        """`holder` opened `uri`. `raw`: its didOpen message as it came (`textDocument` with
+        exactly `uri`, `languageId`, `version` and `text`), which the server is sent as it is
+        when it is the first to open the document: the server's numbering of versions then
+        starts at the holder's."""
         doc = self._docs.get(uri)
         if doc is None:
             doc = self._docs[uri] = BackendDocument(language_id)
             doc.holders[holder] = doc.current[holder] = version
             doc.version = 1
+            if raw is not None and _plain_version(version) and self.server.connected:
+                doc.version = version  # type: ignore[assignment]
+                self.server.notify_raw(raw)
+                return
             self._send_open(self.server.notify, uri, doc, text)
             return
         doc.holders[holder] = version
@@ -260,6 +276,10 @@ class BackendDocuments:
             },
         )
         return True
+
+
+def _plain_version(version: object) -> bool:
+    return type(version) is int and version >= 0
 
 
 def _text_of(holder: object, uri: str) -> tuple[str, int | None] | None:

@@ -62,6 +62,9 @@ class SessionLinting:
         #: Every failure message reported, newest last (`lspmux/diagnosticStatus` returns them).
         self.failures: list[str] = []
         self._closed = False
+        #: uri → (the configuration asked, the linters of the document): asked once per open
+        #: document, not on every keystroke (matching globs costs more than the change).
+        self._linters: dict[str, tuple[object, list[LinterConfig]]] = {}
 
     @property
     def scheduler(self) -> LinterScheduler:
@@ -81,6 +84,7 @@ class SessionLinting:
         self._schedule(uri, "save")
 
     def closed(self, uri: str) -> None:
+        self._linters.pop(uri, None)
         if self._scheduler is not None:
             self._scheduler.cancel(uri)
         for key in [k for k in self._versions if k[0] == uri]:
@@ -109,7 +113,13 @@ class SessionLinting:
     def _schedule(self, uri: str, event: Event, language_id: str | None = None) -> None:
         if self._closed:
             return
-        linters = self.linters_for(uri, language_id)
+        current = self.session.config
+        known = self._linters.get(uri) if event != "open" else None
+        if known is not None and known[0] is current:
+            linters = known[1]
+        else:
+            linters = self.linters_for(uri, language_id)
+            self._linters[uri] = (current, linters)
         if not linters:
             return
         path = uri_to_path(uri)

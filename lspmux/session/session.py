@@ -131,6 +131,14 @@ class Session:
         if self.conn is not None:
             self.conn.send_raw_response(body, offset, new_id)
 
+    def body_of(self, params: Any) -> bytes | bytearray | None:
+        """The bytes of the client message being handled, if `params` are that message's
+        (not a message held back and handled later): to relay a large one as it came."""
+        handling = self.conn.handling if self.conn is not None else None
+        if handling is None or handling[0].get("params") is not params:
+            return None
+        return handling[1]
+
     def owe(self, size: int) -> None:
         if self.conn is not None:
             self.conn.owe(size)

@@ -20,14 +20,22 @@ from lspmux.session.host import SessionHost
 log = logging.getLogger("lspmux.session")
 
 
+#: A didOpen whose text is at least this long is relayed to a server as the client's bytes
+#: (when they say what lspmux would): encoding 10 MB of text again costs tens of milliseconds.
+RELAY_OPEN = 64 * 1024
+
+
 def did_open(session: SessionHost, params: dict[str, Any]) -> None:
     td = params["textDocument"]
     uri, lang, version, text = td["uri"], td.get("languageId", ""), td.get("version", 0), td["text"]
     session.documents.open(uri, lang, version, text)
     session.store.set_version(uri, version)
     session.forget_backends_of(uri)
+    raw = None
+    if len(text) >= RELAY_OPEN and set(td) == {"uri", "languageId", "version", "text"}:
+        raw = session.body_of(params)
     for backend in session.backends_for(uri, lang):
-        backend.open_document(session, uri, lang, version, text)
+        backend.open_document(session, uri, lang, version, text, raw)
         if backend.state not in ("running", "starting", "failed"):
             session.spawn(backend.ensure_running())
         session.puller.schedule(backend, uri)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -65,7 +65,7 @@ _BATCH = _Batch()
 LARGE_WRITE = 64 * 1024
 
 
-def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | memoryview]) -> None:
+def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | bytearray | memoryview]) -> None:
     """Write `pieces` in order without joining them, where the transport can (uvloop gathers
     them into one writev); otherwise as one buffer."""
     writelines = getattr(w, "writelines", None)
@@ -75,7 +75,7 @@ def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | memoryview]) -
         w.write(b"".join(pieces))
 
 
-class Connection(Requests, asyncio.Protocol):
+class Connection(Requests, asyncio.BufferedProtocol):
     """A framed JSON-RPC connection. `name` appears in every log line and error message."""
 
     def __init__(
@@ -114,7 +114,11 @@ class Connection(Requests, asyncio.Protocol):
         self._closed = False
         self._init_requests(id_prefix)
         self._debug = log.isEnabledFor(logging.DEBUG)
-        self._held: list[bytes | memoryview] = []  # headers and bodies held during a read
+        #: The message being handled and the bytes it was read from (during `on_request` and
+        #: `on_notification` only): a handler may relay a large message as it came.
+        self.handling: tuple[Message, bytes | bytearray] | None = None
+        #: headers and bodies held during a read
+        self._held: list[bytes | bytearray | memoryview] = []
         self._held_size = 0  # bytes of bodies in _held
 
     # -- transport plumbing ---------------------------------------------------------------------
@@ -232,12 +236,23 @@ class Connection(Requests, asyncio.Protocol):
     # -- incoming -------------------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
+        self._received(self._parser.feed(data))
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        """asyncio.BufferedProtocol: the transport reads into the parser's buffer, so a large
+        message is read straight into its place (see `FrameParser.get_buffer`)."""
+        return self._parser.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._received(self._parser.buffer_updated(nbytes))
+
+    def _received(self, items: Sequence[bytes | bytearray | FrameError]) -> None:
         batch = _BATCH
         outer = batch.dirty is None
         if outer:
             batch.dirty = []
         try:
-            for item in self._parser.feed(data):
+            for item in items:
                 if isinstance(item, FrameError):
                     if item.fatal:
                         self._refuse_stream(item.detail)
@@ -257,7 +272,7 @@ class Connection(Requests, asyncio.Protocol):
                     except Exception:  # one broken stream must not keep the others' messages
                         log.exception("%s: write failed", conn.name)
 
-    def _dispatch_body(self, body: bytes) -> None:
+    def _dispatch_body(self, body: bytes | bytearray) -> None:
         # Only a connection waiting for answers can relay one raw (a client's requests skip this).
         sniffed = sniff_response(body) if self._pending else None
         if sniffed is not None:
@@ -267,7 +282,7 @@ class Connection(Requests, asyncio.Protocol):
                 if self._debug:
                     log.debug("%s → raw response %d (%d bytes)", self.name, sniffed[0], len(body))
                 try:
-                    pending.raw(body, sniffed[1])
+                    pending.raw(bytes(body) if isinstance(body, bytearray) else body, sniffed[1])
                 except Exception as exc:
                     self._callback_failed(sniffed[0], pending, exc)
                 return
@@ -294,6 +309,7 @@ class Connection(Requests, asyncio.Protocol):
                 self.send(error(msg_id, InvalidRequest(f"invalid JSON-RPC message: {reason}")))
             return
         if "method" in msg:
+            self.handling = (msg, body)
             try:
                 if "id" in msg:
                     self.on_request(msg)
@@ -308,6 +324,8 @@ class Connection(Requests, asyncio.Protocol):
                             InternalError(f"lspmux could not handle {msg['method']}: {exc!r}"),
                         )
                     )
+            finally:
+                self.handling = None
             return
         self._complete(msg)
 
@@ -326,7 +344,7 @@ class Connection(Requests, asyncio.Protocol):
             )
         self.send_raw(body)
 
-    def send_raw(self, body: bytes) -> None:
+    def send_raw(self, body: bytes | bytearray) -> None:
         w = self._writer
         if w is None or w.is_closing():
             if self._debug:
@@ -364,7 +382,11 @@ class Connection(Requests, asyncio.Protocol):
         size = len(head) + len(rest)
         if self._debug:
             log.debug("%s ← %s… (%d bytes, relayed)", self.name, head, size)
-        pieces: list[bytes | memoryview] = [b"Content-Length: %d\r\n\r\n" % size, head, rest]
+        pieces: list[bytes | bytearray | memoryview] = [
+            b"Content-Length: %d\r\n\r\n" % size,
+            head,
+            rest,
+        ]
         dirty = _BATCH.dirty
         if dirty is not None:
             if not self._held:

@@ -43,7 +43,7 @@ def error(id: int | str | None, err: JsonRpcError | dict[str, Any]) -> Message:
     return {"jsonrpc": "2.0", "id": id, "error": body}
 
 
-def decode(body: bytes) -> Message | Message:
+def decode(body: bytes | bytearray) -> Message | Message:
     """A message dict, or an error *reply* (a dict with "error" and no "method") to send back.
 
     Invalid JSON → ParseError with id null; JSON that is not a request, notification or
@@ -96,7 +96,7 @@ _SNIFF = re.compile(
 )
 
 
-def sniff_response(body: bytes) -> tuple[int, int] | None:
+def sniff_response(body: bytes | bytearray) -> tuple[int, int] | None:
     """(id, offset of the "result"/"error" key) when `body` plainly starts as a response."""
     m = _SNIFF.match(body)
     if m is None:

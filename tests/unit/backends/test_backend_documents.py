@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,6 +34,7 @@ class Server:
         }
         self.connected = True
         self.sent: list[tuple[str, Any]] = []
+        self.raw: list[bytes] = []  # messages relayed as they came
         self.texts: dict[str, str] = {}
         self.versions: dict[str, int] = {}
 
@@ -51,8 +53,13 @@ class Server:
             return
         else:
             return
-        assert td["version"] > self.versions.get(uri, 0)
+        assert td["version"] > self.versions.get(uri, -1)
         self.versions[uri] = td["version"]
+
+    def notify_raw(self, body: bytes) -> None:
+        self.raw.append(body)
+        msg = orjson.loads(body)
+        self.notify(msg["method"], msg["params"])
 
     def methods(self) -> list[str]:
         return [m.rsplit("/", 1)[1] for m, _ in self.sent]
@@ -280,3 +287,52 @@ def test_holds_is_true_exactly_when_the_server_has_the_holders_text(
             if URI in other.docs and docs.holds(other, URI):
                 assert server.texts[URI] == other.text()
         assert (URI in docs) == any(URI in o.docs for o in holders) == (URI in server.texts)
+
+
+# -- a large didOpen relayed as the client's bytes -------------------------------------------------
+
+
+def did_open(text: str, version: Any = 5) -> bytes:
+    td = {"uri": URI, "languageId": "python", "version": version, "text": text}
+    return orjson.dumps(
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": td}}
+    )
+
+
+def test_the_first_open_is_relayed_as_it_came_and_versions_go_on_from_the_clients() -> None:
+    server = Server()
+    backend = BackendDocuments(server)
+    a = Holder("a")
+    a.docs.open(URI, "python", 5, "x = 1\n")
+    backend.open(a, URI, "python", 5, "x = 1\n", did_open("x = 1\n"))
+    assert server.raw == [did_open("x = 1\n")]
+    a.edit(backend, 0, 4, "2")
+    assert server.sent[-1][1]["textDocument"]["version"] == 6
+    assert server.texts[URI] == "x = 21\n"
+    assert backend.holds(a, URI)
+
+
+@pytest.mark.parametrize("version", [None, -1, True, "5"])
+def test_an_open_with_an_odd_version_is_encoded_by_lspmux(version: Any) -> None:
+    server = Server()
+    backend = BackendDocuments(server)
+    backend.open(Holder("a"), URI, "python", version, "x\n", did_open("x\n", version))
+    assert server.raw == []
+    assert server.sent[0][1]["textDocument"]["version"] == 1
+
+
+def test_an_open_is_not_relayed_to_a_server_not_running_or_for_a_second_holder() -> None:
+    server = Server()
+    server.connected = False
+    backend = BackendDocuments(server)
+    a, b = Holder("a"), Holder("b")
+    a.docs.open(URI, "python", 5, "x\n")
+    backend.open(a, URI, "python", 5, "x\n", did_open("x\n"))
+    assert server.raw == []
+    server.sent, server.texts, server.versions = [], {}, {}  # a real backend drops it...
+    server.connected = True  # ...and the replay opens it once it runs
+    assert backend.replay(server.notify) == 1
+    b.docs.open(URI, "python", 5, "y\n")
+    backend.open(b, URI, "python", 5, "y\n", did_open("y\n"))
+    assert server.raw == []
+    assert server.texts[URI] == "y\n"  # the second holder's text, as a full change

@@ -408,6 +408,22 @@ class MemorySession:
         )
         return uri
 
+    def change(
+        self, uri: str, version: int, start: tuple[int, int], end: tuple[int, int], text: str
+    ) -> None:
+        """An incremental didChange replacing `start`..`end` (line, character) by `text`."""
+        rng = {
+            "start": {"line": start[0], "character": start[1]},
+            "end": {"line": end[0], "character": end[1]},
+        }
+        self.client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"range": rng, "text": text}],
+            },
+        )
+
     async def close(self) -> None:
         await self.pool.stop_all()
         self.session.conn and self.session.conn.close(None)  # type: ignore[func-returns-value]

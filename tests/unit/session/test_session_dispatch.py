@@ -53,21 +53,7 @@ async def test_a_request_waiting_for_its_server_holds_later_edits_back(mem: Any)
     await m.initialize()
     uri = m.open("a.py", "x = 1\n")
     hover = m.client.request("textDocument/hover", hover_params(uri))
-    m.client.notify(
-        "textDocument/didChange",
-        {
-            "textDocument": {"uri": uri, "version": 2},
-            "contentChanges": [
-                {
-                    "range": {
-                        "start": {"line": 0, "character": 0},
-                        "end": {"line": 0, "character": 0},
-                    },
-                    "text": "y = 2\n",
-                }
-            ],
-        },
-    )
+    m.change(uri, 2, (0, 0), (0, 0), "y = 2\n")
     assert (await m.client.answer(hover))["result"] == {"contents": "h"}
     await until(lambda: server.notifications("textDocument/didChange"), "the didChange")
     order = [x for x in server.methods() if x.startswith("textDocument/")]

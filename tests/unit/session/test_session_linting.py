@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from lspmux.backends.documents import BackendDocuments
 from lspmux.backends.pool import Pool
@@ -256,3 +257,33 @@ async def test_workspace_diagnostic_refresh_is_answered_and_pulls_again(tmp_path
     # The client, which supports refresh, is asked to pull again too.
     sent = [m for m in transport.messages if m.get("method") == "workspace/diagnostic/refresh"]
     assert len(sent) == 2
+
+
+async def test_the_linters_of_a_document_are_matched_once_per_open_not_per_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Matching a file against every linter's globs cost a third of a didChange; it is done
+    at open, again only when the configuration changes, and forgotten at close."""
+    session, _transport = _session(tmp_path, _linter("lint", "pass", debounce=60.0))
+    asked: list[str] = []
+    real = Config.linters_for
+
+    def counting(self: Config, path: str, language_id: str | None = None) -> Any:
+        asked.append(path)
+        return real(self, path, language_id)
+
+    monkeypatch.setattr(Config, "linters_for", counting)
+    uri = (tmp_path / "a.txt").as_uri()
+    session.documents.open(uri, "plaintext", 1, "x\n")
+    session.linting.opened(uri, "plaintext")
+    for _ in range(5):
+        session.linting.changed(uri)
+    assert len(asked) == 1
+    session.config = Config(linters=dict(session.config.linters))  # a reloaded configuration
+    session.linting.changed(uri)
+    assert len(asked) == 2
+    session.linting.closed(uri)
+    session.linting.opened(uri, "plaintext")
+    assert len(asked) == 3
+    assert session.linting.busy(uri)  # and the runs were scheduled all along
+    await session.linting.aclose()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lspmux.wire.framing import MAX_HEADER, FrameError, FrameParser, encode, frame
+from lspmux.wire.framing import LARGE_BODY, MAX_HEADER, FrameError, FrameParser, encode, frame
 
 
 def feed_all(chunks: list[bytes]) -> list[bytes | FrameError]:
@@ -258,3 +258,61 @@ def test_the_process_wide_maximum_applies_to_new_parsers() -> None:
     finally:
         framing.set_max_message_size(before)
     assert FrameParser().max_size == before
+
+
+# -- reading in place (asyncio.BufferedProtocol) ------------------------------------------------
+
+
+def read_in_place(stream: bytes, sizes: list[int]) -> list[bytes | FrameError]:
+    """What a transport does with get_buffer/buffer_updated: each read fills at most what the
+    buffer offers (and at most the next size asked for)."""
+    parser = FrameParser()
+    out: list[bytes | FrameError] = []
+    pos, i = 0, 0
+    while pos < len(stream):
+        buf = parser.get_buffer(-1)
+        assert len(buf) > 0
+        size = max(1, sizes[i % len(sizes)]) if sizes else 1 << 30
+        if len(buf) > LARGE_BODY:  # inside a large body: reads as large as a pipe's
+            size = max(size, 65_536)
+        n = min(len(buf), len(stream) - pos, size)
+        buf[:n] = stream[pos : pos + n]
+        pos += n
+        i += 1
+        out.extend(bytes(b) if isinstance(b, bytearray) else b for b in parser.buffer_updated(n))
+    return out
+
+
+big_bodies = st.lists(
+    st.one_of(
+        st.binary(max_size=200),
+        st.integers(LARGE_BODY - 10, LARGE_BODY * 3).map(lambda n: b"x" * n),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(bodies=big_bodies, sizes=st.lists(st.integers(1, 300_000), max_size=8))
+def test_reading_in_place_yields_what_feeding_does(bodies: list[bytes], sizes: list[int]) -> None:
+    stream = b"".join(frame(b) for b in bodies)
+    assert read_in_place(stream, sizes) == bodies
+
+
+def test_a_large_body_read_in_place_is_the_buffer_it_was_read_into() -> None:
+    """No copy per read and no join at the end: the body is the bytearray the kernel wrote."""
+    body = b"y" * (4 * 1024 * 1024)
+    parser = FrameParser()
+    stream = frame(body) + NEXT
+    first = parser.get_buffer(-1)
+    first[:1000] = stream[:1000]
+    assert parser.buffer_updated(1000) == []
+    rest = parser.get_buffer(-1)
+    assert len(rest) == len(frame(body)) - 1000  # exactly the rest of this body
+    rest[:] = stream[1000 : len(frame(body))]
+    (got,) = parser.buffer_updated(len(rest))
+    assert isinstance(got, bytearray) and got == body
+    tail = parser.get_buffer(-1)
+    tail[: len(NEXT)] = NEXT
+    assert parser.buffer_updated(len(NEXT)) == [b'{"next":1}']
