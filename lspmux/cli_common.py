@@ -25,15 +25,11 @@ def add_logging(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_config(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--config",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="one more TOML config file merged on top (may be repeated)",
-    )
+def add_config(
+    p: argparse.ArgumentParser,
+    help: str = "one more TOML config file merged on top (may be repeated)",
+) -> None:
+    p.add_argument("--config", type=Path, action="append", default=[], metavar="FILE", help=help)
 
 
 def setup_logging(level: str, log_file: Path | None) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.agent.specs import TOOLS, Tool
+from lspmux.cli_common import add_config
 
 #: Verbs that older commands of `lspmux` already own (their output contracts are kept).
 TAKEN = frozenset({"locate", "diagnostics", "status", "reload"})
@@ -40,14 +41,7 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run a private lspmux proxy instead of using the daemon",
     )
-    p.add_argument(
-        "--config",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="one more TOML config file merged on top (implies --private)",
-    )
+    add_config(p, "one more TOML config file merged on top (implies --private)")
 
 
 def build_verb_parser(tool: Tool, prog: str = "lspmux") -> argparse.ArgumentParser:

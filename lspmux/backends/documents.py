@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 log = logging.getLogger("lspmux.backend")
 
@@ -136,7 +136,7 @@ class BackendDocuments:
             doc.holders[holder] = doc.current[holder] = version
             doc.version = 1
             if raw is not None and _plain_version(version) and self.server.connected:
-                doc.version = version  # type: ignore[assignment]
+                doc.version = version
                 self.server.notify_raw(raw)
                 return
             self._send_open(self.server.notify, uri, doc, text)
@@ -278,7 +278,7 @@ class BackendDocuments:
         return True
 
 
-def _plain_version(version: object) -> bool:
+def _plain_version(version: object) -> TypeGuard[int]:
     return type(version) is int and version >= 0
 
 

@@ -76,9 +76,9 @@ class FrameParser:
 
     def get_buffer(self, sizehint: int = -1) -> memoryview:
         """Where the transport writes what it reads next: the rest of a large body being read,
-        so that the kernel puts its bytes where they stay (no copy per read, no join at the
-        end: two of the three copies a 10 MB message otherwise costs); between large bodies, a
-        scratch buffer. Never empty."""
+        once half of it has come (see `_place`), so that the kernel puts its bytes where they
+        stay (no copy per read, no join at the end); otherwise a scratch buffer. Never
+        empty."""
         self._in_place = True
         big = self._big
         if big is not None:
@@ -145,11 +145,7 @@ class FrameParser:
                 self._need = length
             if len(buf) < self._need:
                 if self._need - len(buf) > LARGE_BODY:
-                    if self._in_place:  # the rest is read straight into its place
-                        self._big = bytearray(self._need)
-                        self._big[: len(buf)] = buf
-                    else:
-                        self._parts = [bytes(buf)]
+                    self._parts = [bytes(buf)]
                     self._have = len(buf)
                     buf.clear()
                 return out
@@ -183,6 +179,18 @@ class FrameParser:
         rest = data[take:]
         return [body, *self.feed(rest)] if rest else [body]
 
+    def _place(self, parts: list[bytes]) -> None:
+        """Read the rest of the body being gathered in place: its buffer, with what came so
+        far. Only once half of it has come: the buffer is committed memory as soon as it
+        exists, so a peer that announces a large body and sends little holds at most twice
+        what it sent, never the whole announced size."""
+        big = self._big = bytearray(self._need)
+        at = 0
+        for part in parts:
+            big[at : at + len(part)] = part
+            at += len(part)
+        self._parts = None
+
     def _read_in_place(self) -> bytearray:
         """The large body read in place, now complete; back to reading headers."""
         big = self._big
@@ -200,6 +208,8 @@ class FrameParser:
         parts.append(data if type(data) is bytes else bytes(data))
         self._have += len(data)
         if self._have < self._need:
+            if self._in_place and 2 * self._have >= self._need:
+                self._place(parts)
             return []
         rest = b""
         surplus = self._have - self._need

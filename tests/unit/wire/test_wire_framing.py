@@ -301,18 +301,40 @@ def test_reading_in_place_yields_what_feeding_does(bodies: list[bytes], sizes: l
 
 
 def test_a_large_body_read_in_place_is_the_buffer_it_was_read_into() -> None:
-    """No copy per read and no join at the end: the body is the bytearray the kernel wrote."""
+    """Once half of a large body has come, the rest is read straight into its buffer: no copy
+    per read and no join at the end; the body is the bytearray the kernel wrote."""
     body = b"y" * (4 * 1024 * 1024)
-    parser = FrameParser()
     stream = frame(body) + NEXT
-    first = parser.get_buffer(-1)
-    first[:1000] = stream[:1000]
-    assert parser.buffer_updated(1000) == []
+    end = len(frame(body))
+    parser = FrameParser()
+    pos = 0
+    while len(parser.get_buffer(-1)) < end - pos:  # scratch reads until half has come
+        buf = parser.get_buffer(-1)
+        n = min(len(buf), 65_536)
+        buf[:n] = stream[pos : pos + n]
+        pos += n
+        assert parser.buffer_updated(n) == []
+    assert pos >= len(body) // 2
     rest = parser.get_buffer(-1)
-    assert len(rest) == len(frame(body)) - 1000  # exactly the rest of this body
-    rest[:] = stream[1000 : len(frame(body))]
+    assert len(rest) == end - pos  # exactly the rest of this body
+    rest[:] = stream[pos:end]
     (got,) = parser.buffer_updated(len(rest))
     assert isinstance(got, bytearray) and got == body
     tail = parser.get_buffer(-1)
     tail[: len(NEXT)] = NEXT
     assert parser.buffer_updated(len(NEXT)) == [b'{"next":1}']
+
+
+def test_announcing_a_large_body_commits_no_memory_for_it() -> None:
+    """Before: the whole announced size was allocated (and zeroed: committed) at the header,
+    so 30 bytes made lspmux hold 64 MiB. Now a peer holds at most twice what it sent."""
+    parser = FrameParser()
+    header = b"Content-Length: %d\r\n\r\n" % (60 * 1024 * 1024)
+    sent = header + b"x" * (1024 * 1024)
+    for i in range(0, len(sent), 65_536):
+        chunk = sent[i : i + 65_536]
+        buf = parser.get_buffer(-1)
+        buf[: len(chunk)] = chunk
+        assert parser.buffer_updated(len(chunk)) == []
+    assert len(parser.get_buffer(-1)) <= 2 * len(sent)  # a scratch buffer, no 60 MiB one
+    assert parser.buffered <= len(sent)
