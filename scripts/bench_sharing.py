@@ -8,8 +8,14 @@ sequential `textDocument/hover` requests, straight to the server over stdio, the
 what the shim and the daemon add. Also: how long `lspmux client` takes from exec until its
 first byte reaches the daemon, next to a bare `python -c` doing the same.
 
-    .venv/bin/python scripts/bench_sharing.py [--server clangd|basedpyright] [--clients 8]
-                                               [--requests 500]
+    .venv/bin/python scripts/bench_sharing.py [--server clangd|basedpyright|rust-analyzer]
+                                               [--clients 8] [--requests 500]
+
+With rust-analyzer the workspace is the two-member Cargo workspace of
+tests/data/cargo_workspace: the clients open it from alternate members (each with that member
+as its workspace folder, as an editor opened in a member would), and one rust-analyzer must
+serve them all. It also measures the time from a second client's `initialize` to its first
+non-empty hover on the warm instance, beside a direct cold start of the same server.
 
 The daemon runs in a private runtime folder and is stopped at the end; nothing is left running.
 """
@@ -36,6 +42,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "workspace"
+CARGO = ROOT / "tests" / "data" / "cargo_workspace"
 PATH_EXTRA = [
     Path(sys.executable).parent,
     ROOT / ".venv" / "bin",
@@ -54,6 +61,18 @@ SERVERS: dict[str, dict[str, Any]] = {
         "file": "app.py",
         "language": "python",
         "position": (15, 6),
+    },
+    "rust-analyzer": {
+        "argv": ["rust-analyzer"],
+        # b calls a::add_one: a hover there needs both crates loaded.
+        "file": "b/src/lib.rs",
+        "files": ["b/src/lib.rs", "a/src/lib.rs"],
+        "language": "rust",
+        "position": (1, 8),
+        "data": CARGO,
+        # No rust-src on this machine: rust-analyzer 2022 loads nothing without this.
+        "init": {"cargo": {"noSysroot": True}},
+        "members": True,
     },
 }
 
@@ -130,19 +149,26 @@ class StdioClient:
             elif "id" in msg and msg["id"] in self.waiting:
                 self.waiting.pop(msg["id"]).set_result(msg)
 
-    async def start(self, workspace: Path, spec: dict[str, Any]) -> str:
+    async def start(self, workspace: Path, spec: dict[str, Any], index: int = 0) -> str:
+        """initialize, initialized, then open the spec's file (the `index`-th of its files,
+        with that file's member as the workspace folder where the spec has members)."""
+        file = spec.get("files", [spec["file"]])[index % len(spec.get("files", [spec["file"]]))]
+        folder = workspace / file.split("/")[0] if spec.get("members") else workspace
+        options = dict(spec.get("init") or {})
+        if self.lspmux:
+            options["lspMux"] = self.lspmux
         await self.request(
             "initialize",
             {
                 "processId": os.getpid(),
-                "rootUri": workspace.as_uri(),
-                "workspaceFolders": [{"uri": workspace.as_uri(), "name": "ws"}],
+                "rootUri": folder.as_uri(),
+                "workspaceFolders": [{"uri": folder.as_uri(), "name": folder.name}],
                 "capabilities": self.capabilities,
-                **({"initializationOptions": {"lspMux": self.lspmux}} if self.lspmux else {}),
+                **({"initializationOptions": options} if options else {}),
             },
         )
         self.notify("initialized", {})
-        path = workspace / spec["file"]
+        path = workspace / file
         uri = path.as_uri()
         self.notify(
             "textDocument/didOpen",
@@ -163,6 +189,14 @@ class StdioClient:
             "textDocument/hover",
             {"textDocument": {"uri": uri}, "position": {"line": line, "character": col}},
         )
+
+    async def first_hover(self, uri: str, spec: dict[str, Any], timeout: float = 120) -> None:
+        """Hover until the answer is not empty (a server still loading answers null)."""
+        deadline = time.monotonic() + timeout
+        while (await self.hover(uri, spec)).get("result") is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no hover from {spec['argv'][0]} after {timeout:.0f} s")
+            await asyncio.sleep(0.02)
 
     async def close(self) -> None:
         try:
@@ -270,7 +304,7 @@ async def bench_memory(
     direct = [await StdioClient.spawn(spec["argv"], env, workspace) for _ in range(n)]
     uris = [await c.start(workspace, spec) for c in direct]
     for c, uri in zip(direct, uris, strict=True):
-        await c.hover(uri, spec)
+        await c.first_hover(uri, spec)
     await settle(pause)
     separate = sum(tree_rss(c.proc.pid) for c in direct)
     one_direct = tree_rss(direct[0].proc.pid)
@@ -283,13 +317,16 @@ async def bench_memory(
     try:
         clients = [await StdioClient.spawn(daemon.client_argv(server), env, workspace)]
         uri = await clients[0].start(workspace, spec)
-        await clients[0].hover(uri, spec)
+        await clients[0].first_hover(uri, spec)
         await settle(pause)
         one = tree_rss(daemon.proc.pid)
-        for _ in range(n - 1):
+        warm: list[float] = []
+        for i in range(1, n):
             c = await StdioClient.spawn(daemon.client_argv(server), env, workspace)
-            u = await c.start(workspace, spec)
-            await c.hover(u, spec)
+            t0 = time.perf_counter()
+            own = await c.start(workspace, spec, index=i)
+            await c.first_hover(own, spec)
+            warm.append((time.perf_counter() - t0) * 1000)
             clients.append(c)
         await settle(pause)
         many = tree_rss(daemon.proc.pid)
@@ -310,7 +347,19 @@ async def bench_memory(
         "many": many,
         "shim": shim,
         "backends": len(backends),
+        "warm_first_hover": statistics.median(warm) if warm else float("nan"),
     }
+
+
+async def bench_cold_start(spec: dict[str, Any], env: dict[str, str], workspace: Path) -> float:
+    """Milliseconds from a direct server's `initialize` to its first non-empty hover."""
+    t0 = time.perf_counter()
+    client = await StdioClient.spawn(spec["argv"], env, workspace)
+    uri = await client.start(workspace, spec)
+    await client.first_hover(uri, spec)
+    elapsed = (time.perf_counter() - t0) * 1000
+    await client.close()
+    return elapsed
 
 
 async def bench_latency(
@@ -476,7 +525,7 @@ async def main() -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="lmxb-", dir="/tmp"))
     workspace = tmp / "ws"
-    shutil.copytree(DATA, workspace)
+    shutil.copytree(spec.get("data", DATA), workspace)
     (workspace / ".git").mkdir()
     runtime = tmp / "rt"
     runtime.mkdir(mode=0o700)
@@ -492,6 +541,7 @@ async def main() -> int:
         memory = await bench_memory(
             spec, args.server, args.clients, env, workspace, runtime, args.settle
         )
+        cold = await bench_cold_start(spec, env, workspace)
         latency = await bench_latency(spec, args.requests, env, workspace, runtime)
         startup = bench_startup(args.startup_runs, env)
         echo = bench_shim_echo(args.echo_rounds, env)
@@ -514,6 +564,14 @@ async def main() -> int:
         f"| {n} clients via daemon ÷ {n} separate servers | {memory['many'] / memory['separate']:.2f}x |"
     )
     print(f"| one `lspmux client` shim (each) | {mib(memory['shim'])} |")
+    print()
+    print("| start | ms |")
+    print("|---|---|")
+    print(f"| direct, cold: spawn → `initialize` → first non-empty hover | {cold:.0f} |")
+    print(
+        "| a further client on the warm instance: `initialize` → first non-empty hover "
+        f"(median of {n - 1}) | {memory['warm_first_hover']:.0f} |"
+    )
     print()
     print(f"| latency, {args.requests} sequential hovers | p50 | p90 | p99 |")
     print("|---|---|---|---|")

@@ -233,7 +233,12 @@ class DaemonUnderTest:
         command: tuple[str, ...] = ("client",),
         env: dict[str, str] | None = None,
         connect: bool = True,
+        folder: Path | None = None,
+        initialization_options: Any = None,
     ) -> Proxy:
+        """A pytest-lsp client through `lspmux COMMAND` (the shim by default). Its documents
+        are named relative to `workspace`; its workspace folder is `folder` (an editor opened
+        in a Cargo member, say) or `workspace` itself."""
         argv = [sys.executable, "-m", "lspmux", *command]
         if connect:
             argv += ["--connect", self.address]
@@ -247,11 +252,13 @@ class DaemonUnderTest:
 
         await client.start_io(*argv, env=env or self.env, cwd=str(workspace))
         self.clients.append(proxy)
+        root = folder or workspace
         await client.initialize_session(
             t.InitializeParams(
                 capabilities=client_capabilities("neovim"),
-                root_uri=workspace.as_uri(),
-                workspace_folders=[t.WorkspaceFolder(uri=workspace.as_uri(), name="workspace")],
+                root_uri=root.as_uri(),
+                workspace_folders=[t.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                initialization_options=initialization_options,
             )
         )
         return proxy
