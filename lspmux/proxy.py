@@ -17,6 +17,7 @@ from pathlib import Path
 from lspmux.backends.pool import Pool
 from lspmux.config.model import Config
 from lspmux.session.session import ConfigLoader, Session
+from lspmux.wire.stdio import StdioBridge
 
 log = logging.getLogger("lspmux.proxy")
 
@@ -37,10 +38,12 @@ async def run_proxy(load_config: ConfigLoader) -> int:
         pool, load_config, client_id="stdio", on_shutdown=on_shutdown, on_exit=on_exit
     )
     conn = session.connection("client", duplex=False)
+    # stdin/stdout may be a file or /dev/null (`lspmux proxy < /dev/null`): bridged to pipes.
+    stdio = StdioBridge(sys.stdin.buffer, sys.stdout.buffer)
     # The writer first: a message read before it exists would be answered into the void.
-    writer, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+    writer, _ = await loop.connect_write_pipe(asyncio.Protocol, stdio.writer)
     conn.attach_writer(writer)  # type: ignore[arg-type]
-    await loop.connect_read_pipe(lambda: conn, sys.stdin.buffer)
+    await loop.connect_read_pipe(lambda: conn, stdio.reader)
     settle_heap()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(sig, on_exit, session, 128 + sig)
@@ -48,6 +51,9 @@ async def run_proxy(load_config: ConfigLoader) -> int:
         code = await done
     finally:
         await pool.stop_all()
+        if stdio.threads:  # what was written reaches the file before the process ends
+            writer.close()
+            await asyncio.to_thread(stdio.close)
     log.info("proxy exiting with code %d", code)
     return code
 

@@ -60,7 +60,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     reasons = Counter(_skip_reason(r) for r in skipped)
     line = f"skipped: {len(skipped)} test(s)"
     if reasons:
-        line += " — " + "; ".join(f"{n} × {why}" for why, n in reasons.most_common())
+        line += " — " + "; ".join(f"{n}x {why}" for why, n in reasons.most_common())
     terminalreporter.write_line(line)
     # The real-editor tests, counted per editor, so that a CI log shows that each one ran.
     editors: Counter[str] = Counter()

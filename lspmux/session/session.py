@@ -16,6 +16,7 @@ Everything else is done by its helpers, each depending only on the small interfa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -111,6 +112,7 @@ class Session:
             on_request=self._on_message,
             on_notification=self._on_message,
             on_close=self._on_close,
+            on_eof=self._on_eof,
             # Requests to the client get ids no client uses for its own requests: pygls drops
             # its own pending request when the server's request has the same id.
             id_prefix="lspmux-",
@@ -289,6 +291,24 @@ class Session:
             self.conn.close(None)
         if self.on_exit is not None:
             self.on_exit(self, code)
+
+    def _on_eof(self) -> None:
+        """The client's input ended but its output is open (stdio: a script, `lspmux proxy
+        < requests > answers`): what it asked is still answered — a `shutdown` and `exit`
+        read with the end, the requests in flight — then the connection closes."""
+        self.spawn(self._close_when_answered())
+
+    async def _close_when_answered(self, limit: float = 60.0) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        if self._shutdown_task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._shutdown_task), limit)
+            await asyncio.sleep(0)  # an `exit` behind the shutdown runs first (see exit)
+        while self.inflight and self.state != "closed" and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        if self.conn is not None:
+            self.conn.close(None)
 
     def _on_close(self, exc: BaseException | None) -> None:
         if self.state != "closed":

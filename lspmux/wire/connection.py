@@ -92,12 +92,16 @@ class Connection(Requests, asyncio.BufferedProtocol):
         stuck_after: float = 30.0,
         duplex: bool = True,
         id_prefix: str | None = None,
+        on_eof: Callable[[], None] | None = None,
     ) -> None:
         self.name = name
         self.duplex = duplex  # False: reads from one pipe, writes to another (attach_writer)
         self.on_request = on_request
         self.on_notification = on_notification
         self.on_close = on_close
+        #: With `duplex=False`: called when the read pipe ends, instead of closing both
+        #: directions — the owner may still answer what was asked, then `close()`.
+        self.on_eof = on_eof
         self.reply_errors = reply_errors
         self.max_write_buffer = max_write_buffer
         #: Bytes queued for the peer above which it is not read until its queue drains to a
@@ -179,9 +183,17 @@ class Connection(Requests, asyncio.BufferedProtocol):
         self._writer = transport
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if not self.duplex and self.on_eof is not None and not self._closed:
+            # The read pipe ended (a script's input, `< requests`): the write pipe still
+            # works, so the owner answers what it was asked before it closes.
+            self._reader = None
+            self.on_eof()
+            return
         self.close(exc)
 
     def eof_received(self) -> bool | None:
+        if not self.duplex and self.on_eof is not None:
+            return None  # a pipe's connection_lost follows
         self.close(None)
         return None
 

@@ -54,7 +54,7 @@ def test_outside_ci_it_skips_and_the_run_says_what_it_skipped(tmp_path: Path) ->
     run = _run_pytest(tmp_path, None)
     assert run.returncode == 0, run.stdout
     assert "1 passed, 1 skipped" in run.stdout
-    assert "skipped: 1 test(s) — 1 × emacs not found" in run.stdout
+    assert "skipped: 1 test(s) — 1x emacs not found" in run.stdout
 
 
 def test_setup_check_runs_every_tool_and_names_the_missing_ones(tmp_path: Path) -> None:
