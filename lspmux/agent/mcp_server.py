@@ -11,8 +11,10 @@ result with `isError: true` whose text says what to do next. Logging goes to std
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -111,21 +113,111 @@ def build_server(tools: Tools) -> Server[Any]:
     )
 
 
+#: The longest MCP message (one line) read; a longer one is answered with an error and skipped.
+MAX_LINE = 1 << 24
+
+
 class _PipeLines:
     """stdin as the SDK's stdio transport reads it (`async for line`), on an asyncio pipe:
-    no worker thread per line as with `anyio.wrap_file`."""
+    no worker thread per line as with `anyio.wrap_file`.
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    A line longer than `limit` is not held: it is answered at once with an InvalidRequest
+    error (under its id when the top level of its first bytes names one), the rest of it is
+    skipped as it arrives, and the next line is served as usual."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: _PipeWriter | None = None, limit: int = MAX_LINE
+    ) -> None:
         self.reader = reader
+        self.writer = writer
+        self.limit = limit
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf known to hold no newline
+        self._skipping = False
 
     def __aiter__(self) -> _PipeLines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self.reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
+        buf = self._buf
+        while True:
+            newline = buf.find(b"\n", self._scanned)
+            if newline >= 0:
+                line = bytes(buf[: newline + 1])
+                del buf[: newline + 1]
+                self._scanned = 0
+                if self._skipping:  # the end of a refused line
+                    self._skipping = False
+                    continue
+                if len(line) > self.limit:  # it came whole, in one read
+                    await self._refuse(line[:4096])
+                    continue
+                return line.decode("utf-8", "replace")
+            self._scanned = len(buf)
+            if not self._skipping and len(buf) > self.limit:
+                await self._refuse(bytes(buf[:4096]))
+                self._skipping = True
+            if self._skipping:
+                buf.clear()
+                self._scanned = 0
+            chunk = await self.reader.read(1 << 16)
+            if not chunk:
+                if buf and not self._skipping:
+                    line = bytes(buf)
+                    buf.clear()
+                    return line.decode("utf-8", "replace")
+                raise StopAsyncIteration
+            buf += chunk
+
+    async def _refuse(self, head: bytes) -> None:
+        msg_id = top_level_id(head)
+        log.warning("refused an MCP message of more than %d bytes (id %r)", self.limit, msg_id)
+        if self.writer is None:
+            return
+        reply = {
+            "jsonrpc": "2.0",
+            "id": msg_id,
+            "error": {
+                "code": -32600,
+                "message": (
+                    f"lspmux mcp: a message longer than {self.limit // (1 << 20)} MiB was refused; "
+                    "send less in one call (a path or a Locate string instead of a file's text)"
+                ),
+            },
+        }
+        await self.writer.write(json.dumps(reply) + "\n")
+        await self.writer.flush()
+
+
+def top_level_id(head: bytes) -> str | int | None:
+    """The `id` of a JSON object from its first bytes, when its top level names one there (an
+    `id` nested in params is not it), else None."""
+    text = head.decode("utf-8", "replace")
+    depth = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            key = text[i + 1 : end]
+            i = end + 1
+            if depth == 1 and key == "id":
+                match = _ID_VALUE.match(text, i)
+                if match:
+                    return json.loads(match.group(1))  # type: ignore[no-any-return]
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        i += 1
+    return None
+
+
+_ID_VALUE = re.compile(r'\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 
 
 class _PipeWriter:
@@ -157,8 +249,8 @@ async def _stdio_pipes() -> tuple[_PipeLines, _PipeWriter]:
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
     )
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    return _PipeLines(reader), _PipeWriter(writer)
+    writer = _PipeWriter(asyncio.StreamWriter(transport, protocol, reader, loop))
+    return _PipeLines(reader, writer), writer
 
 
 def serve(root: Path, *, private: bool = False, configs: list[Path] | None = None) -> int:
