@@ -21,6 +21,9 @@ from lspmux.wire.stdio import StdioBridge
 
 log = logging.getLogger("lspmux.proxy")
 
+#: Bytes queued for a client that does not read before it is cut off (the daemon's limit too).
+CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
+
 
 async def run_proxy(load_config: ConfigLoader) -> int:
     loop = asyncio.get_running_loop()
@@ -37,7 +40,9 @@ async def run_proxy(load_config: ConfigLoader) -> int:
     session = Session(
         pool, load_config, client_id="stdio", on_shutdown=on_shutdown, on_exit=on_exit
     )
-    conn = session.connection("client", duplex=False)
+    # A client that stops reading is cut off past CLIENT_WRITE_LIMIT queued, as by the daemon
+    # (what a server floods meanwhile is dropped first: session/relay.py).
+    conn = session.connection("client", duplex=False, max_write_buffer=CLIENT_WRITE_LIMIT)
     # stdin/stdout may be a file or /dev/null (`lspmux proxy < /dev/null`): bridged to pipes.
     stdio = StdioBridge(sys.stdin.buffer, sys.stdout.buffer)
     # The writer first: a message read before it exists would be answered into the void.

@@ -39,6 +39,20 @@ log = logging.getLogger("lspmux.session")
 
 Reply = Callable[[Any], None]
 
+#: Bytes queued unread for a client above which the servers' log messages, telemetry and
+#: progress reports are dropped instead of queued (they are counted, and the count is said once
+#: the client reads again): a server flooding its log cannot grow lspmux's memory without bound
+#: for a client that is not reading. What the client must get (answers, diagnostics, requests,
+#: progress begin/end) is still queued, up to the connection's `max_write_buffer`.
+BEHIND = 1024 * 1024
+_CHATTER = frozenset((t.WINDOW_LOG_MESSAGE, t.TELEMETRY_EVENT, t.LOG_TRACE))
+
+
+def _is_report(msg: Message) -> bool:
+    params = msg.get("params")
+    value = params.get("value") if isinstance(params, dict) else None
+    return isinstance(value, dict) and value.get("kind") == "report"
+
 
 class ServerRelay:
     """Per session: server→client messages, with the tokens and ids each side knows."""
@@ -50,14 +64,39 @@ class ServerRelay:
         self._progress_owner: dict[str, tuple[Backend, Any]] = {}  # our token → origin
         #: (backend, the backend's request id) → the id the client knows.
         self._relayed: dict[tuple[int, Any], int | str] = {}
+        #: Log and progress notifications dropped since the client fell behind (see BEHIND).
+        self._dropped_while_behind = 0
 
     # -- notifications ------------------------------------------------------------------------
 
     def notification(self, backend: Backend, msg: Message) -> None:
         method = msg["method"]
+        if method in _CHATTER or (method == t.PROGRESS and _is_report(msg)):
+            conn = self._conn()
+            if conn is not None and conn.queued > BEHIND:
+                self._dropped_while_behind += 1
+                return  # the client is behind: its queue holds what it must get, not chatter
+            if self._dropped_while_behind:
+                self._say_dropped(backend)
         route = SERVER_NOTIFICATIONS.get(method)
         handler = _NOTIFICATION_HANDLERS[route.handler or "forward"] if route else _forward
         handler(self, backend, msg)
+
+    def _say_dropped(self, backend: Backend) -> None:
+        count, self._dropped_while_behind = self._dropped_while_behind, 0
+        log.warning("%s: %d log and progress messages dropped while the client was behind",
+                    self.session.client_id, count)  # fmt: skip
+        self.session.conn_send(
+            {
+                "jsonrpc": "2.0",
+                "method": t.WINDOW_LOG_MESSAGE,
+                "params": {
+                    "type": 2,
+                    "message": f"lspmux: {count} log and progress messages of the servers were "
+                    "dropped while this client was not reading them",
+                },
+            }
+        )
 
     def _publish(self, backend: Backend, msg: Message) -> None:
         params = msg.get("params")

@@ -202,6 +202,16 @@ class Connection(Requests, asyncio.BufferedProtocol):
         return self._closed
 
     @property
+    def queued(self) -> int:
+        """Bytes sent to the peer that it has not read yet (queued in the transport, or held
+        until the end of the current read)."""
+        w = self._writer
+        size = self._held_size
+        if w is not None and not w.is_closing():
+            size += w.get_write_buffer_size()
+        return size
+
+    @property
     def congested(self) -> bool:
         """The peer is behind on what it was sent (over `backpressure`, not read from)."""
         return self._stuck_timer is not None

@@ -242,3 +242,52 @@ async def test_a_server_answer_over_the_maximum_fails_fast_and_the_server_restar
         "the document replayed to the restarted server",
     )
     assert opens[-1]["params"]["textDocument"]["text"] == "hello\n"
+
+
+async def test_a_client_that_does_not_read_while_a_server_floods_its_log_costs_little(
+    tmp_path: Path,
+) -> None:
+    """A server sends 100 MiB of window/logMessage while the client reads nothing: the proxy
+    keeps what the client must get (the hover's answer) and drops the flood past 1 MiB queued;
+    it used to queue all of it (296 MiB after 20 s, never given back)."""
+    log = tmp_path / "scripted.log"
+    config = tmp_path / "flood.toml"
+    config.write_text(
+        "[servers.scripted]\n"
+        f'command = [{json.dumps(sys.executable)}, {json.dumps(str(SCRIPTED))}, "flood"]\n'
+        'file_types = [".fault"]\n'
+        f"env = {{ SCRIPTED_LOG = {json.dumps(str(log))} }}\n"
+    )
+    (tmp_path / "a.fault").write_text("hello\n")
+    proxy = await RawProxy.start(tmp_path, tmp_path, "--config", str(config))
+    try:
+        caps = {"window": {"workDoneProgress": True}}
+        await proxy.request(1, "initialize", {"capabilities": caps, "rootUri": tmp_path.as_uri()})
+        uri = (tmp_path / "a.fault").as_uri()
+        doc = {"uri": uri, "languageId": "fault", "version": 1, "text": "hello\n"}
+        proxy.send_bytes(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        proxy.send_bytes(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "textDocument/didOpen",
+                    "params": {"textDocument": doc},
+                }
+            )
+        )
+        before = psutil.Process(proxy.proc.pid).memory_info().rss
+        where = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 1}}
+        # The hover, and then nothing is read until the server has flooded and answered.
+        proxy.send_bytes(
+            frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": where})
+        )
+        await eventually(
+            lambda: any("flooded" in m for m in received(log)), "the flood sent", timeout=120
+        )
+        grown = psutil.Process(proxy.proc.pid).memory_info().rss - before
+        assert grown < 32 * 1024 * 1024, f"the proxy grew by {grown >> 20} MiB"
+        # Reading again, the client gets its answer: nothing it must get was dropped.
+        reply = await proxy.request(3, "textDocument/hover", where)
+        assert reply["result"]["contents"]["value"] == "scripted hover"
+    finally:
+        await proxy.stop()

@@ -8,6 +8,8 @@ Usage: scripted.py MODE, where MODE is
   crash    exits with code 3 when it receives textDocument/hover
   fail     offers hover, definition and completion, and answers each with an error
   huge     on hover, announces a 10^12-byte answer and streams 16 MiB of it (then hangs)
+  flood    on hover, sends 100 MiB of window/logMessage (50,000 of 2 KiB), records
+           {"flooded": 50000} in $SCRIPTED_LOG, then answers the hover
 It records every message it receives, one JSON per line, in $SCRIPTED_LOG when set.
 """
 
@@ -111,6 +113,14 @@ def handle(msg: dict[str, Any]) -> None:
             except BrokenPipeError:
                 sys.exit(0)
             return
+        if MODE == "flood":
+            line = "x" * 2048
+            for i in range(50_000):
+                write({"jsonrpc": "2.0", "method": "window/logMessage",
+                       "params": {"type": 4, "message": f"{i} {line}"}})  # fmt: skip
+            if LOG:
+                with open(LOG, "a") as f:
+                    f.write(json.dumps({"flooded": 50_000}) + "\n")
         if MODE == "garbage":
             out.write(b"Content-Length: 5\r\n\r\n{oops")
             out.write(b"Content-Type: nothing\r\n\r\n")
