@@ -53,17 +53,20 @@ class _Reader:
 
     def __init__(self) -> None:
         self.stamps: dict[str, tuple[int, int] | None] = {}
+        self._listed: dict[str, frozenset[str]] = {}
 
     def names(self, folder: Path) -> frozenset[str]:
-        """The entries of `folder` (empty when it cannot be listed)."""
+        """The entries of `folder` (empty when it cannot be listed), listed once."""
         key = str(folder)
-        self.stamps[key] = _stamp(key)
-        if self.stamps[key] is None:
-            return frozenset()
-        try:
-            return frozenset(os.listdir(key))
-        except OSError:
-            return frozenset()
+        names = self._listed.get(key)
+        if names is None:
+            self.stamps[key] = _stamp(key)
+            try:
+                names = frozenset(os.listdir(key)) if self.stamps[key] is not None else frozenset()
+            except OSError:
+                names = frozenset()
+            self._listed[key] = names
+        return names
 
     def has(self, folder: Path, marker: str) -> bool:
         names = self.names(folder)
@@ -183,7 +186,7 @@ def _cargo(reader: _Reader, start: Path) -> Path | None:
     own = _workspace_of(manifest, package)
     if own is not None:
         return own
-    for folder in package.parents:
+    for folder in _cargo_ancestors(package):
         if "Cargo.toml" not in reader.names(folder):
             continue
         ancestor = reader.parsed(folder / "Cargo.toml", "toml")
@@ -198,6 +201,18 @@ def _cargo(reader: _Reader, start: Path) -> Path | None:
         if pointer is not None:
             return pointer
     return package
+
+
+def _cargo_ancestors(package: Path) -> Iterator[Path]:
+    """The folders above a package where cargo looks for its workspace: not above `CARGO_HOME`
+    (a registry crate never joins a workspace in the home folder), not from `target/package`."""
+    home = _normal(Path(os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")))
+    previous: Path | None = None
+    for folder in package.parents:
+        if folder.parts[-2:] == ("target", "package") or previous == home:
+            return
+        yield folder
+        previous = folder
 
 
 def _workspace_of(manifest: dict[str, Any], folder: Path) -> Path | None:

@@ -179,6 +179,36 @@ def test_cargo_non_member_is_its_own_root(tmp_path: Path) -> None:
     assert cargo(tmp_path / "a" / "src" / "lib.rs") == tmp_path
 
 
+REGISTRY_CRATE = "home/.cargo/registry/src/index/dep-1.0.0"
+REGISTRY_LAYOUT = {
+    "Cargo.toml": '[workspace]\nmembers = ["home/.cargo/registry/src/*/*"]\n',
+    f"{REGISTRY_CRATE}/Cargo.toml": package("dep"),
+    f"{REGISTRY_CRATE}/src/lib.rs": "",
+}
+
+
+def test_cargo_does_not_look_above_cargo_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dependency's source under CARGO_HOME (go to definition into a crate) is its own root,
+    whatever workspace lies above the home folder."""
+    tree(tmp_path, REGISTRY_LAYOUT)
+    file = tmp_path / REGISTRY_CRATE / "src" / "lib.rs"
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "home" / ".cargo"))
+    assert cargo(file) == tmp_path / REGISTRY_CRATE
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "elsewhere"))
+    roots.clear_cache()
+    assert cargo(file) == tmp_path
+
+
+def test_cargo_stops_at_cargo_home_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    exe = require_tool("cargo")
+    tree(tmp_path, REGISTRY_LAYOUT)
+    folder = tmp_path / REGISTRY_CRATE / "src"
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "home" / ".cargo"))
+    assert locate_workspace(exe, folder) == tmp_path / REGISTRY_CRATE / "Cargo.toml"
+
+
 def test_cargo_member_opened_as_the_editor_folder_maps_to_the_workspace(tmp_path: Path) -> None:
     tree(tmp_path, CARGO_LAYOUTS["virtual manifest, members by name"][0])
     for member in ("a", "b"):
