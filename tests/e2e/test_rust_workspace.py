@@ -1,9 +1,11 @@
-"""One Cargo workspace, one rust-analyzer: `lspmux proxy` with the real rust-analyzer on
-tests/data/cargo_workspace (members `a` and `b`, `b` uses `a` by path).
+"""One Cargo workspace, one rust-analyzer: the real rust-analyzer on tests/data/cargo_workspace
+(members `a` and `b`, `b` uses `a` by path), through `lspmux proxy` and through the daemon.
 
 Opening a file of `a`, then one of `b`, starts exactly one rust-analyzer process, rooted at the
 workspace (lspmux/workspace/roots.py, rule "cargo"), and hover in `b` on a function of `a`
 answers with `a`'s documentation, which only a server that loaded the whole workspace knows.
+Through the daemon the two files come from two clients, each with its member as its workspace
+folder (as editors opened in the members would).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 
 from tests.e2e.conftest import DATA, Proxy
+from tests.e2e.daemon_harness import DaemonUnderTest, daemon_fixture  # noqa: F401 (a fixture)
 from tests.polling import eventually
 from tests.tools import require_tool
 
@@ -63,6 +66,24 @@ async def hover_text(proxy: Proxy, params: t.HoverParams) -> str:
     return str(getattr(contents, "value", contents))
 
 
+async def assert_hover_shows_a(client: Proxy, b_uri: str, workspace: Path) -> None:
+    """Hover in b on `a::add_one` shows a's docs. rust-analyzer answers an error, null, or no
+    docs of a until it has loaded the workspace: polled, as `eventually` does, async."""
+    line = (workspace / "b/src/lib.rs").read_text().splitlines()[1]
+    position = t.Position(1, line.index("add_one") + 2)
+    params = t.HoverParams(t.TextDocumentIdentifier(b_uri), position)
+    answers: list[str] = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 90
+    while loop.time() < deadline:
+        answers.append(await hover_text(client, params))
+        if "Adds one to" in answers[-1]:
+            break
+        await asyncio.sleep(0.5)
+    assert "Adds one to" in answers[-1], f"hover in b on a::add_one: {answers[-3:]}"
+    assert "pub fn add_one(value: i32) -> i32" in answers[-1]
+
+
 async def test_two_members_share_one_rust_analyzer(
     proxy_factory: Callable[..., Any], workspace: Path
 ) -> None:
@@ -73,23 +94,28 @@ async def test_two_members_share_one_rust_analyzer(
     proxy.open("a/src/lib.rs", "rust")
     await eventually(lambda: rust_analyzers(proxy, exe), "rust-analyzer started for a", timeout=60)
     b_uri = proxy.open("b/src/lib.rs", "rust")
-    line = (workspace / "b/src/lib.rs").read_text().splitlines()[1]
-    position = t.Position(1, line.index("add_one") + 2)
-    params = t.HoverParams(t.TextDocumentIdentifier(b_uri), position)
 
-    # rust-analyzer answers an error, null, or no docs of a, until it has loaded the workspace:
-    # polled, as `eventually` does, with an async probe
-    answers: list[str] = []
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 90
-    while loop.time() < deadline:
-        answers.append(await hover_text(proxy, params))
-        if "Adds one to" in answers[-1]:
-            break
-        await asyncio.sleep(0.5)
-    assert "Adds one to" in answers[-1], f"hover in b on a::add_one: {answers[-3:]}"
-    assert "pub fn add_one(value: i32) -> i32" in answers[-1]
+    await assert_hover_shows_a(proxy, b_uri, workspace)
 
     servers = rust_analyzers(proxy, exe)
+    assert len(servers) == 1, [p.cmdline() for p in servers]
+    assert Path(servers[0].cwd()) == workspace
+
+
+async def test_two_daemon_clients_in_two_members_share_one_rust_analyzer(
+    daemon: DaemonUnderTest, workspace: Path
+) -> None:
+    require_tool("cargo")
+    require_tool("rust-analyzer")
+    await daemon.start("--config", str(daemon.config(CONFIG)))
+    in_a = await daemon.client(workspace, folder=workspace / "a")
+    in_b = await daemon.client(workspace, folder=workspace / "b")
+
+    in_a.open("a/src/lib.rs", "rust")
+    await eventually(lambda: daemon.backends("rust-analyzer"), "rust-analyzer started", timeout=60)
+    b_uri = in_b.open("b/src/lib.rs", "rust")
+    await assert_hover_shows_a(in_b, b_uri, workspace)
+
+    servers = daemon.backends("rust-analyzer")
     assert len(servers) == 1, [p.cmdline() for p in servers]
     assert Path(servers[0].cwd()) == workspace
