@@ -21,7 +21,8 @@ editor's folder still maps to its workspace). When a rule finds nothing — and 
 without a rule — the root is the nearest folder holding one of the server's `root_markers`,
 searched from the file up to the innermost workspace folder holding the file; with no marker on
 the way, that workspace folder (so a project with no markers gets one server, not one per
-folder). A file outside every workspace folder falls back to its own folder.
+folder). For a file outside every workspace folder the markers are searched all the way up,
+and with none found the root is the file's own folder.
 
 Nothing here raises on a broken manifest: bad TOML or JSON is a package on its own. Nothing runs
 a tool. Results are cached per (rule, markers, folder of the file, workspace folders) together
