@@ -28,6 +28,7 @@ from lspmux.config.model import (
     SEVERITIES,
 )
 from lspmux.routing.table import FEATURES
+from lspmux.workspace.roots import ROOT_RULES
 
 
 class ConfigError(Exception):
@@ -345,6 +346,7 @@ SERVER_KEYS: dict[str, Checker] = {
     "file_types": _list_of(_file_type, 'a list like [".py", "Dockerfile"]'),
     "language_ids": _list_of(_non_empty_string, _STRINGS),
     "root_markers": _list_of(_non_empty_string, _STRINGS),
+    "root_rule": _choice(ROOT_RULES),
     "role": _choice(("server", "linter")),
     "settings": _json_table,
     "initialization_options": _json_table,

@@ -129,6 +129,9 @@ class ServerConfig(_FileRules):
     file_types: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     language_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     root_markers: tuple[str, ...] = attrs.field(default=(".git",), converter=_tuple)
+    #: How the server finds its workspace from a file (`lspmux.workspace.roots.ROOT_RULES`:
+    #: "cargo", "go.work", "js-workspace"); None: the nearest root marker.
+    root_rule: str | None = None
     role: Role = "server"
     settings: Mapping[str, Any] = attrs.field(factory=dict)
     initialization_options: Mapping[str, Any] | None = None

@@ -4,10 +4,10 @@ A project file (`lspmux.toml`, `[tool.lspmux]`) the user has not trusted (`lspmu
 `lspmux.config.trust`) keeps only the keys that cannot change which program runs, with which
 environment, or what a server is told to execute:
 
-- kept: file types, language ids, root markers, `role`, `only_features`/`except_features`,
-  timeouts, `disabled = true`, a linter's output parsing (`format`, `json`, `regex`, `options`,
-  `one_based`, `ok_exit_codes`, `source`, `input`, `run_on`, `debounce`), and the global
-  timeouts;
+- kept: file types, language ids, root markers and `root_rule`, `role`,
+  `only_features`/`except_features`, timeouts, `disabled = true`, a linter's output parsing
+  (`format`, `json`, `regex`, `options`, `one_based`, `ok_exit_codes`, `source`, `input`,
+  `run_on`, `debounce`), and the global timeouts;
 - ignored: `command` and `env`; `settings` and `initialization_options` (servers run what
   some settings name: basedpyright's `python.pythonPath`, rust-analyzer's
   `check.overrideCommand`, ruff's `ruff.path`); `client_may_set`; `disabled = false` (turning

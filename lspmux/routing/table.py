@@ -270,7 +270,7 @@ CLIENT_NOTIFICATIONS: dict[str, Route] = {
     t.TEXT_DOCUMENT_WILL_SAVE: _r(B, "sync"),
     t.WORKSPACE_DID_CHANGE_CONFIGURATION: _r(B, "sync"),
     t.WORKSPACE_DID_CHANGE_WATCHED_FILES: _r(B, "sync", handler="did_change_watched_files"),
-    t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS: _r(B, "sync"),
+    t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS: _r(B, "sync", handler="did_change_workspace_folders"),
     t.WORKSPACE_DID_CREATE_FILES: _r(B, "sync"),
     t.WORKSPACE_DID_RENAME_FILES: _r(B, "sync"),
     t.WORKSPACE_DID_DELETE_FILES: _r(B, "sync"),

@@ -25,6 +25,7 @@ from lspmux.backends.provided import BY_METHOD, effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.routing.table import ROUTES
 from lspmux.session.host import SessionHost
+from lspmux.workspace.roots import root_for
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
@@ -127,7 +128,7 @@ async def after_starting(
 
     async def start(name: str) -> dict[str, Any] | None:
         server = session.config.servers[name]
-        backend = session.pool.get(server, server.find_root(str(wanted[name])))
+        backend = session.pool.get(server, root_for(server, wanted[name], session.roots))
         if backend is None or not await backend.ensure_running():
             return None
         await asyncio.sleep(REGISTRATION_GRACE)  # registrations follow `initialized`

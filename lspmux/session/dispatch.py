@@ -23,6 +23,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lsprotocol import types as t
@@ -38,6 +39,7 @@ from lspmux.errors import (
 from lspmux.locate import methods as locate_methods
 from lspmux.routing.table import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, Route
 from lspmux.session import forward, sync
+from lspmux.session.documents import uri_to_path
 from lspmux.session.exchange import Exchange
 from lspmux.session.host import SessionHost
 from lspmux.session.linting import diagnostic_status, wait_settled
@@ -380,8 +382,31 @@ def _did_change_watched_files(d: ClientDispatch, params: dict[str, Any]) -> None
         backend.notify(t.WORKSPACE_DID_CHANGE_WATCHED_FILES, own)
 
 
+def _folder_uris(folders: Any) -> list[str]:
+    if not isinstance(folders, list):
+        return []
+    return [f["uri"] for f in folders if isinstance(f, dict) and isinstance(f.get("uri"), str)]
+
+
+def _did_change_workspace_folders(d: ClientDispatch, params: dict[str, Any]) -> None:
+    """The client's workspace folders kept current (they bound the roots of the files opened
+    next, and the file watcher's reach), and the change passed on to every backend."""
+    session = d.session
+    event = params.get("event")
+    event = event if isinstance(event, dict) else {}
+    removed = set(_folder_uris(event.get("removed")))
+    added = _folder_uris(event.get("added"))
+    kept = [r for r in session.roots if r.as_uri() not in removed]
+    session.roots = kept + [p for p in map(Path, map(uri_to_path, added)) if p not in kept]
+    for uri in added:
+        session.files.add_root(uri)
+    for backend in list(session.backends):
+        backend.notify(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, params)
+
+
 LOCAL_NOTIFICATIONS: dict[str, LocalNotification] = {
     "did_change_watched_files": _did_change_watched_files,
+    "did_change_workspace_folders": _did_change_workspace_folders,
     "initialized": lambda _d, _p: None,
     "exit": lambda d, _p: d.lifecycle.exit(),
     "cancel": ClientDispatch._cancel,

@@ -46,6 +46,7 @@ from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message
 from lspmux.workspace.files import FileWatching
+from lspmux.workspace.roots import root_for
 
 log = logging.getLogger("lspmux.session")
 
@@ -182,8 +183,7 @@ class Session:
         path = uri_to_path(uri)
         found = []
         for server in self.config.servers_for(path, language_id):
-            root = server.find_root(path)
-            backend = self.pool.get(server, root)
+            backend = self.pool.get(server, root_for(server, path, self.roots))
             if backend is None:
                 if server.name not in self._missing:
                     self._missing.add(server.name)

@@ -328,6 +328,7 @@ def test_the_example_file_is_valid_and_at_the_defaults(tmp_path: Path) -> None:
             name="my-server",
             command=("my-server", "--stdio"),
             initialization_options={},  # `initialization_options = {}` uncommented
+            root_rule="cargo",  # no value means "unset": the example shows one
         ),
     }
     assert dict(with_example.linters) == {
