@@ -323,9 +323,10 @@ class Connection(Requests, asyncio.BufferedProtocol):
                 return
             log.warning("%s: invalid message: %s", self.name, reason)
             msg_id = msg.get("id")
-            # A request whose id can be read is answered under it (its sender waits for it);
-            # anything else under id null (JSON-RPC 2.0, section 5).
-            if not (isinstance(msg.get("method"), str) and isinstance(msg_id, int | str)):
+            # A request whose id can be read is answered under it (its sender waits for it,
+            # even when its method is not a string); anything else under id null (JSON-RPC
+            # 2.0, section 5).
+            if not isinstance(msg_id, int | str):
                 msg_id = None
             if self.reply_errors:
                 self.send(error(msg_id, InvalidRequest(f"invalid JSON-RPC message: {reason}")))

@@ -65,6 +65,9 @@ def invalid_reason(msg: Message) -> str | None:
     if method is not None:
         if not isinstance(method, str):
             return "'method' must be a string"
+        # Absent is taken (some peers omit it); any other version is not this protocol.
+        if "jsonrpc" in msg and msg["jsonrpc"] != "2.0":
+            return f"'jsonrpc' must be \"2.0\", not {orjson.dumps(msg['jsonrpc']).decode()}"
         if "id" in msg and not isinstance(msg["id"], int | str):
             return "'id' must be a number or a string"
         params = msg.get("params")

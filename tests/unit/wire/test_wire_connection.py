@@ -295,8 +295,10 @@ async def test_bad_json_gets_a_parse_error_and_the_connection_lives_on() -> None
     ("body", "reply_id"),
     [
         (b"[1, 2]", None),
-        # neither a request, a notification nor a response: id null (JSON-RPC 2.0, section 5)
-        (b'{"jsonrpc":"2.0","id":"x","method":5}', None),
+        # a method that is no string: the id can still be read, and its sender waits for it
+        (b'{"jsonrpc":"2.0","id":"x","method":5}', "x"),
+        # another protocol version is not served
+        (b'{"jsonrpc":"1.0","id":9,"method":"initialize","params":{}}', 9),
         (b'{"jsonrpc":"2.0","method":"m","params":3}', None),
         (b'{"jsonrpc":"2.0"}', None),
         # a request with a readable id and method: its sender waits for that id

@@ -87,6 +87,9 @@ def test_a_peers_error_response_is_not_an_error_reply(msg_id: int | None) -> Non
         ({"jsonrpc": "2.0", "id": 1, "result": None}, None),
         ({"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "m"}}, None),
         ({"jsonrpc": "2.0", "id": 1, "method": 5}, "'method' must be a string"),
+        ({"jsonrpc": "1.0", "id": 1, "method": "x"}, '\'jsonrpc\' must be "2.0", not "1.0"'),
+        ({"id": 1, "method": "x"}, None),  # an absent version is taken
+        ({"jsonrpc": "1.0", "id": 1, "result": None}, None),  # a response still completes
         ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, "'id' must be a number or a string"),
         ({"jsonrpc": "2.0", "id": None, "method": "x"}, "'id' must be a number or a string"),
         ({"jsonrpc": "2.0", "id": [1], "method": "x"}, "'id' must be a number or a string"),
