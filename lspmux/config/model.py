@@ -274,7 +274,7 @@ def find_root(markers: tuple[str, ...], path: str | Path) -> Path:
     (`*.csproj`, `*.cabal`), for projects whose marker file is named after the project.
     """
     p = Path(path)
-    start = p if p.is_dir() else p.parent
+    start = p if os.path.isdir(p) else p.parent  # no OSError (a name too long for the OS)
     for folder in (start, *start.parents):
         for marker in markers:
             if _has_marker(folder, marker):
@@ -285,7 +285,7 @@ def find_root(markers: tuple[str, ...], path: str | Path) -> Path:
 def _has_marker(folder: Path, marker: str) -> bool:
     if any(c in marker for c in "*?["):
         return next(iter(folder.glob(marker)), None) is not None
-    return (folder / marker).exists()
+    return os.path.exists(folder / marker)
 
 
 def resolve_command(

@@ -25,6 +25,7 @@ from lsprotocol import types as t
 from lspmux.config.model import LinterConfig
 from lspmux.diagnostics.linters.runner import Event
 from lspmux.diagnostics.linters.scheduler import LinterScheduler
+from lspmux.errors import InvalidParams
 from lspmux.session.documents import uri_to_path
 from lspmux.session.host import SessionHost
 
@@ -239,8 +240,15 @@ def pending_sources(session: SessionHost, uri: str) -> list[str]:
 async def diagnostic_status(session: SessionHost, msg: dict[str, Any]) -> dict[str, Any]:
     """`lspmux/diagnosticStatus` {uri} → {version, pending: [source], failures: [message]}."""
     params = msg.get("params") or {}
-    uri = params.get("uri") or (params.get("textDocument") or {}).get("uri")
-    if not isinstance(uri, str):
+    document = params.get("textDocument") if isinstance(params, dict) else None
+    uri = params.get("uri") if isinstance(params, dict) else None
+    if uri is None and document is not None:
+        uri = document.get("uri") if isinstance(document, dict) else document
+    if not isinstance(params, dict) or (uri is not None and not isinstance(uri, str)):
+        raise InvalidParams(
+            'lspmux/diagnosticStatus takes {"textDocument": {"uri": URI}} (or {"uri": URI})'
+        )
+    if uri is None:
         return {"version": None, "pending": [], "failures": list(session.linting.failures)}
     doc = session.documents.get(uri)
     return {

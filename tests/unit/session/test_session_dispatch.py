@@ -655,3 +655,25 @@ async def test_shutdown_and_exit_in_one_read_still_answer_the_shutdown(mem: Any)
     assert (await m.client.answer(99))["result"] is None
     await until(lambda: m.exited, "the session's exit")
     assert m.exited == [0]
+
+
+async def test_diagnostic_status_with_a_bad_text_document_is_invalid_params(mem: Any) -> None:
+    """Before: -32603 (an AttributeError inside lspmux) for the client's own mistake."""
+    m = mem(a=ScriptedServer("a", HOVER, {}))
+    await m.initialize()
+    for params in ({"textDocument": 1}, {"textDocument": {"uri": 5}}, [1]):
+        answer = await m.client.answer(m.client.request("lspmux/diagnosticStatus", params))
+        assert answer["error"]["code"] == -32602, (params, answer)
+        assert (
+            "textDocument" in answer["error"]["message"] or "params" in answer["error"]["message"]
+        )
+
+
+async def test_a_file_name_too_long_for_the_os_is_served_from_the_buffer(mem: Any) -> None:
+    """An open document whose name is 300 bytes (no file system has it): its hover reaches
+    the server like any other; before, -32603 "File name too long" from a root lookup."""
+    m = mem(a=ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: {"contents": "h"}}))
+    await m.initialize()
+    uri = m.open("x" * 300 + ".py", "x = 1\n")
+    answer = await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    assert answer.get("result") == {"contents": "h"}, answer
