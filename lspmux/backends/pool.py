@@ -146,9 +146,14 @@ class Pool:
             log.info("%s: %s with no client attached; answering null", backend.label, msg["method"])
             reply(None)
             return
-        # Edits and prompts go to the session that caused them: one waiting for this backend
-        # (executeCommand → applyEdit), else one holding a document the request names, else
-        # the most recently active one.
+        # Edits and prompts go to the session that caused them: the one whose command this
+        # backend is running (executeCommand → applyEdit; the latest sent, when several are),
+        # else one waiting for this backend, else one holding a document the request names,
+        # else the most recently active one.
+        running = [(c, s) for s in sessions if (c := _running_command(s, backend)) is not None]
+        if running:
+            max(running, key=lambda pair: pair[0])[1].backend_request(backend, msg, reply)
+            return
         candidates = [s for s in sessions if _waits_on(s, backend)] or [
             s for s in sessions if _holds_any(backend, s, _uris_in(msg.get("params")))
         ]
@@ -216,6 +221,24 @@ def _holds_any(backend: Backend, session: PoolSession, uris: set[str]) -> bool:
         if doc is not None and session in doc.holders:
             return True
     return False
+
+
+#: Client requests during which a server asks the client to apply an edit or answer a prompt.
+COMMANDS = frozenset(("workspace/executeCommand", "codeAction/resolve", "codeLens/resolve"))
+
+
+def _running_command(session: PoolSession, backend: Backend) -> int | None:
+    """The highest id under which `backend` runs one of `session`'s commands (a server's ids
+    grow: the highest is the latest sent), or None."""
+    inflight = getattr(session, "inflight", None) or {}
+    ids = [
+        backend_id
+        for ex in inflight.values()
+        if getattr(ex, "method", None) in COMMANDS
+        for b, backend_id in getattr(ex, "targets", ())
+        if b is backend and isinstance(backend_id, int)
+    ]
+    return max(ids) if ids else None
 
 
 def _waits_on(session: PoolSession, backend: Backend) -> bool:

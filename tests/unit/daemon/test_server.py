@@ -176,8 +176,9 @@ class FakeSession:
 
 
 class FakeExchange:
-    def __init__(self, backend: Backend) -> None:
-        self.targets = [(backend, 1)]
+    def __init__(self, backend: Backend, method: str = "textDocument/hover", at: int = 1) -> None:
+        self.method = method
+        self.targets = [(backend, at)]
 
 
 def shared_backend(tmp_path: Path) -> tuple[Pool, Backend, FakeSession, FakeSession]:
@@ -223,7 +224,23 @@ def test_prompts_go_to_the_session_waiting_on_the_backend(tmp_path: Path) -> Non
     edit = {"id": 2, "method": "workspace/applyEdit", "params": {}}
     pool.server_request(backend, edit, lambda _v: None)
     assert b.requests == [edit] and a.requests == []  # most recently active
-    a.inflight["x"] = FakeExchange(backend)  # a's executeCommand is in flight
+    a.inflight["x"] = FakeExchange(backend)  # a's hover is in flight
+    pool.server_request(backend, edit, lambda _v: None)
+    assert a.requests == [edit]
+
+
+def test_an_edit_goes_to_the_client_whose_command_the_server_runs(tmp_path: Path) -> None:
+    """A has a slow request in flight at the server; B's executeCommand makes the server send
+    applyEdit: B gets it (before, A did: it waited on the backend and was more recent)."""
+    pool, backend, a, b = shared_backend(tmp_path)
+    a.inflight["slow"] = FakeExchange(backend, "textDocument/references", at=7)
+    b.inflight["cmd"] = FakeExchange(backend, "workspace/executeCommand", at=8)
+    a.last_active, b.last_active = 3.0, 2.0
+    edit = {"id": 9, "method": "workspace/applyEdit", "params": {}}
+    pool.server_request(backend, edit, lambda _v: None)
+    assert b.requests == [edit] and a.requests == []
+    # two commands at once: the latest sent (the server's ids grow) is the one running
+    a.inflight["cmd"] = FakeExchange(backend, "workspace/executeCommand", at=10)
     pool.server_request(backend, edit, lambda _v: None)
     assert a.requests == [edit]
 
