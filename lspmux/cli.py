@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lspmux import __version__
-from lspmux.cli_common import add_config, add_logging, apply_limits, run_loop, setup_logging
+from lspmux.cli_common import (
+    add_config,
+    add_logging,
+    apply_limits,
+    log_levels,
+    run_loop,
+    set_levels,
+    setup_logging,
+)
 from lspmux.daemon.commands import DAEMON_COMMANDS, add_daemon_commands
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
@@ -128,6 +136,7 @@ def _proxy(args: argparse.Namespace) -> int:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
     apply_limits(config)
+    set_levels(log_levels(args.log_level, config.log_filters))
 
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root or Path.cwd(), extra)

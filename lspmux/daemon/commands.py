@@ -8,7 +8,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from lspmux.cli_common import add_config, add_logging, apply_limits, run_loop, setup_logging
+from lspmux.cli_common import (
+    add_config,
+    add_logging,
+    apply_limits,
+    log_levels,
+    run_loop,
+    set_levels,
+    setup_logging,
+)
 
 # -- the daemon: server, client, status, reload (docs/sharing.md) ------------------------------
 
@@ -75,13 +83,14 @@ def _server(args: argparse.Namespace) -> int:
     setup_logging(args.log_level, args.log_file)
     extra = list(args.config)
     try:
-        address = resolve(args.listen)
-        token = None if address.is_unix else load_token(args.token_file)
         config = load_config(None, extra)  # a bad file fails here, loudly
+        address = resolve(args.listen, configured=config.listen)
+        token = None if address.is_unix else load_token(args.token_file)
     except (AddressError, ConfigError) as exc:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
     apply_limits(config)
+    set_levels(log_levels(args.log_level, config.log_filters))
 
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root, extra)
@@ -105,19 +114,19 @@ def _client(args: argparse.Namespace) -> int:  # reached only through parse_args
 
 
 def _where(args: argparse.Namespace) -> str:
-    from lspmux.daemon.address import AddressError, resolve
+    from lspmux.daemon.address import AddressError, resolve_client
 
     try:
-        return str(resolve(args.connect))
+        return str(resolve_client(args.connect))
     except AddressError:
         return str(args.connect)
 
 
 def _daemon_request(args: argparse.Namespace, method: str, params: dict[str, object]) -> object:
-    from lspmux.daemon.address import load_token, resolve
+    from lspmux.daemon.address import load_token, resolve_client
     from lspmux.daemon.shim import request
 
-    address = resolve(args.connect)
+    address = resolve_client(args.connect)
     token = None if address.is_unix else load_token(args.token_file)
     timeout = 1.0 if method == "lspmux/status" else 120.0
     return request(address, method, params, token=token, timeout=timeout)

@@ -265,15 +265,26 @@ class Daemon:
 
     # -- instances without clients ------------------------------------------------------------
 
+    def reap_interval(self) -> float:
+        """Seconds between two checks: `gc_interval` at most, and a quarter of
+        `instance_timeout` when that is shorter (so a short timeout is kept to within 25%)."""
+        timeout = self.config.instance_timeout
+        if timeout is None:
+            return self.config.gc_interval
+        return min(max(timeout / 4, 0.1), self.config.gc_interval)
+
     async def _reap_loop(self) -> None:
         while True:
-            timeout = self.config.instance_timeout
-            await asyncio.sleep(min(max(timeout / 4, 0.1), 10.0))
+            await asyncio.sleep(self.reap_interval())
             self.reap(time.monotonic())
 
     def reap(self, now: float) -> list[Backend]:
-        """Shut down the instances that had no client for `instance_timeout`."""
+        """Shut down the instances that had no client for `instance_timeout` (never when it is
+        None: `instance_timeout = false`)."""
         timeout = self.config.instance_timeout
+        if timeout is None:
+            self._idle_since.clear()
+            return []
         reaped = []
         for backend in list(self.pool.backends.values()):
             if self.pool.sessions_of(backend):

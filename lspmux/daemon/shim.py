@@ -24,7 +24,13 @@ import socket
 import sys
 import threading
 
-from lspmux.daemon.address import Address, AddressError, check_socket_dir, load_token, resolve
+from lspmux.daemon.address import (
+    Address,
+    AddressError,
+    check_socket_dir,
+    load_token,
+    resolve_client,
+)
 from lspmux.wire.length import FrameError, parse_length
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
@@ -425,7 +431,7 @@ def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
         return 2
     environ = os.environ
     try:
-        address = resolve(args.connect, environ)
+        address = resolve_client(args.connect, environ)
         token = load_token(args.token_file, environ) if not address.is_unix else None
         if not address.is_unix and token is None:
             raise ShimError(f"{address} is a TCP address: give --token-file or set LSPMUX_TOKEN")
