@@ -8,8 +8,9 @@ token on TCP), and then copying bytes both ways without parsing them: one thread
 stdin → socket, the main thread socket → stdout. It also sends the one-shot requests of
 `lspmux status` and `lspmux reload`.
 
-Which server: `--server-path CMD [-- ARGS]`, or `$LSPMUX_SERVER` when it is set, share exactly
-that server (the daemon checks its allow-list). `lspmux` with no subcommand is the
+Which server: `--server-path CMD [-- ARGS]` (the Rust tool's `--ra-mux-server` too), or
+`$LSPMUX_SERVER` (or its older name `$RA_MUX_SERVER`) when it is set, share exactly that
+server (the daemon checks its allow-list). `lspmux` with no subcommand is the
 Rust-lspmux-compatible mode: the server defaults to `rust-analyzer`. `lspmux client` with
 neither routes every file by type over the whole configuration, like `lspmux proxy`.
 
@@ -40,6 +41,8 @@ if TYPE_CHECKING:  # argparse is imported only to print help or an error
     from typing import Any
 
 SERVER_ENV = "LSPMUX_SERVER"
+#: The Rust tool's older name for it (ra-multiplex); `LSPMUX_SERVER` wins when both are set.
+RA_MUX_SERVER_ENV = "RA_MUX_SERVER"
 RUST_DEFAULT_SERVER = "rust-analyzer"
 AUTOSTART_TIMEOUT = 15.0
 CHUNK = 1 << 16
@@ -69,10 +72,12 @@ def add_client_options(p: argparse.ArgumentParser) -> None:
     add_connect_options(p)
     p.add_argument(
         "--server-path",
+        "--ra-mux-server",
+        dest="server_path",
         metavar="CMD",
         default=None,
-        help="share exactly this server for every file (env LSPMUX_SERVER); without it, "
-        "`lspmux client` routes each file by type like `lspmux proxy`",
+        help="share exactly this server for every file (env LSPMUX_SERVER or RA_MUX_SERVER); "
+        "without it, `lspmux client` routes each file by type like `lspmux proxy`",
     )
     p.add_argument(
         "--pass-env",
@@ -115,7 +120,12 @@ class ClientArgs:
         self.server_args: list[str] = []
 
 
-_VALUED = {"--connect": "connect", "--token-file": "token_file", "--server-path": "server_path"}
+_VALUED = {
+    "--connect": "connect",
+    "--token-file": "token_file",
+    "--server-path": "server_path",
+    "--ra-mux-server": "server_path",  # the Rust tool's alias
+}
 
 
 def parse_args(argv: Sequence[str]) -> ClientArgs | None:
@@ -160,7 +170,7 @@ def run_if_client(words: Sequence[str]) -> int | None:
     first = words[0]
     if first == "client":
         return main(words[1:])
-    if first.startswith("-") and first not in ("-h", "--help", "--version"):
+    if first.startswith("-") and first not in ("-h", "--help", "-V", "--version"):
         return main(words, rust_compat=True)
     return None
 
@@ -198,7 +208,7 @@ def lspmux_options(
 ) -> dict[str, Any] | None:
     """What the shim adds to the client's `initialize` as `initializationOptions.lspMux`, or
     None when nothing needs adding (route by file type over a Unix socket)."""
-    server = args.server_path or environ.get(SERVER_ENV) or None
+    server = args.server_path or environ.get(SERVER_ENV) or environ.get(RA_MUX_SERVER_ENV) or None
     if server is None and rust_compat:
         server = RUST_DEFAULT_SERVER
     options: dict[str, Any] = {"version": "1"}
