@@ -228,3 +228,26 @@ async def test_status_is_oh_my_pis_liveness_check(
         timeout=60,
     )
     assert dead.returncode == 1 and "no daemon answers" in dead.stderr
+
+
+async def test_oh_my_pis_client_with_server_arguments(
+    daemon: DaemonUnderTest, workspace: Path
+) -> None:
+    """oh-my-pi wraps a server with arguments as `LSPMUX_SERVER=CMD lspmux client -- ARGS`:
+    the arguments reach the server (here where the configuration lets clients set them)."""
+    from lsprotocol import types as t
+
+    clangd = shutil.which("clangd")
+    assert clangd is not None, "clangd is not installed: run scripts/setup-tests"
+    await daemon.start(
+        "--config", str(daemon.config('[servers.clangd]\nclient_may_set = ["args"]\n'))
+    )
+    env = {**daemon.env, "LSPMUX_SERVER": clangd}
+    proxy = await daemon.client(workspace, "--", "--background-index", "--clang-tidy", env=env)
+    uri = proxy.open("hello.c", "c")
+    hover = await proxy.client.text_document_hover_async(
+        t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(2, 5))
+    )
+    assert hover is not None and "int add(int a, int b)" in hover.contents.value
+    [process] = daemon.backends("clangd")
+    assert process.cmdline()[-2:] == ["--background-index", "--clang-tidy"], process.cmdline()
