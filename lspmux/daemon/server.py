@@ -13,9 +13,10 @@ The handshake. A connection's first message is one of:
   key is removed, then the message goes to a new Session. With a `server`, the session uses
   exactly that server for every file (matched against the configured servers to reuse their
   settings, and only when the allow-list permits it); without, it routes by file type over the
-  whole configuration like `lspmux proxy`. `method` "status" and "reload" are also understood.
-- `lspmux/status` or `lspmux/reload` (params: `root`, and `token` on TCP): answered, then the
-  connection is closed. So is `lspmux/documents` (params: `uris`): which clients hold those
+  whole configuration like `lspmux proxy`. `method` "status" and "reload" (with `cwd`, the
+  Rust client's folder) are also understood.
+- `lspmux/status` or `lspmux/reload` (params: `cwd`, `all`, `restart` or `root`, see
+  `Daemon.reload`; `token` on TCP): answered, then the connection is closed. So is `lspmux/documents` (params: `uris`): which clients hold those
   documents open and whether their buffers have unsaved changes (the agent tools ask it before
   writing a file), and `lspmux/tool` (params: `root`, `name`, `arguments`): an agent tool run
   inside the daemon for `lspmux <verb>` (lspmux/agent/hosted.py).
