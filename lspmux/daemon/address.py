@@ -159,6 +159,8 @@ def configured_connect(environ: Mapping[str, str] | None = None) -> str | None:
         data = path.read_bytes()
     except OSError:
         return None
+    if b"connect" not in data:  # parsing TOML costs the client ~15 ms: only when it may say
+        return None
     import tomllib
 
     try:
