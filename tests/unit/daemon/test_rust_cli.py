@@ -268,3 +268,67 @@ async def test_the_rust_reload_handshake_answers_no_instance_found(running: Daem
     assert reply is not None and reply["id"] == 0
     assert "no instance's workspace root contains /x" in reply["error"]["message"]
     await asyncio.sleep(0)
+
+
+NO_SUCH_METHOD = """\
+import json, sys
+def read():
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        if not line.strip():
+            break
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+def write(msg):
+    body = json.dumps(msg).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+while True:
+    msg = read()
+    if msg.get("method") == "exit":
+        sys.exit(0)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}})
+    elif msg["method"] == "shutdown":
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+    else:
+        write({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
+"""
+
+
+async def test_a_server_without_the_reload_request_is_restarted_instead(tmp_path: Path) -> None:
+    """A server named rust-analyzer that answers "method not found" is restarted; one that
+    answers the request keeps its process (tests/servers/scripted.py answers null)."""
+    scripted = Path(__file__).resolve().parents[2] / "servers" / "scripted.py"
+    script = tmp_path / "no_such_method.py"
+    script.write_text(NO_SUCH_METHOD)
+    (tmp_path / "other").mkdir()
+    pool = Pool(shared=True)
+    refusing = pool.get(
+        ServerConfig(name="rust-analyzer", command=(sys.executable, str(script))), tmp_path
+    )
+    answering = pool.get(
+        ServerConfig(name="rust-analyzer", command=(sys.executable, str(scripted), "hang")),
+        tmp_path / "other",
+    )
+    assert refusing is not None and answering is not None
+    try:
+        assert await refusing.ensure_running() and await answering.ensure_running()
+        before = (refusing.pid, answering.pid)
+        restarted = await reload.reload_one(refusing, restart=False)
+        assert restarted["method"] == reload.RESTART and restarted["running"] is True
+        assert refusing.pid != before[0] and refusing.state == "running"
+        soft = await reload.reload_one(answering, restart=False)
+        assert soft["method"] == "rust-analyzer/reloadWorkspace" and soft["running"] is True
+        assert answering.pid == before[1]
+        forced = await reload.reload_one(answering, restart=True)
+        assert forced["method"] == reload.RESTART and answering.pid != before[1]
+    finally:
+        await pool.stop_all()
