@@ -26,11 +26,13 @@ import sys
 import threading
 
 from lspmux.daemon.address import (
+    ADDRESS_ENV,
     Address,
     AddressError,
     check_socket_dir,
     load_token,
     resolve_client,
+    user_config_file,
 )
 from lspmux.wire.length import FrameError, parse_length
 
@@ -433,6 +435,16 @@ def pump(sock: socket.socket, first: bytes, stdin: int = 0, stdout: int = 1) -> 
         return 0
 
 
+def _from_config(given: str | None, environ: Mapping[str, str]) -> str:
+    """Where the address came from, when it was the user file's `connect`."""
+    if given or environ.get(ADDRESS_ENV):
+        return ""
+    return (
+        f" (it is `connect` in {user_config_file(environ)}; without it, clients use the "
+        "private Unix socket)"
+    )
+
+
 def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
     """Run the shim; `argv` excludes the program name and the `client` word."""
     args = parse_args(argv)
@@ -444,7 +456,10 @@ def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
         address = resolve_client(args.connect, environ)
         token = load_token(args.token_file, environ) if not address.is_unix else None
         if not address.is_unix and token is None:
-            raise ShimError(f"{address} is a TCP address: give --token-file or set LSPMUX_TOKEN")
+            raise ShimError(
+                f"{address} is a TCP address: give --token-file or set LSPMUX_TOKEN"
+                + _from_config(args.connect, environ)
+            )
         options = lspmux_options(
             args, rust_compat=rust_compat, address=address, environ=environ, token=token
         )
