@@ -104,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     quietly with EXIT_BROKEN_PIPE, never a traceback."""
     try:
         code = _main(argv)
-        sys.stdout.flush()  # a broken pipe shows here when the output was buffered
+        if not sys.stdout.closed:  # `lspmux proxy` closes it when its client goes away
+            sys.stdout.flush()  # a broken pipe shows here when the output was buffered
     except BrokenPipeError:
         # Python flushes stdout again at exit: point it at /dev/null so that fails silently
         # too (the recipe of the `signal` module's documentation)

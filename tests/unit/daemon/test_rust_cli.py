@@ -97,11 +97,14 @@ def test_version_and_help_as_clap_has_them(env: dict[str, str]) -> None:
     assert out.returncode == 0 and out.stdout.startswith("usage: lspmux hover"), out.stderr
 
 
-def test_a_closed_stdout_ends_quietly(env: dict[str, str]) -> None:
-    """`lspmux config | head`: the reader is gone before anything is written."""
+@pytest.mark.parametrize("command", ["config", "capabilities"])
+def test_a_closed_stdout_ends_quietly(env: dict[str, str], tmp_path: Path, command: str) -> None:
+    """`lspmux config | head`: the reader is gone before anything is written. (`capabilities`
+    runs a private `lspmux proxy`, which closes its own stdout at the end: no error either.)"""
     read, write = os.pipe()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lspmux", "config"],
+        [sys.executable, "-m", "lspmux", command],
+        cwd=str(tmp_path),
         env=env,
         stdout=write,
         stderr=subprocess.PIPE,
