@@ -40,23 +40,24 @@ def log_levels(
     flag: str | None, log_filters: str | None = None, environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """Logger name → level name ("off" included) from `--log-level`, `$LSPMUX_LOG`,
-    `$RUST_LOG`, the configuration's `log_filters`, in that order; the `lspmux` logger is
-    always set. A `RUST_LOG` that is not a tracing filter is passed over, as the Rust lspmux
-    does."""
+    `$RUST_LOG`, the configuration's `log_filters`, in that order (the last three read as
+    tracing filters, of which a bare level name is one); the `lspmux` logger is always set. A
+    value that is not a filter is passed over, as the Rust lspmux does with `RUST_LOG`, and so
+    is one that says nothing about lspmux (`tokio=debug`)."""
     from lspmux.log_filters import ROOT_LOGGER, FilterError, parse
 
     env = os.environ if environ is None else environ
-    named = flag or env.get(LOG_ENV, "").strip().lower()
-    if named:
-        return {ROOT_LOGGER: "warning" if named == "warn" else named}
+    if flag:
+        return {ROOT_LOGGER: flag}
     levels: dict[str, str] = {}
-    for spec in (env.get(RUST_LOG_ENV), log_filters):
+    for spec in (env.get(LOG_ENV), env.get(RUST_LOG_ENV), log_filters):
         if spec:
             try:
                 levels = parse(spec)
-                break
             except FilterError:
                 continue
+            if levels:
+                break
     levels.setdefault(ROOT_LOGGER, "info")
     return levels
 

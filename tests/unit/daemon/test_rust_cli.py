@@ -139,6 +139,7 @@ def test_status_exits_non_zero_without_a_daemon(env: dict[str, str]) -> None:
         ),
         (None, {"RUST_LOG": "x=nonsense"}, "error", {"lspmux": "error"}),  # passed over
         (None, {"LSPMUX_LOG": "warning", "RUST_LOG": "debug"}, None, {"lspmux": "warning"}),
+        (None, {"LSPMUX_LOG": "loud", "RUST_LOG": "debug"}, None, {"lspmux": "debug"}),
         ("error", {"RUST_LOG": "debug"}, "debug", {"lspmux": "error"}),  # the flag wins
     ],
 )
