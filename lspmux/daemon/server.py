@@ -16,10 +16,11 @@ The handshake. A connection's first message is one of:
   whole configuration like `lspmux proxy`. `method` "status" and "reload" (with `cwd`, the
   Rust client's folder) are also understood.
 - `lspmux/status` or `lspmux/reload` (params: `cwd`, `all`, `restart` or `root`, see
-  `Daemon.reload`; `token` on TCP): answered, then the connection is closed. So is `lspmux/documents` (params: `uris`): which clients hold those
-  documents open and whether their buffers have unsaved changes (the agent tools ask it before
-  writing a file), and `lspmux/tool` (params: `root`, `name`, `arguments`): an agent tool run
-  inside the daemon for `lspmux <verb>` (lspmux/agent/hosted.py).
+  `Daemon.reload`; `token` on TCP): answered, then the connection is closed. So is
+  `lspmux/documents` (params: `uris`): which clients hold those documents open and whether
+  their buffers have unsaved changes (the agent tools ask it before writing a file), and
+  `lspmux/tool` (params: `root`, `name`, `arguments`): an agent tool run inside the daemon for
+  `lspmux <verb>` (lspmux/agent/hosted.py).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from lspmux import __version__
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
 from lspmux.config.model import Config
+from lspmux.daemon import reload as reloading
 from lspmux.daemon.address import (
     Address,
     AddressError,
@@ -382,8 +384,6 @@ class Daemon:
         own reload request, else a restart), a restart by `root` or with nothing named (what
         the agent tools ask); `restart` overrides. The daemon's own configuration
         (allow-list, instance_timeout, gc_interval) is read again too."""
-        from lspmux.daemon import reload as reloading
-
         with contextlib.suppress(Exception):
             self.config = self.load_config(None)
             self.allow = AllowList(self.config)
