@@ -8,12 +8,21 @@ importable) and configures logging (stderr or --log-file; never stdout, the prot
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from lspmux import __version__
-from lspmux.cli_common import add_config, add_logging, apply_limits, run_loop, setup_logging
+from lspmux.cli_common import (
+    add_config,
+    add_logging,
+    apply_limits,
+    log_levels,
+    run_loop,
+    set_levels,
+    setup_logging,
+)
 from lspmux.daemon.commands import DAEMON_COMMANDS, add_daemon_commands
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
@@ -50,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"lspmux {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"lspmux {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     proxy = sub.add_parser(
@@ -74,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cfg.add_argument("--dir", type=Path, default=None, help="project folder (default: cwd)")
     add_config(cfg)
+    sub.add_parser(
+        "help", help="print this help, or the help of COMMAND (lspmux help COMMAND)"
+    ).add_argument("topic", nargs="?", metavar="COMMAND")
     add_daemon_commands(sub)
     _add_trust_command(sub)
     _add_diagnostics_commands(sub)
@@ -82,7 +94,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The exit status of a command whose reader went away (`lspmux status | head`): what a shell
+#: reports for a program stopped by SIGPIPE (128 + 13).
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a reader that closes its end of stdout early (`| head`) ends it
+    quietly with EXIT_BROKEN_PIPE, never a traceback."""
+    try:
+        code = _main(argv)
+        if not sys.stdout.closed:  # `lspmux proxy` closes it when its client goes away
+            sys.stdout.flush()  # a broken pipe shows here when the output was buffered
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at /dev/null so that fails silently
+        # too (the recipe of the `signal` module's documentation)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+    return code
+
+
+def _help(parser: argparse.ArgumentParser, words: Sequence[str]) -> int:
+    """`lspmux help [COMMAND]`, as the Rust lspmux (clap) has it: the help of COMMAND, or of
+    lspmux."""
+    if not words:
+        parser.print_help()
+        return 0
+    from lspmux.agent.cli import main as agent_main
+
+    if words[0] in _AGENT_VERBS:
+        return agent_main([words[0], "--help"])
+    try:
+        parser.parse_args([words[0], "--help"])
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    return 0
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     from lspmux.daemon import shim  # stdlib only: the client must start fast
 
     words = shim.command_first(sys.argv[1:] if argv is None else argv)
@@ -96,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return agent_cli.mcp_main(words[1:])
         return agent_cli.main(words)
     parser = build_parser()
+    if words and words[0] == "help":
+        return _help(parser, words[1:])
     args = parser.parse_args(words)
     if args.command is None:
         parser.print_help(sys.stderr)
@@ -128,6 +181,7 @@ def _proxy(args: argparse.Namespace) -> int:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
     apply_limits(config)
+    set_levels(log_levels(args.log_level, config.log_filters))
 
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root or Path.cwd(), extra)

@@ -12,17 +12,62 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from lspmux.config.model import Config
+
+
+#: Where the log level comes from when `--log-level` is not given, in this order: lspmux's
+#: variable (a level name), then the Rust lspmux's (a tracing filter), then the configuration's
+#: `log_filters`, then "info".
+LOG_ENV = "LSPMUX_LOG"
+RUST_LOG_ENV = "RUST_LOG"
+LEVEL_NAMES = ("debug", "info", "warning", "error")
 
 
 def add_logging(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-file", type=Path, help="write the log here instead of stderr")
     p.add_argument(
         "--log-level",
-        default=os.environ.get("LSPMUX_LOG", "info"),
-        choices=["debug", "info", "warning", "error"],
-        help="log verbosity (default: info; env LSPMUX_LOG); debug logs every message",
+        default=None,
+        choices=LEVEL_NAMES,
+        help="log verbosity (default: $LSPMUX_LOG, else $RUST_LOG or the configuration's "
+        "log_filters as a Rust tracing filter, else info); debug logs every message",
     )
+
+
+def log_levels(
+    flag: str | None, log_filters: str | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Logger name → level name ("off" included) from `--log-level`, `$LSPMUX_LOG`,
+    `$RUST_LOG`, the configuration's `log_filters`, in that order (the last three read as
+    tracing filters, of which a bare level name is one); the `lspmux` logger is always set. A
+    value that is not a filter is passed over, as the Rust lspmux does with `RUST_LOG`, and so
+    is one that says nothing about lspmux (`tokio=debug`)."""
+    from lspmux.log_filters import ROOT_LOGGER, FilterError, parse
+
+    env = os.environ if environ is None else environ
+    if flag:
+        return {ROOT_LOGGER: flag}
+    levels: dict[str, str] = {}
+    for spec in (env.get(LOG_ENV), env.get(RUST_LOG_ENV), log_filters):
+        if spec:
+            try:
+                levels = parse(spec)
+            except FilterError:
+                continue
+            if levels:
+                break
+    levels.setdefault(ROOT_LOGGER, "info")
+    return levels
+
+
+def set_levels(levels: Mapping[str, str]) -> None:
+    import logging
+
+    for name, level in levels.items():
+        value = logging.CRITICAL + 10 if level == "off" else logging.getLevelName(level.upper())
+        logging.getLogger(name).setLevel(value)
 
 
 def add_config(
@@ -32,7 +77,10 @@ def add_config(
     p.add_argument("--config", type=Path, action="append", default=[], metavar="FILE", help=help)
 
 
-def setup_logging(level: str, log_file: Path | None) -> None:
+def setup_logging(level: str | None, log_file: Path | None, log_filters: str | None = None) -> None:
+    """The one place logging is configured: a handler (the file, else a non-blocking stderr)
+    on the `lspmux` logger, and the levels `log_levels` picks. Called again with the
+    configuration's `log_filters` once the configuration is read."""
     import logging  # not at module level: `lspmux client` must start fast
 
     handler: logging.Handler
@@ -46,8 +94,8 @@ def setup_logging(level: str, log_file: Path | None) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("lspmux")
     root.handlers[:] = [handler]
-    root.setLevel(level.upper())
     root.propagate = False
+    set_levels(log_levels(level, log_filters))
 
 
 def run_loop(coro: object) -> int:

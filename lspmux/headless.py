@@ -208,12 +208,12 @@ class LspError(ReportError):
 def daemon_running() -> bool:
     """Whether an lspmux daemon answers on its default socket (env LSPMUX_ADDRESS)."""
     try:
-        from lspmux.daemon.address import resolve
+        from lspmux.daemon.address import resolve_client
         from lspmux.daemon.shim import open_socket
     except ImportError:
         return False
     try:
-        address = resolve(None)
+        address = resolve_client(None)
         if not address.is_unix:
             return False
         open_socket(address, timeout=0.5).close()

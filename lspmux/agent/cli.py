@@ -107,11 +107,11 @@ def main(words: Sequence[str]) -> int:
 def _through_daemon(tool: Tool, arguments: dict[str, Any], root: Path) -> dict[str, Any] | None:
     """The tool run by the daemon (`lspmux/tool`), stdlib only; None when no daemon answers
     on the local socket (or it is too old to know the method)."""
-    from lspmux.daemon.address import AddressError, resolve
+    from lspmux.daemon.address import AddressError, resolve_client
     from lspmux.daemon.shim import ShimError, request
 
     try:
-        address = resolve(None)
+        address = resolve_client(None)
         if not address.is_unix:
             return None
         params = {"root": str(root), "name": tool.name, "arguments": arguments}

@@ -33,11 +33,11 @@ def socket_query(address: Any) -> DaemonQuery:
 async def daemon_client(autostart: bool) -> tuple[HeadlessClient | None, DaemonQuery | None]:
     """A client on the daemon's socket and its query function, or Nones when no daemon
     answers (and none may be started)."""
-    from lspmux.daemon.address import AddressError, resolve
+    from lspmux.daemon.address import AddressError, resolve_client
     from lspmux.daemon.shim import ShimError, connect
 
     try:
-        address = resolve(None)
+        address = resolve_client(None)
     except AddressError:
         return None, None
     if not address.is_unix:

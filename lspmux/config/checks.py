@@ -27,6 +27,9 @@ from lspmux.config.model import (
     RUN_ON,
     SEVERITIES,
 )
+from lspmux.daemon.address import CONFIG_FORMS, AddressError, from_config
+from lspmux.log_filters import FilterError
+from lspmux.log_filters import parse as parse_log_filters
 from lspmux.routing.table import FEATURES
 from lspmux.workspace.roots import ROOT_RULES
 
@@ -118,6 +121,49 @@ def _seconds(*, zero_ok: bool) -> Checker:
         return float(value)
 
     return check
+
+
+def _seconds_or_false(value: Any, where: _Where) -> float | None:
+    """`instance_timeout`: seconds (≥ 0), or `false` for never (None), as the Rust lspmux
+    reads it."""
+    expected = "a number of seconds ≥ 0, or false (never)"
+    if value is False:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        where.fail(f"found {_describe(value)}", expected)
+    if not math.isfinite(value) or value < 0:
+        where.fail(f"found {value}", expected)
+    return float(value)
+
+
+def _address(value: Any, where: _Where) -> str:
+    """`listen` / `connect`: the Rust lspmux's `["127.0.0.1", 27631]` or socket path, or
+    lspmux's `unix:PATH` / `tcp:HOST:PORT`; kept as lspmux's address string."""
+    try:
+        return str(from_config(value))
+    except AddressError as exc:
+        where.fail(f"found {_describe(value)}: {exc}", CONFIG_FORMS)
+
+
+def _log_filters(value: Any, where: _Where) -> str:
+    expected = 'a tracing filter like "info", "warn" or "lspmux=debug"'
+    if not isinstance(value, str):
+        where.fail(f"found {_describe(value)}", expected)
+    try:
+        parse_log_filters(value)
+    except FilterError as exc:
+        where.fail(str(exc), expected)
+    return value
+
+
+_ENV_PATTERN = re.compile(r"^[A-Za-z0-9_*?!\[\]-]+$")
+
+
+def _env_pattern(value: Any, where: _Where) -> str:
+    expected = 'an environment variable name or glob pattern, e.g. "PATH" or "CARGO_*"'
+    if not isinstance(value, str) or not _ENV_PATTERN.match(value):
+        where.fail(f"found {_describe(value)}", expected)
+    return value
 
 
 def _size(value: Any, where: _Where) -> int:
@@ -384,9 +430,15 @@ LINTER_KEYS: dict[str, Checker] = {
 GLOBAL_KEYS: dict[str, Checker] = {
     "request_timeout": _seconds(zero_ok=False),
     "idle_timeout": _seconds(zero_ok=True),
-    "instance_timeout": _seconds(zero_ok=False),
+    "instance_timeout": _seconds_or_false,
     "allowed_servers": _list_of(_non_empty_string, "a list of commands or paths"),
     "max_message_size": _size,
+    # the Rust lspmux's keys (docs/sharing.md#drop-in-for-the-rust-lspmux-ra-multiplex)
+    "gc_interval": _seconds(zero_ok=False),
+    "listen": _address,
+    "connect": _address,
+    "log_filters": _log_filters,
+    "pass_environment": _list_of(_env_pattern, 'a list of variable names, e.g. ["PATH"]'),
 }
 
 _SECTIONS: dict[str, dict[str, Checker]] = {"servers": SERVER_KEYS, "linters": LINTER_KEYS}

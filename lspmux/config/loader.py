@@ -43,6 +43,8 @@ from lspmux.config.checks import (
     _Where,
 )
 from lspmux.config.model import (
+    DEFAULT_GC_INTERVAL,
+    DEFAULT_INSTANCE_TIMEOUT,
     DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULTS_LABEL,
     Config,
@@ -351,7 +353,12 @@ def _build(state: _State, files: Sequence[str]) -> Config:
         linters=linters,
         request_timeout=request_timeout,
         idle_timeout=idle_timeout,
-        instance_timeout=state.globals.get("instance_timeout", 300.0),
+        instance_timeout=state.globals.get("instance_timeout", DEFAULT_INSTANCE_TIMEOUT),
+        gc_interval=state.globals.get("gc_interval", DEFAULT_GC_INTERVAL),
+        listen=state.globals.get("listen"),
+        connect=state.globals.get("connect"),
+        log_filters=state.globals.get("log_filters"),
+        pass_environment=state.globals.get("pass_environment", ()),
         allowed_servers=state.globals.get("allowed_servers"),
         max_message_size=state.globals.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE),
         origins=dict(origins),

@@ -96,6 +96,10 @@ CLIENT_SETTABLE: tuple[str, ...] = ("args", "env", "cwd")
 #: The default maximum size of one message, in bytes (`max_message_size`).
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 
+#: The Rust lspmux's defaults for its keys: `instance_timeout` (5 minutes) and `gc_interval`.
+DEFAULT_INSTANCE_TIMEOUT = 300.0
+DEFAULT_GC_INTERVAL = 10.0
+
 
 def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value or ())
@@ -210,8 +214,24 @@ class Config:
     request_timeout: float = 30.0
     #: Default idle timeout (seconds) for servers that do not set one; None: never.
     idle_timeout: float | None = None
-    #: Daemon: seconds an instance may have no client before it is shut down.
-    instance_timeout: float = 300.0
+    #: Daemon: seconds an instance may have no client before it is shut down; None: never
+    #: (`instance_timeout = false`, as the Rust lspmux writes it).
+    instance_timeout: float | None = DEFAULT_INSTANCE_TIMEOUT
+    #: Daemon: the most seconds between two checks for instances without clients (checks run
+    #: more often when `instance_timeout` is short).
+    gc_interval: float = DEFAULT_GC_INTERVAL
+    #: Daemon: where `lspmux server` listens, as an address (`unix:PATH`, `tcp:HOST:PORT`);
+    #: None: the private Unix socket. `--listen` and `$LSPMUX_ADDRESS` win over it.
+    listen: str | None = None
+    #: Clients: the daemon's address `lspmux client`, `status` and `reload` use; None: the
+    #: private Unix socket. `--connect` and `$LSPMUX_ADDRESS` win over it.
+    connect: str | None = None
+    #: The log level as a Rust `tracing` filter (`"info"`, `"lspmux=debug"`); None: info.
+    #: `--log-level`, `$LSPMUX_LOG` and `$RUST_LOG` win over it (see `lspmux.log_filters`).
+    log_filters: str | None = None
+    #: Environment variable names (or glob patterns like `CARGO_*`) a client passes to the
+    #: servers it starts; the Rust lspmux's default passes none.
+    pass_environment: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     #: Daemon: the servers a client may name (`--server-path`, `lspMux.server`), as command
     #: names or paths; None: the commands of the configured servers and their resolved paths.
     allowed_servers: tuple[str, ...] | None = None

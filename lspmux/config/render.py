@@ -83,6 +83,48 @@ def _entry_lines(
     return lines
 
 
+#: Global keys of the daemon and its clients (the Rust lspmux's keys and lspmux's own), in the
+#: order `lspmux config` shows them.
+DAEMON_KEYS = (
+    "instance_timeout",
+    "gc_interval",
+    "listen",
+    "connect",
+    "log_filters",
+    "pass_environment",
+    "allowed_servers",
+    "max_message_size",
+)
+
+#: What an unset (None) daemon key means, shown as a comment.
+_UNSET = {
+    "instance_timeout": ("false", "never: instances without clients keep running"),
+    "listen": (None, "the private Unix socket (lspmux server --help)"),
+    "connect": (None, "the private Unix socket"),
+    "log_filters": (None, "info, unless --log-level, LSPMUX_LOG or RUST_LOG say otherwise"),
+    "allowed_servers": (None, "the configured servers' commands and their resolved paths"),
+}
+
+
+def _daemon_lines(config: Config) -> list[str]:
+    """The daemon's and its clients' global keys, each with its origin (or what unset means);
+    an unset key is a comment, so the output still loads as TOML."""
+    lines: list[str] = []
+    for key in DAEMON_KEYS:
+        value = getattr(config, key)
+        origin = config.origins.get(key, DEFAULTS_LABEL)
+        note = f"  # from {origin}" if origin != DEFAULTS_LABEL else ""
+        if value is None:
+            written, meaning = _UNSET[key]
+            if written is None:
+                lines.append(f"# {key}: {meaning}")
+                continue
+            lines.append(f"{key} = {written}{note or '  # ' + meaning}")
+        else:
+            lines.append(f"{key} = {_toml_value(value)}{note}")
+    return lines
+
+
 def _status(entry: ServerConfig | LinterConfig, root: str | Path | None) -> tuple[bool, str]:
     """(available, a comment saying why) for one server or linter."""
     resolved = entry.resolve_command(root)
@@ -125,6 +167,7 @@ def format_config(
             "files": list(config.files),
             "request_timeout": config.request_timeout,
             "idle_timeout": config.idle_timeout,
+            **{key: _as_json(getattr(config, key)) for key in DAEMON_KEYS},
         }
         for section, entries in sections.items():
             out: dict[str, Any] = {}
@@ -164,6 +207,8 @@ def format_config(
         origin = config.origins.get("idle_timeout", DEFAULTS_LABEL)
         note = f"  # from {origin}" if origin != DEFAULTS_LABEL else ""
         lines.append(f"idle_timeout = {_toml_value(config.idle_timeout)}{note}")
+
+    lines.extend(_daemon_lines(config))
 
     counts: list[str] = []
     for section, entries in sections.items():

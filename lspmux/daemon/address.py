@@ -90,6 +90,33 @@ def parse(text: str) -> Address:
     raise AddressError(f"{text!r}: expected unix:PATH or tcp:HOST:PORT")
 
 
+#: What a `listen` / `connect` value of the configuration file may be.
+CONFIG_FORMS = (
+    '["127.0.0.1", 27631] (TCP), "/path/to/lspmux.sock" (a Unix socket), or '
+    '"unix:PATH" / "tcp:HOST:PORT"'
+)
+
+
+def from_config(value: object) -> Address:
+    """A `listen` / `connect` value of the configuration file, in the Rust lspmux's forms (a
+    `[HOST, PORT]` pair, or an absolute socket path) or lspmux's (`unix:PATH`,
+    `tcp:HOST:PORT`). Raises AddressError saying what was wrong."""
+    if isinstance(value, list):
+        if len(value) == 2 and isinstance(value[0], str) and value[0]:
+            port = value[1]
+            if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536:
+                return Address("tcp", host=value[0], port=port)
+        raise AddressError(f"{value!r} is not a [HOST, PORT] pair with a port from 1 to 65535")
+    if isinstance(value, str):
+        if value.startswith(("unix:", "tcp:")):
+            return parse(value)
+        path = os.path.expanduser(value)
+        if not os.path.isabs(path):
+            raise AddressError(f"{value!r}: a socket path must be absolute")
+        return Address("unix", path=path)
+    raise AddressError(f"found {type(value).__name__}")
+
+
 def is_loopback(host: str) -> bool:
     import ipaddress  # only the daemon asks; the shim must start fast
 
@@ -114,10 +141,47 @@ def default_address(environ: Mapping[str, str] | None = None) -> Address:
     return Address("unix", path=str(default_dir(environ) / SOCKET_NAME))
 
 
-def resolve(text: str | None, environ: Mapping[str, str] | None = None) -> Address:
-    """The address given on the command line, else `$LSPMUX_ADDRESS`, else the default."""
+def user_config_file(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CONFIG_HOME/lspmux/config.toml` (a relative XDG_CONFIG_HOME is ignored), else
+    `~/.config/lspmux/config.toml`: the file the Rust lspmux reads too."""
     env = os.environ if environ is None else environ
-    text = text or env.get(ADDRESS_ENV) or None
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path(os.path.expanduser("~")) / ".config"
+    return base / "lspmux" / "config.toml"
+
+
+def configured_connect(environ: Mapping[str, str] | None = None) -> str | None:
+    """The user file's `connect` (where clients find the daemon), as an address string; None
+    when the file or the key is absent. Read without the configuration loader (a client must
+    start fast); AddressError names the file and the key when the value cannot be used."""
+    path = user_config_file(environ)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"connect" not in data:  # parsing TOML costs the client ~15 ms: only when it may say
+        return None
+    import tomllib
+
+    try:
+        value = tomllib.loads(data.decode("utf-8")).get("connect")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise AddressError(f"{path}: invalid TOML: {exc}") from None
+    if value is None:
+        return None
+    try:
+        return str(from_config(value))
+    except AddressError as exc:
+        raise AddressError(f"{path}: connect: {exc}; expected {CONFIG_FORMS}") from None
+
+
+def resolve(
+    text: str | None, environ: Mapping[str, str] | None = None, configured: str | None = None
+) -> Address:
+    """The address given on the command line, else `$LSPMUX_ADDRESS`, else the configuration
+    file's (`configured`: `listen` for the daemon, `connect` for a client), else the default."""
+    env = os.environ if environ is None else environ
+    text = text or env.get(ADDRESS_ENV) or configured or None
     return parse(text) if text else default_address(env)
 
 
@@ -198,3 +262,11 @@ def check_replaceable(path: str) -> None:
             f"{path} exists and is {kind}; lspmux replaces only a stale socket there. Move it "
             "away, or choose another address with --listen unix:PATH"
         )
+
+
+def resolve_client(text: str | None, environ: Mapping[str, str] | None = None) -> Address:
+    """Where a client finds the daemon: `--connect`, else `$LSPMUX_ADDRESS`, else the user
+    file's `connect` (read only when neither is given), else the default socket."""
+    env = os.environ if environ is None else environ
+    configured = None if text or env.get(ADDRESS_ENV) else configured_connect(env)
+    return resolve(text, env, configured)

@@ -8,7 +8,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from lspmux.cli_common import add_config, add_logging, apply_limits, run_loop, setup_logging
+from lspmux.cli_common import (
+    add_config,
+    add_logging,
+    apply_limits,
+    log_levels,
+    run_loop,
+    set_levels,
+    setup_logging,
+)
 
 # -- the daemon: server, client, status, reload (docs/sharing.md) ------------------------------
 
@@ -56,15 +64,30 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     add_connect_options(status)
     status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="every instance and client in full, with each client's open documents",
+    )
 
     reload = sub.add_parser(
         "reload",
-        help="restart the daemon's instances of a workspace root (all without DIR)",
-        description="Restart the shared instances whose workspace root is DIR (every "
-        "instance when DIR is left out); open documents are given to the new processes.",
+        help="reload the instance of this folder's workspace (--all: every instance)",
+        description="Reload the shared instances whose workspace root contains DIR (default: "
+        "the current folder), as the Rust lspmux does: rust-analyzer is sent "
+        "rust-analyzer/reloadWorkspace (it re-reads the workspace and keeps its caches); a "
+        "server without such a request is restarted, its open documents given to the new "
+        "process. Exits 1, listing the instances, when no instance's root contains DIR.",
     )
     add_connect_options(reload)
-    reload.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR")
+    where = reload.add_mutually_exclusive_group()
+    where.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR")
+    where.add_argument("--root", type=Path, default=None, metavar="DIR", help="the same as DIR")
+    where.add_argument("--all", action="store_true", help="reload every instance")
+    reload.add_argument(
+        "--restart", action="store_true", help="restart the servers instead of a soft reload"
+    )
 
 
 def _server(args: argparse.Namespace) -> int:
@@ -75,13 +98,14 @@ def _server(args: argparse.Namespace) -> int:
     setup_logging(args.log_level, args.log_file)
     extra = list(args.config)
     try:
-        address = resolve(args.listen)
-        token = None if address.is_unix else load_token(args.token_file)
         config = load_config(None, extra)  # a bad file fails here, loudly
+        address = resolve(args.listen, configured=config.listen)
+        token = None if address.is_unix else load_token(args.token_file)
     except (AddressError, ConfigError) as exc:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
     apply_limits(config)
+    set_levels(log_levels(args.log_level, config.log_filters))
 
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root, extra)
@@ -105,19 +129,19 @@ def _client(args: argparse.Namespace) -> int:  # reached only through parse_args
 
 
 def _where(args: argparse.Namespace) -> str:
-    from lspmux.daemon.address import AddressError, resolve
+    from lspmux.daemon.address import AddressError, resolve_client
 
     try:
-        return str(resolve(args.connect))
+        return str(resolve_client(args.connect))
     except AddressError:
         return str(args.connect)
 
 
 def _daemon_request(args: argparse.Namespace, method: str, params: dict[str, object]) -> object:
-    from lspmux.daemon.address import load_token, resolve
+    from lspmux.daemon.address import load_token, resolve_client
     from lspmux.daemon.shim import request
 
-    address = resolve(args.connect)
+    address = resolve_client(args.connect)
     token = None if address.is_unix else load_token(args.token_file)
     timeout = 1.0 if method == "lspmux/status" else 120.0
     return request(address, method, params, token=token, timeout=timeout)
@@ -128,10 +152,11 @@ def _status(args: argparse.Namespace) -> int:
 
     from lspmux.daemon.address import AddressError
     from lspmux.daemon.shim import ShimError
-    from lspmux.daemon.status import render
+    from lspmux.daemon.status import render, render_verbose
 
     try:
         result = _daemon_request(args, "lspmux/status", {})
+        documents = _daemon_request(args, "lspmux/documents", {}) if args.verbose else None
     except (OSError, ShimError, AddressError) as exc:
         where = _where(args)
         print(
@@ -140,27 +165,49 @@ def _status(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    print(json.dumps(result, indent=2) if args.json else render(result))  # type: ignore[arg-type]
+    status = result if isinstance(result, dict) else {}
+    docs = documents.get("documents", []) if isinstance(documents, dict) else None
+    if args.json:
+        print(json.dumps(status if docs is None else {**status, "documents": docs}, indent=2))
+    elif docs is not None:
+        print(render_verbose(status, docs))
+    else:
+        print(render(status))
     return 0
 
 
 def _reload(args: argparse.Namespace) -> int:
+    import os
+
     from lspmux.daemon.address import AddressError
     from lspmux.daemon.shim import ShimError
 
-    root = str(args.dir.resolve()) if args.dir is not None else None
+    params: dict[str, object] = {"restart": True} if args.restart else {}
+    if args.all:
+        params["all"] = True
+    else:
+        folder = args.dir or args.root
+        params["cwd"] = str(folder.resolve()) if folder is not None else os.getcwd()
     try:
-        result = _daemon_request(args, "lspmux/reload", {"root": root})
+        result = _daemon_request(args, "lspmux/reload", params)
     except (OSError, ShimError, AddressError) as exc:
-        print(f"lspmux: reload failed: {exc}", file=sys.stderr)
+        print(f"lspmux: reload failed: {str(exc).removeprefix('lspmux: ')}", file=sys.stderr)
         return 1
-    restarted = result.get("restarted", []) if isinstance(result, dict) else []
-    for row in restarted:
-        state = "running" if row.get("running") else "NOT running"
-        print(f"restarted {row.get('server')} for {row.get('root')}: {state}")
-    if not restarted:
-        print(f"no instance for {root}" if root else "no instance to restart")
-    return 0
+    rows = result.get("reloaded", []) if isinstance(result, dict) else []
+    failed = False
+    for row in rows:
+        what = f"{row.get('server')} for {row.get('root')}"
+        if row.get("error"):
+            failed = True
+            print(f"{what}: {row.get('method')} failed: {row['error']}", file=sys.stderr)
+        elif row.get("method") == "restart":
+            failed = failed or not row.get("running")
+            print(f"restarted {what}: {'running' if row.get('running') else 'NOT running'}")
+        else:
+            print(f"reloaded {what} ({row.get('method')})")
+    if not rows:
+        print("no instance to reload")
+    return 1 if failed else 0
 
 
 DAEMON_COMMANDS = {"server": _server, "client": _client, "status": _status, "reload": _reload}

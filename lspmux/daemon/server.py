@@ -13,12 +13,14 @@ The handshake. A connection's first message is one of:
   key is removed, then the message goes to a new Session. With a `server`, the session uses
   exactly that server for every file (matched against the configured servers to reuse their
   settings, and only when the allow-list permits it); without, it routes by file type over the
-  whole configuration like `lspmux proxy`. `method` "status" and "reload" are also understood.
-- `lspmux/status` or `lspmux/reload` (params: `root`, and `token` on TCP): answered, then the
-  connection is closed. So is `lspmux/documents` (params: `uris`): which clients hold those
-  documents open and whether their buffers have unsaved changes (the agent tools ask it before
-  writing a file), and `lspmux/tool` (params: `root`, `name`, `arguments`): an agent tool run
-  inside the daemon for `lspmux <verb>` (lspmux/agent/hosted.py).
+  whole configuration like `lspmux proxy`. `method` "status" and "reload" (with `cwd`, the
+  Rust client's folder) are also understood.
+- `lspmux/status` or `lspmux/reload` (params: `cwd`, `all`, `restart` or `root`, see
+  `Daemon.reload`; `token` on TCP): answered, then the connection is closed. So is
+  `lspmux/documents` (params: `uris`): which clients hold those documents open and whether
+  their buffers have unsaved changes (the agent tools ask it before writing a file), and
+  `lspmux/tool` (params: `root`, `name`, `arguments`): an agent tool run inside the daemon for
+  `lspmux <verb>` (lspmux/agent/hosted.py).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from lspmux import __version__
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
 from lspmux.config.model import Config
+from lspmux.daemon import reload as reloading
 from lspmux.daemon.address import (
     Address,
     AddressError,
@@ -265,15 +268,26 @@ class Daemon:
 
     # -- instances without clients ------------------------------------------------------------
 
+    def reap_interval(self) -> float:
+        """Seconds between two checks: `gc_interval` at most, and a quarter of
+        `instance_timeout` when that is shorter (so a short timeout is kept to within 25%)."""
+        timeout = self.config.instance_timeout
+        if timeout is None:
+            return self.config.gc_interval
+        return min(max(timeout / 4, 0.1), self.config.gc_interval)
+
     async def _reap_loop(self) -> None:
         while True:
-            timeout = self.config.instance_timeout
-            await asyncio.sleep(min(max(timeout / 4, 0.1), 10.0))
+            await asyncio.sleep(self.reap_interval())
             self.reap(time.monotonic())
 
     def reap(self, now: float) -> list[Backend]:
-        """Shut down the instances that had no client for `instance_timeout`."""
+        """Shut down the instances that had no client for `instance_timeout` (never when it is
+        None: `instance_timeout = false`)."""
         timeout = self.config.instance_timeout
+        if timeout is None:
+            self._idle_since.clear()
+            return []
         reaped = []
         for backend in list(self.pool.backends.values()):
             if self.pool.sessions_of(backend):
@@ -356,23 +370,44 @@ class Daemon:
                 found.append({"uri": doc.uri, "client": info.id, "unsaved": unsaved})
         return {"documents": found}
 
-    async def reload(self, root: str | None) -> dict[str, Any]:
-        """Restart the instances of `root` (every instance when None); the daemon's own
-        configuration (allow-list, instance_timeout) is read again too."""
+    async def reload(
+        self,
+        root: str | None = None,
+        *,
+        cwd: str | None = None,
+        everything: bool = False,
+        restart: bool | None = None,
+    ) -> dict[str, Any]:
+        """Reload instances (lspmux/daemon/reload.py): by folder (`cwd`: every server's
+        innermost instance whose root contains it; RequestFailed listing the instances when
+        none does), by exact `root`, or all. Soft by folder or with `everything` (a server's
+        own reload request, else a restart), a restart by `root` or with nothing named (what
+        the agent tools ask); `restart` overrides. The daemon's own configuration
+        (allow-list, instance_timeout, gc_interval) is read again too."""
         with contextlib.suppress(Exception):
             self.config = self.load_config(None)
             self.allow = AllowList(self.config)
-        wanted = os.path.realpath(root) if root else None
-        targets = [
-            b for b in self.pool.backends.values() if wanted is None or str(b.root) == wanted
-        ]
-        log.info("reload %s: restarting %d instance(s)", root or "(all)", len(targets))
-        results = await asyncio.gather(*(b.restart("reload") for b in targets))
+        backends = list(self.pool.backends.values())
+        if cwd is not None:
+            targets = reloading.for_folder(backends, cwd)
+            if not targets:
+                raise reloading.no_instance(cwd, backends)
+        elif root and not everything:
+            wanted = os.path.realpath(root)
+            targets = [b for b in backends if str(b.root) == wanted]
+        else:
+            targets = backends
+        hard = restart if restart is not None else cwd is None and not everything
+        log.info(
+            "reload %s: %d instance(s)%s",
+            cwd or root or "(all)",
+            len(targets),
+            " (restart)" if hard else "",
+        )
+        rows = await asyncio.gather(*(reloading.reload_one(b, restart=hard) for b in targets))
         return {
-            "restarted": [
-                {"server": b.name, "root": str(b.root), "running": ok}
-                for b, ok in zip(targets, results, strict=True)
-            ]
+            "reloaded": rows,
+            "restarted": [r for r in rows if r["method"] == reloading.RESTART],
         }
 
     # -- the handshake ----------------------------------------------------------------------
@@ -411,7 +446,7 @@ class Daemon:
             elif method == "lspmux/tool":
                 self._spawn(self._tool_reply(hs, msg_id, params))
             else:
-                self._spawn(self._reload_reply(hs, msg_id, params.get("root")))
+                self._spawn(self._reload_reply(hs, msg_id, params))
             return
         if method != "initialize":
             hs.reply_and_close(
@@ -444,7 +479,7 @@ class Daemon:
             hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": self.status()})
             return
         if kind == "reload":
-            self._spawn(self._reload_reply(hs, msg_id, options.get("cwd")))
+            self._spawn(self._reload_reply(hs, msg_id, {"cwd": options.get("cwd")}))
             return
         if kind != "connect":
             hs.reply_and_close(
@@ -485,9 +520,27 @@ class Daemon:
             return self.open_documents(params.get("uris"))
         raise RequestFailed(f"lspmux: unknown method {method}")
 
-    async def _reload_reply(self, hs: Handshake, msg_id: Any, root: Any) -> None:
+    async def _reload_reply(self, hs: Handshake, msg_id: Any, params: Mapping[str, Any]) -> None:
+        """`lspmux/reload` (params `cwd`, `root`, `all`, `restart`), or the Rust handshake's
+        `reload` (its `cwd`)."""
+
+        def text(key: str) -> str | None:
+            value = params.get(key)
+            return value if isinstance(value, str) and value else None
+
         try:
-            result = await self.reload(root if isinstance(root, str) and root else None)
+            if "cwd" in params and text("cwd") is None:
+                raise InvalidRequest("lspmux: reload needs cwd, the folder to reload")
+            restart = params.get("restart")
+            result = await self.reload(
+                text("root"),
+                cwd=text("cwd"),
+                everything=params.get("all") is True,
+                restart=restart if isinstance(restart, bool) else None,
+            )
+        except JsonRpcError as exc:
+            hs.reply_and_close(error(msg_id, exc))
+            return
         except Exception as exc:
             log.exception("reload failed")
             hs.reply_and_close(error(msg_id, RequestFailed(f"lspmux: reload failed: {exc}")))

@@ -8,8 +8,9 @@ token on TCP), and then copying bytes both ways without parsing them: one thread
 stdin → socket, the main thread socket → stdout. It also sends the one-shot requests of
 `lspmux status` and `lspmux reload`.
 
-Which server: `--server-path CMD [-- ARGS]`, or `$LSPMUX_SERVER` when it is set, share exactly
-that server (the daemon checks its allow-list). `lspmux` with no subcommand is the
+Which server: `--server-path CMD [-- ARGS]` (the Rust tool's `--ra-mux-server` too), or
+`$LSPMUX_SERVER` (or its older name `$RA_MUX_SERVER`) when it is set, share exactly that
+server (the daemon checks its allow-list). `lspmux` with no subcommand is the
 Rust-lspmux-compatible mode: the server defaults to `rust-analyzer`. `lspmux client` with
 neither routes every file by type over the whole configuration, like `lspmux proxy`.
 
@@ -24,7 +25,15 @@ import socket
 import sys
 import threading
 
-from lspmux.daemon.address import Address, AddressError, check_socket_dir, load_token, resolve
+from lspmux.daemon.address import (
+    ADDRESS_ENV,
+    Address,
+    AddressError,
+    check_socket_dir,
+    load_token,
+    resolve_client,
+    user_config_file,
+)
 from lspmux.wire.length import FrameError, parse_length
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
@@ -34,6 +43,8 @@ if TYPE_CHECKING:  # argparse is imported only to print help or an error
     from typing import Any
 
 SERVER_ENV = "LSPMUX_SERVER"
+#: The Rust tool's older name for it (ra-multiplex); `LSPMUX_SERVER` wins when both are set.
+RA_MUX_SERVER_ENV = "RA_MUX_SERVER"
 RUST_DEFAULT_SERVER = "rust-analyzer"
 AUTOSTART_TIMEOUT = 15.0
 CHUNK = 1 << 16
@@ -63,10 +74,12 @@ def add_client_options(p: argparse.ArgumentParser) -> None:
     add_connect_options(p)
     p.add_argument(
         "--server-path",
+        "--ra-mux-server",
+        dest="server_path",
         metavar="CMD",
         default=None,
-        help="share exactly this server for every file (env LSPMUX_SERVER); without it, "
-        "`lspmux client` routes each file by type like `lspmux proxy`",
+        help="share exactly this server for every file (env LSPMUX_SERVER or RA_MUX_SERVER); "
+        "without it, `lspmux client` routes each file by type like `lspmux proxy`",
     )
     p.add_argument(
         "--pass-env",
@@ -109,7 +122,12 @@ class ClientArgs:
         self.server_args: list[str] = []
 
 
-_VALUED = {"--connect": "connect", "--token-file": "token_file", "--server-path": "server_path"}
+_VALUED = {
+    "--connect": "connect",
+    "--token-file": "token_file",
+    "--server-path": "server_path",
+    "--ra-mux-server": "server_path",  # the Rust tool's alias
+}
 
 
 def parse_args(argv: Sequence[str]) -> ClientArgs | None:
@@ -154,7 +172,7 @@ def run_if_client(words: Sequence[str]) -> int | None:
     first = words[0]
     if first == "client":
         return main(words[1:])
-    if first.startswith("-") and first not in ("-h", "--help", "--version"):
+    if first.startswith("-") and first not in ("-h", "--help", "-V", "--version"):
         return main(words, rust_compat=True)
     return None
 
@@ -192,7 +210,7 @@ def lspmux_options(
 ) -> dict[str, Any] | None:
     """What the shim adds to the client's `initialize` as `initializationOptions.lspMux`, or
     None when nothing needs adding (route by file type over a Unix socket)."""
-    server = args.server_path or environ.get(SERVER_ENV) or None
+    server = args.server_path or environ.get(SERVER_ENV) or environ.get(RA_MUX_SERVER_ENV) or None
     if server is None and rust_compat:
         server = RUST_DEFAULT_SERVER
     options: dict[str, Any] = {"version": "1"}
@@ -417,6 +435,16 @@ def pump(sock: socket.socket, first: bytes, stdin: int = 0, stdout: int = 1) -> 
         return 0
 
 
+def _from_config(given: str | None, environ: Mapping[str, str]) -> str:
+    """Where the address came from, when it was the user file's `connect`."""
+    if given or environ.get(ADDRESS_ENV):
+        return ""
+    return (
+        f" (it is `connect` in {user_config_file(environ)}; without it, clients use the "
+        "private Unix socket)"
+    )
+
+
 def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
     """Run the shim; `argv` excludes the program name and the `client` word."""
     args = parse_args(argv)
@@ -425,10 +453,13 @@ def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
         return 2
     environ = os.environ
     try:
-        address = resolve(args.connect, environ)
+        address = resolve_client(args.connect, environ)
         token = load_token(args.token_file, environ) if not address.is_unix else None
         if not address.is_unix and token is None:
-            raise ShimError(f"{address} is a TCP address: give --token-file or set LSPMUX_TOKEN")
+            raise ShimError(
+                f"{address} is a TCP address: give --token-file or set LSPMUX_TOKEN"
+                + _from_config(args.connect, environ)
+            )
         options = lspmux_options(
             args, rust_compat=rust_compat, address=address, environ=environ, token=token
         )

@@ -89,3 +89,40 @@ def render(status: Mapping[str, Any]) -> str:
     else:
         out.append("no clients")
     return "\n".join(out)
+
+
+def render_verbose(status: Mapping[str, Any], documents: Sequence[Mapping[str, Any]]) -> str:
+    """`lspmux status -v`: every instance and client in full, one field a line (the Rust
+    lspmux's layout), with each client's open documents (from `lspmux/documents`)."""
+    out = [render(status).split("\n", 1)[0]]
+    files: dict[str, list[str]] = {}
+    for doc in documents:
+        note = " (unsaved changes)" if doc.get("unsaved") else ""
+        files.setdefault(str(doc.get("client")), []).append(f"{doc.get('uri')}{note}")
+    for i in status.get("instances") or []:
+        out += [
+            "- Instance",
+            f"  server: {i.get('server')}",
+            f"  path: {i.get('root')}",
+            f"  pid: {i.get('pid') or '-'}",
+            f"  state: {i.get('state')}, up {human_seconds(i.get('uptime'))}, "
+            f"{human_bytes(i.get('rss'))}, restarts: {i.get('restarts', 0)}",
+            f"  open documents: {i.get('open_documents', 0)}",
+            "  clients:",
+            *(f"    - {c}" for c in i.get("clients") or []),
+        ]
+    for c in status.get("clients") or []:
+        out += [
+            f"- Client {c.get('id')}",
+            f"  server: {c.get('server') or '(by file type)'}",
+            f"  roots: {', '.join(c.get('roots') or []) or '-'}",
+            f"  cwd: {c.get('cwd') or '-'}",
+            f"  state: {c.get('state')}, connected {human_seconds(c.get('connected'))}, "
+            f"idle {human_seconds(c.get('idle'))}",
+            f"  instances: {', '.join(c.get('instances') or []) or '-'}",
+            "  files:",
+            *(f"    - {f}" for f in files.get(str(c.get("id")), [])),
+        ]
+    if len(out) == 1:
+        out.append("no instances, no clients")
+    return "\n".join(out)
