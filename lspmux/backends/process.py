@@ -2,7 +2,8 @@
 stderr drained line by line into the log, exit reported, and a graceful-then-forceful stop.
 
 The process starts in its own session (process group) so that stopping it also stops the
-helpers it forked (node workers, tsserver), and no orphan survives the proxy.
+helpers it forked (node workers, tsserver), and no orphan survives the proxy — not even a
+SIGKILL of lspmux: the watchdog (watchdog.py) is told every group.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
 
 log = logging.getLogger("lspmux.backend")
@@ -87,6 +89,9 @@ class ServerProcess:
             start_new_session=True,
         )
         proc._transport = transport
+        pid = transport.get_pid()
+        if pid is not None:  # its group is stopped even if lspmux is killed (watchdog.py)
+            WATCHDOG.watch(pid)
         log.info("%s: started pid %s: %s (in %s)", name, transport.get_pid(), " ".join(argv), cwd)
         return proc
 
@@ -99,6 +104,8 @@ class ServerProcess:
         return self._transport.get_returncode() if self._transport is not None else None
 
     def _exited(self) -> None:
+        if self.pid is not None:
+            WATCHDOG.release(self.pid)
         code = self.returncode
         if not self.exited.done():
             self.exited.set_result(code)
