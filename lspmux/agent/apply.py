@@ -23,8 +23,8 @@ def read_disk(path: Path) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             return f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, ValueError):
+        return None  # ValueError: a path no file can have (a NUL from a server's `%00`)
 
 
 def check_plan(plan: Plan, root: Path) -> None:

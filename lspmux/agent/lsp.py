@@ -271,7 +271,7 @@ class AgentLsp:
             path = paths.uri_to_path(uri)
             try:
                 st = os.stat(path)
-            except OSError:
+            except (OSError, ValueError):  # ValueError: a NUL (`%00`) in the server's URI
                 return None
             key, text = ("disk", st.st_mtime_ns, st.st_size), None
         cached = self._cache.get(uri)
