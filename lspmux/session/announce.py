@@ -127,7 +127,7 @@ async def after_starting(
 
     async def start(name: str) -> dict[str, Any] | None:
         server = session.config.servers[name]
-        backend = session.pool.get(server, server.find_root(str(wanted[name])))
+        backend = session.pool.get(server, server.find_root(str(wanted[name])), client=session)
         if backend is None or not await backend.ensure_running():
             return None
         await asyncio.sleep(REGISTRATION_GRACE)  # registrations follow `initialized`
