@@ -384,6 +384,9 @@ GLOBAL_KEYS: dict[str, Checker] = {
     "idle_timeout": _seconds(zero_ok=True),
     "instance_timeout": _seconds(zero_ok=False),
     "allowed_servers": _list_of(_non_empty_string, "a list of commands or paths"),
+    "pass_environment": _list_of(
+        _non_empty_string, 'a list of names or globs, like ["*", "!WINDOWID"]'
+    ),
     "max_message_size": _size,
 }
 

@@ -353,6 +353,7 @@ def _build(state: _State, files: Sequence[str]) -> Config:
         idle_timeout=idle_timeout,
         instance_timeout=state.globals.get("instance_timeout", 300.0),
         allowed_servers=state.globals.get("allowed_servers"),
+        pass_environment=state.globals.get("pass_environment", ("*",)),
         max_message_size=state.globals.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE),
         origins=dict(origins),
         files=tuple(files),

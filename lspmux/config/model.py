@@ -212,6 +212,10 @@ class Config:
     #: Daemon: the servers a client may name (`--server-path`, `lspMux.server`), as command
     #: names or paths; None: the commands of the configured servers and their resolved paths.
     allowed_servers: tuple[str, ...] | None = None
+    #: Daemon: the variables of a client's environment (`lspMux.env`) a server gets, and its
+    #: instance is keyed by: names or globs, a leading `!` excluding (as the Rust lspmux's
+    #: `pass_environment`; a name passes when it matches a pattern without `!` and none with).
+    pass_environment: tuple[str, ...] = attrs.field(default=("*",), converter=_tuple)
     #: The largest message (bytes) read from a client or a server; a larger one gets an error
     #: and its connection is closed.
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE

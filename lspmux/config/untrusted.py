@@ -12,8 +12,8 @@ environment, or what a server is told to execute:
   some settings name: basedpyright's `python.pythonPath`, rust-analyzer's
   `check.overrideCommand`, ruff's `ruff.path`); `client_may_set`; `disabled = false` (turning
   on a server the user or the built-in table turned off); an entry the earlier layers do not
-  define (it could only run the command it names); the global `allowed_servers` and
-  `max_message_size`.
+  define (it could only run the command it names); the global `allowed_servers`,
+  `max_message_size` and `pass_environment`.
 
 Executables shipped in the workspace are not used either (`resolve_command` asks the trust
 database); `untrusted_executables` lists those that would have been.
@@ -36,7 +36,9 @@ EXECUTABLE_KEYS: frozenset[str] = frozenset(
     {"command", "env", "settings", "initialization_options", "client_may_set"}
 )
 #: Global keys an untrusted project file may not set.
-EXECUTABLE_GLOBALS: frozenset[str] = frozenset({"allowed_servers", "max_message_size"})
+EXECUTABLE_GLOBALS: frozenset[str] = frozenset(
+    {"allowed_servers", "max_message_size", "pass_environment"}
+)
 
 
 def restrict(
