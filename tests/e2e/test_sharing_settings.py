@@ -3,7 +3,7 @@
 `workspace/configuration` and its `didChangeConfiguration` reach the server (as with the Rust
 lspmux); a client with no settings joins, one with conflicting settings gets its own instance
 and `lspmux status` says why; a client's environment (filtered by `pass_environment`) reaches
-its servers and keys them.
+its servers and keys them. `lspmux proxy` passes the client's settings the same way.
 
 The server is tests/servers/scripted.py in its `echo` mode (it answers a hover with what it
 was told), and the real basedpyright and ruff for the environment.
@@ -19,6 +19,7 @@ from typing import Any
 
 import psutil
 
+from tests.e2e.conftest import proxy_env
 from tests.e2e.daemon_harness import (  # noqa: F401 (daemon is a fixture)
     SCRIPTED,
     DaemonUnderTest,
@@ -214,3 +215,61 @@ async def test_two_virtual_envs_get_two_real_servers_each_with_its_own(
     why = {i["why"] for i in status["instances"] if i["server"] == "ruff"}
     assert why == {None, "environment differs (VIRTUAL_ENV) from client-1's"}
     assert [c["env"] for c in status["clients"]] == [["VIRTUAL_ENV"]] * 3
+
+
+async def test_lspmux_proxy_passes_the_clients_settings_too(
+    workspace: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "scripted.jsonl"
+    config = tmp_path / "config.toml"
+    config.write_text(scripted_server("echo", log))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "lspmux",
+        "proxy",
+        "--config",
+        str(config),
+        "--log-file",
+        str(tmp_path / "proxy.log"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=proxy_env(tmp_path),
+        cwd=str(workspace),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    raw = RawClient(proc.stdout, proc.stdin)
+    try:
+        raw.answers["workspace/configuration"] = [{"answer": "p"}]
+        reply = await raw.request(
+            1,
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": workspace.as_uri(),
+                "capabilities": {"workspace": {"configuration": True}},
+                "initializationOptions": {"scripted": {"mode": "p"}},
+            },
+        )
+        assert "result" in reply, reply
+        raw.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        uri = (workspace / "a.fault").as_uri()
+        seen = await echo(raw, uri, 2)
+        assert seen["init"] == {"scripted": {"mode": "p"}}
+        assert seen["config"] == [{"answer": "p"}]
+        raw.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "workspace/didChangeConfiguration",
+                "params": {"settings": {"scripted": {"changed": "p"}}},
+            }
+        )
+        again = await echo(raw, uri, 3)
+        assert again["changed"] == {"scripted": {"changed": "p"}}
+        await raw.request(4, "shutdown", None)
+        raw.send({"jsonrpc": "2.0", "method": "exit"})
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
