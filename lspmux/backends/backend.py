@@ -95,6 +95,8 @@ class Backend:
         self.initialization_options = caps.merge_init_options(
             client_initialization_options, config.initialization_options
         )
+        #: Tells apart the instances of one server and root in labels ("#2", …; pool.py).
+        self.variant = ""
         self.state = "stopped"  # stopped | starting | running | stopping | failed
         self._supports: dict[str, bool] = {}  # method → eligible (see `supports`)
         #: The encoding the server answered it uses (asked for UTF-16; a server may insist).
@@ -120,7 +122,7 @@ class Backend:
 
     @property
     def label(self) -> str:
-        return f"{self.name}[{self.root.name or self.root}]"
+        return f"{self.name}[{self.root.name or self.root}]{self.variant}"
 
     @property
     def connected(self) -> bool:

@@ -177,6 +177,8 @@ class Pool:
         why = self._why(key)
         if why:
             self.why[backend] = why
+            siblings = sum(1 for k in self.backends if (k.server, k.root) == (key.server, key.root))
+            backend.variant = f"#{siblings + 1}"
             log.info("%s: another instance for %s: %s", backend.label, self.owner.get(backend), why)
         self.backends[key] = backend
         self.sessions[backend] = set()

@@ -172,3 +172,10 @@ def test_did_change_configuration_is_merged_under_the_configured_settings(
     plain.notify = lambda method, params: sent.append((method, params))  # type: ignore[method-assign]
     plain.client_settings_changed({"settings": None})
     assert sent[-1] == ("workspace/didChangeConfiguration", {"settings": None})
+
+
+def test_extra_instances_are_told_apart_in_labels(tmp_path: Path) -> None:
+    pool = Pool(shared=True)
+    first = get(pool, Client("client-1", {"a": 1}), tmp_path)
+    second = get(pool, Client("client-2", {"a": 2}), tmp_path)
+    assert first.label == f"py[{tmp_path.name}]" and second.label == f"py[{tmp_path.name}]#2"
