@@ -69,7 +69,9 @@ class InstanceKey:
 
     server: str
     root: str
-    #: The argv as configured or as the client named it (executable first).
+    #: The argv as it runs: the executable's absolute path as found (symlinks kept: a rustup
+    #: proxy is not rustup), then the arguments. `lspmux client` routing by file type and
+    #: `--server-path rust-analyzer` so share one rust-analyzer.
     command: tuple[str, ...]
     #: The environment the server is given on top of the daemon's (configured `env` and the
     #: client's passed environment), sorted.
@@ -78,13 +80,11 @@ class InstanceKey:
     settings: str | None
 
     @classmethod
-    def of(
-        cls, server: ServerConfig, root: Path, argv: list[str] | None, settings: Any
-    ) -> InstanceKey:
+    def of(cls, server: ServerConfig, root: Path, argv: list[str], settings: Any) -> InstanceKey:
         return cls(
             server.name,
             str(root),
-            tuple(argv or server.command),
+            (os.path.abspath(argv[0]), *argv[1:]) if argv else (),
             tuple(sorted(server.env.items())),
             None if settings is None else canonical_json(settings),
         )
@@ -92,7 +92,9 @@ class InstanceKey:
     def differences(self, other: InstanceKey) -> list[str]:
         """What differs from `other` (the same server and root), in words."""
         out = []
-        if self.command != other.command:
+        if self.command[:1] != other.command[:1]:
+            out.append(f"the executable differs ({self.command[0]}, not {other.command[0]})")
+        if self.command[1:] != other.command[1:]:
             out.append("arguments differ")
         if self.env != other.env:
             names = sorted({k for k, _ in set(self.env) ^ set(other.env)})
@@ -148,7 +150,10 @@ class Pool:
         settings = client.initialization_options if client is not None else None
         if settings is None and client is None and not self.shared:
             settings = self.initialization_options
-        key = InstanceKey.of(server, canonical, argv, settings)
+        resolved = argv or server.resolve_command(canonical)
+        if resolved is None:
+            return None
+        key = InstanceKey.of(server, canonical, resolved, settings)
         backend = self.backends.get(key)
         if backend is None and settings is None:
             backend = next(
@@ -156,9 +161,6 @@ class Pool:
             )
         if backend is not None:
             return backend
-        resolved = argv or server.resolve_command(canonical)
-        if resolved is None:
-            return None
         backend = Backend(
             server,
             canonical,

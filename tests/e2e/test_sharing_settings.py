@@ -273,3 +273,22 @@ async def test_lspmux_proxy_passes_the_clients_settings_too(
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_a_named_server_and_routing_by_file_type_share_one_instance(
+    daemon: DaemonUnderTest, workspace: Path
+) -> None:
+    """`lspmux client --server-path ruff -- server` (the executable found on the client's PATH)
+    and `lspmux client` (routing by file type over the configured `ruff server`) are the same
+    server, root, argv, environment and settings: one ruff process."""
+    await daemon.start()
+    routed = await daemon.client(workspace)
+    named = await daemon.client(workspace, "--server-path", "ruff", "--", "server")
+    for client in (routed, named):
+        client.open("app.py", "python")
+
+    def ruff_clients() -> list[list[str]]:
+        return [i["clients"] for i in daemon.status()["instances"] if i["server"] == "ruff"]
+
+    await wait_until(lambda: ruff_clients() == [["client-1", "client-2"]], what="one shared ruff")
+    assert len(daemon.backends("ruff")) == 1

@@ -5,6 +5,7 @@ gets (`workspace/configuration` answers, `didChangeConfiguration`), under the co
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,7 @@ def test_arguments_and_environment_make_another_instance(
     rows = {r["first_client"]: r for r in pool.describe()}
     assert rows["client-2"]["why"] == f"{why} from client-1's"
     assert rows["client-1"]["why"] is None
-    assert rows["client-2"]["command"] == list(other.command)
+    assert rows["client-2"]["command"][1:] == list(other.command[1:])
     assert rows["client-2"]["env"] == sorted(other.env)  # names only, never values
     assert get(pool, Client("client-3"), tmp_path, other) is second
 
@@ -109,14 +110,29 @@ def test_a_client_without_settings_joins_the_running_instance(tmp_path: Path) ->
 
 
 def test_instance_key_differences_name_every_part() -> None:
-    a = InstanceKey("s", "/r", ("s",), (("A", "1"),), None)
-    b = InstanceKey("s", "/r", ("s", "-v"), (("A", "2"), ("B", "1")), '{"x":1}')
+    a = InstanceKey("s", "/r", ("/bin/s",), (("A", "1"),), None)
+    b = InstanceKey("s", "/r", ("/bin/s", "-v"), (("A", "2"), ("B", "1")), '{"x":1}')
     assert a.differences(b) == [
         "arguments differ",
         "environment differs (A, B)",
         "initializationOptions differ",
     ]
     assert a.differences(a) == []
+    other = InstanceKey("s", "/r", ("/opt/s",), (("A", "1"),), None)
+    assert other.differences(a) == ["the executable differs (/opt/s, not /bin/s)"]
+
+
+def test_a_server_named_by_path_or_by_name_is_one_instance(tmp_path: Path) -> None:
+    """`lspmux client` routing by file type runs the configured command (found on PATH);
+    `--server-path NAME` names the same program by the path the client's PATH gave."""
+    by_name = attrs.evolve(SERVER, command=("python3", "-c", "pass"))
+    found = shutil.which("python3")
+    assert found is not None
+    by_path = attrs.evolve(SERVER, command=(found, "-c", "pass"))
+    pool = Pool(shared=True)
+    assert get(pool, Client("client-1"), tmp_path, by_name) is get(
+        pool, Client("client-2"), tmp_path, by_path
+    )
 
 
 def test_the_first_client_answers_and_the_next_one_takes_over(tmp_path: Path) -> None:
