@@ -51,8 +51,6 @@ class PoolSession(Protocol):
     client_id: str
     last_active: float
     state: str  # new | running | shutdown | closed
-    #: The client's own `initializationOptions` (None when it sent none).
-    initialization_options: Any
 
     def backend_notification(self, backend: Backend, msg: Message) -> None: ...
 
@@ -198,9 +196,6 @@ class Pool:
                 suffix = f" from {whose}'s" if whose else ""
                 return "; ".join(differences) + suffix
         return None
-
-    def key_of(self, backend: Backend) -> InstanceKey | None:
-        return next((k for k, b in self.backends.items() if b is backend), None)
 
     def first_client(self, backend: Backend) -> PoolSession | None:
         """The client whose settings the instance follows: the oldest one still attached."""
