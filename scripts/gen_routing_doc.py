@@ -66,7 +66,8 @@ _COMBINATION = {
 
 #: What each server → client policy does, as the tables say it.
 _SERVER_SIDE = {
-    Policy.ANSWER: "answered by lspmux from the server's configuration",
+    Policy.ANSWER: "answered by lspmux (configuration: the configured settings over the "
+    "answer of the instance's first client)",
     Policy.REGISTER: "recorded per backend, answered null; every client of the backend hears of it",
     Policy.PROGRESS: "token renamed `lspmux/<server>/<token>`",
     Policy.REFRESH: "answered null; passed on to the clients that declared support",

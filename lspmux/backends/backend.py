@@ -55,6 +55,12 @@ class BackendHost(Protocol):
 
     def server_notification(self, backend: Backend, msg: Message) -> None: ...
 
+    def client_configuration(
+        self, backend: Backend, msg: Message, reply: Callable[[Any], None]
+    ) -> None:
+        """A `workspace/configuration` request for the client whose settings the backend
+        follows; `reply(answer)` with its answer, or None when no client can answer."""
+
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         """ "started", "restarting", "failed", "stopped" (idle or asked)."""
 
@@ -89,6 +95,8 @@ class Backend:
         self.initialization_options = caps.merge_init_options(
             client_initialization_options, config.initialization_options
         )
+        #: Tells apart the instances of one server and root in labels ("#2", …; pool.py).
+        self.variant = ""
         self.state = "stopped"  # stopped | starting | running | stopping | failed
         self._supports: dict[str, bool] = {}  # method → eligible (see `supports`)
         #: The encoding the server answered it uses (asked for UTF-16; a server may insist).
@@ -114,7 +122,7 @@ class Backend:
 
     @property
     def label(self) -> str:
-        return f"{self.name}[{self.root.name or self.root}]"
+        return f"{self.name}[{self.root.name or self.root}]{self.variant}"
 
     @property
     def connected(self) -> bool:
@@ -424,7 +432,7 @@ class Backend:
         route = SERVER_REQUESTS.get(method)
         policy = route.policy if route is not None else None
         if policy is Policy.ANSWER and route is not None and route.handler is not None:
-            reply(_ANSWERS[route.handler](self, params))
+            _ANSWERS[route.handler](self, msg, reply)
         elif policy is Policy.REGISTER:
             self._record_registrations(method, params)
             caps.store_cached(self.name, self.capabilities, self.registrations.values())
@@ -447,19 +455,46 @@ class Backend:
         self.registered = {m for m, _ in self.registrations.values()}
         self._supports.clear()
 
-    def _answer_configuration(self, params: Any) -> Any:
+    def _answer_configuration(self, msg: Message, reply: Callable[[Any], None]) -> None:
+        """`workspace/configuration`: the instance's first client answers (as the Rust lspmux
+        has it), each item merged under the configured `settings` (the configuration wins a
+        conflict); the configured settings alone when no client can answer."""
+        params = msg.get("params")
         items = params.get("items") if isinstance(params, dict) else None
-        return [configuration_item(self.config.settings, it) for it in items or []]
+        items = items if isinstance(items, list) else []
+        configured = [configuration_item(self.config.settings, it) for it in items]
 
-    def _answer_workspace_folders(self, _params: Any) -> Any:
-        return [{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}]
+        def merged(answer: Any) -> None:
+            if not isinstance(answer, list) or len(answer) != len(items):
+                reply(configured)
+                return
+            reply(
+                [
+                    client if ours is None else caps.merge_init_options(client, ours)
+                    for client, ours in zip(answer, configured, strict=True)
+                ]
+            )
+
+        self.host.client_configuration(self, msg, merged)
+
+    def _answer_workspace_folders(self, _msg: Message, reply: Callable[[Any], None]) -> None:
+        reply([{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}])
+
+    def client_settings_changed(self, params: Any) -> None:
+        """The first client's `workspace/didChangeConfiguration`, passed on with the
+        configured `settings` merged over the client's."""
+        if self.config.settings and isinstance(params, dict):
+            settings = caps.merge_init_options(params.get("settings"), self.config.settings)
+            params = {**params, "settings": settings}
+        self.notify("workspace/didChangeConfiguration", params)
 
     def _on_notification(self, msg: Message) -> None:
         self.host.server_notification(self, msg)
 
 
-#: The server requests a backend answers itself, by the table's handler name.
-_ANSWERS: dict[str, Callable[[Backend, Any], Any]] = {
+#: The server requests a backend answers itself (or through its host), by the table's handler
+#: name: each gets the request and the function that answers it.
+_ANSWERS: dict[str, Callable[[Backend, Message, Callable[[Any], None]], None]] = {
     "configuration": Backend._answer_configuration,
     "workspace_folders": Backend._answer_workspace_folders,
 }

@@ -1,11 +1,19 @@
-"""Backend instances keyed by (server definition, canonical workspace root), and the fan-out of
-what backends say to the sessions concerned.
+"""Backend instances keyed by what makes two servers differ (`InstanceKey`), and the fan-out
+of what backends say to the sessions concerned.
 
 In `lspmux proxy` the pool is private to one session; in the daemon every session shares it.
-Either way a backend is created once per (server, realpath(root)), started on first use, and
-its notifications reach only the sessions attached to it: diagnostics to those holding the
-document, progress to the session that owns the token, prompts and edits to the most recently
-active session.
+Either way a backend is created once per key — server, realpath(root), argv, environment and
+settings — started on first use, and its notifications reach only the sessions attached to it:
+diagnostics to those holding the document, progress to the session that owns the token, prompts
+and edits to the most recently active session.
+
+Settings follow the first client, as with the Rust lspmux: the client that made an instance
+(its *owner*, or the oldest client still attached once the owner left) gave it its
+`initializationOptions`, answers its `workspace/configuration` requests and is the one whose
+`didChangeConfiguration` reaches it. A client whose `initializationOptions` differ from a
+running instance's gets its own instance; one that sends none joins whichever runs (it asked
+for nothing that could conflict). Each extra instance records why it exists, for `lspmux
+status`.
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+import attrs
+import orjson
+
 from lspmux.backends.backend import Backend, Spawn
 from lspmux.config.model import ServerConfig
 from lspmux.routing.table import SERVER_NOTIFICATIONS, SERVER_REQUESTS, Policy
@@ -26,11 +37,20 @@ from lspmux.wire.messages import Message
 log = logging.getLogger("lspmux.pool")
 
 
+class KeyClient(Protocol):
+    """What a backend's key takes from the client that asks for it."""
+
+    client_id: str
+    #: The client's own `initializationOptions` (None when it sent none).
+    initialization_options: Any
+
+
 class PoolSession(Protocol):
     """What the pool needs of a session."""
 
     client_id: str
     last_active: float
+    state: str  # new | running | shutdown | closed
 
     def backend_notification(self, backend: Backend, msg: Message) -> None: ...
 
@@ -39,6 +59,56 @@ class PoolSession(Protocol):
     ) -> None: ...
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None: ...
+
+
+@attrs.frozen
+class InstanceKey:
+    """What makes two server instances differ: one backend per key."""
+
+    server: str
+    root: str
+    #: The argv as it runs: the executable's absolute path as found (symlinks kept: a rustup
+    #: proxy is not rustup), then the arguments. `lspmux client` routing by file type and
+    #: `--server-path rust-analyzer` so share one rust-analyzer.
+    command: tuple[str, ...]
+    #: The environment the server is given on top of the daemon's (configured `env` and the
+    #: client's passed environment), sorted.
+    env: tuple[tuple[str, str], ...]
+    #: The client's `initializationOptions` as canonical JSON; None when it sent none.
+    settings: str | None
+
+    @classmethod
+    def of(cls, server: ServerConfig, root: Path, argv: list[str], settings: Any) -> InstanceKey:
+        return cls(
+            server.name,
+            str(root),
+            (os.path.abspath(argv[0]), *argv[1:]) if argv else (),
+            tuple(sorted(server.env.items())),
+            None if settings is None else canonical_json(settings),
+        )
+
+    def differences(self, other: InstanceKey) -> list[str]:
+        """What differs from `other` (the same server and root), in words."""
+        out = []
+        if self.command[:1] != other.command[:1]:
+            out.append(f"the executable differs ({self.command[0]}, not {other.command[0]})")
+        if self.command[1:] != other.command[1:]:
+            out.append("arguments differ")
+        if self.env != other.env:
+            names = sorted({k for k, _ in set(self.env) ^ set(other.env)})
+            out.append(f"environment differs ({', '.join(names)})")
+        if self.settings != other.settings:
+            out.append("initializationOptions differ")
+        return out
+
+
+def _same_but_settings(a: InstanceKey, b: InstanceKey) -> bool:
+    return (a.server, a.root, a.command, a.env) == (b.server, b.root, b.command, b.env)
+
+
+def canonical_json(value: Any) -> str:
+    """`value` as JSON with sorted keys: equal settings give equal strings."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 class Pool:
@@ -53,41 +123,92 @@ class Pool:
         self.spawn = spawn
         self.initialization_options: Any = None
         self.client_capabilities = client_capabilities
-        self.backends: dict[tuple[str, str], Backend] = {}
+        self.backends: dict[InstanceKey, Backend] = {}
         self.sessions: dict[Backend, set[PoolSession]] = {}
+        #: Per backend: the client that made it, and why it is not another instance's.
+        self.owner: dict[Backend, str] = {}
+        self.why: dict[Backend, str] = {}
+        #: Sessions in the order they attached to each backend (the oldest answers for it).
+        self._attached: dict[Backend, list[PoolSession]] = {}
         self.created_at = time.monotonic()
 
     def get(
-        self, server: ServerConfig, root: Path, argv: list[str] | None = None
+        self,
+        server: ServerConfig,
+        root: Path,
+        argv: list[str] | None = None,
+        *,
+        client: KeyClient | None = None,
     ) -> Backend | None:
-        """The backend for (server, root), created (not started) when needed; None when the
-        server's executable cannot be found."""
+        """The backend for `client`'s key (server, root, argv, environment, its
+        initializationOptions), created (not started) when needed; None when the server's
+        executable cannot be found. A client that sent no initializationOptions joins an
+        instance of the same server, root, argv and environment whatever its settings."""
         canonical = Path(os.path.realpath(root))
-        key = (server.name, str(canonical))
+        settings = client.initialization_options if client is not None else None
+        if settings is None and client is None and not self.shared:
+            settings = self.initialization_options
+        resolved = argv or server.resolve_command(canonical)
+        if resolved is None:
+            return None
+        key = InstanceKey.of(server, canonical, resolved, settings)
         backend = self.backends.get(key)
+        if backend is None and settings is None:
+            backend = next(
+                (b for k, b in self.backends.items() if _same_but_settings(k, key)), None
+            )
         if backend is not None:
             return backend
-        argv = argv or server.resolve_command(canonical)
-        if argv is None:
-            return None
         backend = Backend(
             server,
             canonical,
-            argv,
+            resolved,
             host=self,
             client_capabilities=self.client_capabilities,
             spawn=self.spawn,
-            # A private pool serves one client: its initializationOptions reach its servers
-            # (under the configured ones). A shared server is not one client's.
-            client_initialization_options=None if self.shared else self.initialization_options,
+            # The first client's initializationOptions reach the server (under the configured
+            # ones), as with the Rust lspmux: they are part of the key, so every client of the
+            # instance asked for the same (or for nothing).
+            client_initialization_options=settings,
             pull_diagnostics=True,  # lspmux pulls from servers that offer it, for every client
         )
+        if client is not None:
+            self.owner[backend] = client.client_id
+        why = self._why(key)
+        if why:
+            self.why[backend] = why
+            siblings = sum(1 for k in self.backends if (k.server, k.root) == (key.server, key.root))
+            backend.variant = f"#{siblings + 1}"
+            log.info("%s: another instance for %s: %s", backend.label, self.owner.get(backend), why)
         self.backends[key] = backend
         self.sessions[backend] = set()
         return backend
 
+    def _why(self, key: InstanceKey) -> str | None:
+        """Why `key` needs an instance of its own: how it differs from the running instances
+        of the same server and root (the first one's words, naming its client)."""
+        for other, backend in self.backends.items():
+            if (other.server, other.root) != (key.server, key.root):
+                continue
+            differences = key.differences(other)
+            if differences:
+                whose = self.owner.get(backend)
+                suffix = f" from {whose}'s" if whose else ""
+                return "; ".join(differences) + suffix
+        return None
+
+    def first_client(self, backend: Backend) -> PoolSession | None:
+        """The client whose settings the instance follows: the oldest one still attached."""
+        for session in self._attached.get(backend, ()):
+            if session in self.sessions.get(backend, ()) and session.state != "closed":
+                return session
+        return None
+
     def attach(self, backend: Backend, session: PoolSession) -> None:
         self.sessions.setdefault(backend, set()).add(session)
+        order = self._attached.setdefault(backend, [])
+        if session not in order:
+            order.append(session)
 
     def detach(self, session: PoolSession) -> list[Backend]:
         """Forget `session` everywhere; the backends it leaves without any session."""
@@ -97,6 +218,9 @@ class Pool:
                 sessions.discard(session)
                 if not sessions:
                     orphaned.append(backend)
+            order = self._attached.get(backend)
+            if order is not None and session in order:
+                order.remove(session)
         return orphaned
 
     def sessions_of(self, backend: Backend) -> set[PoolSession]:
@@ -105,6 +229,9 @@ class Pool:
     def remove(self, backend: Backend) -> None:
         """Forget a (stopped) backend: the next `get` for its key creates a new one."""
         self.sessions.pop(backend, None)
+        self._attached.pop(backend, None)
+        self.owner.pop(backend, None)
+        self.why.pop(backend, None)
         for key, known in list(self.backends.items()):
             if known is backend:
                 del self.backends[key]
@@ -160,6 +287,15 @@ class Pool:
         target = max(candidates or sessions, key=lambda s: s.last_active)
         target.backend_request(backend, msg, reply)
 
+    def client_configuration(
+        self, backend: Backend, msg: Message, reply: Callable[[Any], None]
+    ) -> None:
+        session = self.first_client(backend)
+        if session is None:
+            reply(None)
+            return
+        session.backend_request(backend, msg, reply)
+
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         for session in tuple(self.sessions_of(backend)):
             session.backend_event(backend, event, detail)
@@ -170,7 +306,7 @@ class Pool:
         """One row per instance, for `lspmux status`."""
         rows = []
         now = time.monotonic()
-        for backend in self.backends.values():
+        for key, backend in self.backends.items():
             rss = None
             pid = backend.pid
             if pid is not None:
@@ -191,6 +327,12 @@ class Pool:
                     "rss": rss,
                     "uptime": (now - backend.started_at) if backend.started_at else None,
                     "restarts": backend.restarts,
+                    "command": list(key.command),
+                    #: Names only: values may be secrets, and the key holds them anyway.
+                    "env": [name for name, _ in key.env],
+                    "first_client": self.owner.get(backend),
+                    #: Why this is not another instance of the same server and root.
+                    "why": self.why.get(backend),
                 }
             )
         return rows

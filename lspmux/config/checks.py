@@ -438,7 +438,9 @@ GLOBAL_KEYS: dict[str, Checker] = {
     "listen": _address,
     "connect": _address,
     "log_filters": _log_filters,
-    "pass_environment": _list_of(_env_pattern, 'a list of variable names, e.g. ["PATH"]'),
+    "pass_environment": _list_of(
+        _env_pattern, 'a list of variable names or globs, like ["*", "!WINDOWID"]'
+    ),
 }
 
 _SECTIONS: dict[str, dict[str, Checker]] = {"servers": SERVER_KEYS, "linters": LINTER_KEYS}

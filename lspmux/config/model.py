@@ -229,12 +229,13 @@ class Config:
     #: The log level as a Rust `tracing` filter (`"info"`, `"lspmux=debug"`); None: info.
     #: `--log-level`, `$LSPMUX_LOG` and `$RUST_LOG` win over it (see `lspmux.log_filters`).
     log_filters: str | None = None
-    #: Environment variable names (or glob patterns like `CARGO_*`) a client passes to the
-    #: servers it starts; the Rust lspmux's default passes none.
-    pass_environment: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     #: Daemon: the servers a client may name (`--server-path`, `lspMux.server`), as command
     #: names or paths; None: the commands of the configured servers and their resolved paths.
     allowed_servers: tuple[str, ...] | None = None
+    #: Daemon: the variables of a client's environment (`lspMux.env`) a server gets, and its
+    #: instance is keyed by: names or globs, a leading `!` excluding (as the Rust lspmux's
+    #: `pass_environment`; a name passes when it matches a pattern without `!` and none with).
+    pass_environment: tuple[str, ...] = attrs.field(default=("*",), converter=_tuple)
     #: The largest message (bytes) read from a client or a server; a larger one gets an error
     #: and its connection is closed.
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE

@@ -1,32 +1,40 @@
-"""What a daemon client may ask for in its `lspMux` handshake: which server, and whether it may
-set that server's arguments, environment or working directory.
+"""What a daemon client may ask for in its `lspMux` handshake: which server, with which
+arguments, environment and working directory.
 
-Responsible for: the allow-list (the servers of the daemon's own, trusted configuration —
-built-in table, user file, `--config` files, never a project's `lspmux.toml` — plus
-`allowed_servers`), the check of a client's `args`, `env` and `cwd` against the server's
-`client_may_set` key, and the one-server configuration a `lspMux` connect runs. A client's
-`args` or `env` that differ from the configured ones are refused unless the configured server
-lists them in `client_may_set`; its `cwd` is ignored unless listed (a root comes from the
-client's `initialize`, like any LSP client's). Pure functions over a `Config`; no I/O besides
-looking executables up on PATH.
+Trust follows the user and the content, not the argv. The daemon's socket admits only its own
+user, who could run any program anyway, so a client may name any server, with arguments, an
+environment and a cwd, as the Rust lspmux allows. The executable is looked up on the
+*client's* PATH (from the environment it sent; the daemon's own when it sent none) and is
+refused only when it lies inside one of the client's workspace folders that the user has not
+trusted (`lspmux trust`) — an executable a repository ships — unless that folder is on the
+daemon's own PATH (the user put it there).
+
+A user who wants the stricter rule keeps it with `allowed_servers` in their own configuration:
+then only those servers (and the configured ones) may be named, and a client's `args` or `env`
+that differ from the configured ones are refused unless the configured server lists them in
+`client_may_set`; its `cwd` is ignored unless listed.
+
+The client's environment reaches a server, and its instance key, filtered by
+`pass_environment` (names or globs, `!` excluding; default `["*"]`, as the Rust lspmux).
+
+Pure functions over a `Config`; no I/O besides looking executables up.
 """
 
 from __future__ import annotations
 
-import hashlib
+import fnmatch
 import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 
+from lspmux.config import trust
 from lspmux.config.model import Config, LinterConfig, ServerConfig
 from lspmux.errors import InvalidRequest, RequestFailed
-
-#: Environment variables a client may not set for a server it starts, even when allowed.
-UNSAFE_ENV_PREFIXES = ("LD_", "DYLD_")
 
 
 def resolve_executable(command: str) -> str | None:
@@ -35,6 +43,64 @@ def resolve_executable(command: str) -> str | None:
         return os.path.realpath(command) if os.access(command, os.X_OK) else None
     found = shutil.which(command)
     return os.path.realpath(found) if found else None
+
+
+def resolve_for_client(command: str, path: str | None, cwd: str | None) -> str | None:
+    """The program `command` names as the client means it: a bare name on the client's `path`
+    (the daemon's PATH when None), a relative path from the client's `cwd`. Not resolved
+    through symlinks (the server runs as the client named it); None when not found."""
+    if os.sep in command:
+        full = os.path.join(cwd, command) if cwd and not os.path.isabs(command) else command
+        full = os.path.normpath(full)
+        return full if os.path.isfile(full) and os.access(full, os.X_OK) else None
+    return shutil.which(command, path=path)
+
+
+def passed_environment(env: Mapping[str, str], patterns: Sequence[str]) -> dict[str, str]:
+    """The variables of `env` that `pass_environment` lets through: a name passes when it
+    matches a pattern without `!` and no pattern with one (shell globs, case-sensitive)."""
+    positive = [p for p in patterns if not p.startswith("!")]
+    negative = [p[1:] for p in patterns if p.startswith("!")]
+    return {
+        k: v
+        for k, v in env.items()
+        if any(fnmatch.fnmatchcase(k, p) for p in positive)
+        and not any(fnmatch.fnmatchcase(k, p) for p in negative)
+    }
+
+
+def workspace_folders(params: Mapping[str, Any]) -> list[str]:
+    """The folders a client's `initialize` names: its workspace folders, else `rootUri`,
+    else `rootPath`."""
+    from lspmux.session.documents import uri_to_path
+
+    found = [
+        uri_to_path(f["uri"])
+        for f in params.get("workspaceFolders") or []
+        if isinstance(f, dict) and isinstance(f.get("uri"), str)
+    ]
+    if not found and isinstance(params.get("rootUri"), str):
+        found.append(uri_to_path(params["rootUri"]))
+    if not found and isinstance(params.get("rootPath"), str):
+        found.append(params["rootPath"])
+    return found
+
+
+def untrusted_workspace(executable: str, folders: Iterable[str | Path]) -> str | None:
+    """The untrusted workspace folder `executable` lies inside, or None: an executable a
+    repository ships runs only once the user trusted it. A folder on the daemon's own PATH
+    does not count (the user chose to run what it holds)."""
+    real = os.path.realpath(executable)
+    on_path = {os.path.realpath(d) for d in os.environ.get("PATH", "").split(os.pathsep) if d}
+    if os.path.dirname(real) in on_path:
+        return None
+    for folder in folders:
+        root = os.path.realpath(folder)
+        if root == os.sep:
+            continue
+        if real.startswith(root.rstrip(os.sep) + os.sep) and not trust.workspace_trusted(root):
+            return root
+    return None
 
 
 class AllowList:
@@ -93,26 +159,26 @@ def match_server(config: Config, server: str) -> ServerConfig | None:
 
 
 def one_server_config(
-    config: Config, server: str, args: Sequence[str], env: Mapping[str, str]
+    config: Config,
+    server: str,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    executable: str | None = None,
 ) -> OneServerConfig:
-    """`config` reduced to the one server a client named, reusing its configured settings."""
+    """`config` reduced to the one server a client named, reusing its configured settings.
+    `executable`: where the client's PATH found it (else `server` is looked up when it
+    starts). Its arguments and environment are part of the instance key (backends/pool.py),
+    not of its name."""
     match = match_server(config, server)
-    safe_env = {k: v for k, v in env.items() if not k.startswith(UNSAFE_ENV_PREFIXES)}
+    program = executable or server
     if match is not None:
-        command = (server, *args) if args else (server, *match.command[1:])
-        name = match.name
-        if tuple(command[1:]) != tuple(match.command[1:]):
-            name = f"{name}+{_digest(command)}"  # other arguments: another instance
-        chosen = attrs.evolve(
-            match, name=name, command=command, env={**match.env, **safe_env}, disabled=False
-        )
+        command = (program, *args) if args else (program, *match.command[1:])
+        chosen = attrs.evolve(match, command=command, env={**match.env, **env}, disabled=False)
     else:
-        command = (server, *args)
-        name = os.path.basename(server) + (f"+{_digest(command)}" if args else "")
         chosen = ServerConfig(
-            name=name,
-            command=command,
-            env=safe_env,
+            name=os.path.basename(server),
+            command=(program, *args),
+            env=dict(env),
             request_timeout=config.request_timeout,
             idle_timeout=config.idle_timeout,
         )
@@ -123,13 +189,23 @@ def one_server_config(
         idle_timeout=config.idle_timeout,
         instance_timeout=config.instance_timeout,
         allowed_servers=config.allowed_servers,
+        pass_environment=config.pass_environment,
+        max_message_size=config.max_message_size,
         origins=config.origins,
         files=config.files,
     )
 
 
-def _digest(command: Sequence[str]) -> str:
-    return hashlib.sha256("\0".join(command).encode()).hexdigest()[:8]
+def with_environment(config: Config, env: Mapping[str, str]) -> Config:
+    """`config` with a client's passed environment given to every server and linter (routing
+    by file type): each of their instances is keyed by it too."""
+    if not env:
+        return config
+    return attrs.evolve(
+        config,
+        servers={n: attrs.evolve(s, env={**s.env, **env}) for n, s in config.servers.items()},
+        linters={n: attrs.evolve(lt, env={**lt.env, **env}) for n, lt in config.linters.items()},
+    )
 
 
 @attrs.frozen
@@ -138,19 +214,26 @@ class ClientRequest:
 
     server: str | None
     args: tuple[str, ...] = ()
+    #: The client's environment as `pass_environment` lets it through.
     env: Mapping[str, str] = attrs.field(factory=dict)
-    #: The client's working directory when `client_may_set` allows it, else None (ignored).
+    #: The client's working directory (the last fallback for its root), None when ignored.
     cwd: str | None = None
     #: What the client sent that was ignored (for the log).
     ignored: tuple[str, ...] = ()
+    #: Where the client's PATH found `server` (None: looked up when it starts).
+    executable: str | None = None
 
 
 def client_request(
-    options: Mapping[str, Any], config: Config, allow: AllowList, config_file: str
+    options: Mapping[str, Any],
+    config: Config,
+    allow: AllowList,
+    config_file: str,
+    folders: Sequence[str] = (),
 ) -> ClientRequest:
     """Check a `lspMux` connect's `server`, `args`, `env` and `cwd` against the daemon's own
-    `config`. Raises InvalidRequest for a malformed value, RequestFailed for a refusal that
-    says what to add to `config_file` to allow it."""
+    `config`; `folders`: the client's workspace folders (from its `initialize`). Raises
+    InvalidRequest for a malformed value, RequestFailed for a refusal that says what to do."""
     server = options.get("server")
     if server is not None and (not isinstance(server, str) or not server):
         raise InvalidRequest("lspmux: lspMux.server must be a command name or path")
@@ -159,11 +242,47 @@ def client_request(
     cwd = options.get("cwd")
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise InvalidRequest("lspmux: lspMux.args must be a list of strings")
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
         raise InvalidRequest("lspmux: lspMux.env must map names to strings")
     if cwd is not None and not isinstance(cwd, str):
         raise InvalidRequest("lspmux: lspMux.cwd must be a path")
-    if server is None:  # routing by file type: the configuration says what runs, and how
+    passed = passed_environment(env, config.pass_environment)
+    if config.allowed_servers is not None:
+        return _strict_request(server, args, passed, cwd, config, allow, config_file)
+    if server is None:  # routing by file type: the configuration says what runs
+        return ClientRequest(None, env=passed, cwd=cwd, ignored=("args",) if args else ())
+    executable = resolve_for_client(server, env.get("PATH"), cwd)
+    if executable is None:
+        where = "the PATH the client sent" if "PATH" in env else "the daemon's PATH"
+        raise RequestFailed(
+            f"lspmux: cannot find the server {server!r} on {where}"
+            + (f" (from {cwd})" if cwd and os.sep in server else "")
+            + ": install it, or name it by its absolute path (--server-path /path/to/server)"
+        )
+    # the client's workspace folders; its cwd when it names none (the root it gets then)
+    shipped_by = untrusted_workspace(executable, list(folders) or ([cwd] if cwd else []))
+    if shipped_by is not None:
+        raise RequestFailed(
+            f"lspmux: the daemon does not start {executable}: it lies inside {shipped_by}, "
+            f"which you have not trusted (an executable a workspace ships runs only after "
+            f"`lspmux trust {shipped_by}`)"
+        )
+    return ClientRequest(server, tuple(args), passed, cwd, (), executable)
+
+
+def _strict_request(
+    server: str | None,
+    args: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    config: Config,
+    allow: AllowList,
+    config_file: str,
+) -> ClientRequest:
+    """`allowed_servers` is set: only those servers, and `client_may_set` for the rest."""
+    if server is None:
         ignored = tuple(k for k, v in (("args", args), ("env", env)) if v)
         return ClientRequest(None, cwd=None, ignored=(*ignored, *(("cwd",) if cwd else ())))
     if not allow.permits(server):
@@ -178,9 +297,12 @@ def client_request(
     if asked:
         name = match.name if match is not None else os.path.basename(server)
         raise RequestFailed(
-            f"lspmux: the daemon does not let a client set the {' and '.join(asked)} of "
-            f"{server!r}. To allow it, add client_may_set = {json.dumps(asked)} to "
-            f"[servers.{name}] in {config_file}, then restart the daemon"
+            f"lspmux: allowed_servers is set, and then the daemon does not let a client set "
+            f"the {' and '.join(asked)} of {server!r}. To allow it, add client_may_set = "
+            f"{json.dumps(asked)} to [servers.{name}] in {config_file} (or remove "
+            f"allowed_servers: a client of your own user may then name any server"
+            + ("; or narrow pass_environment" if "env" in asked else "")
+            + "), then restart the daemon"
         )
     keep_cwd = cwd if cwd and "cwd" in may else None
     ignored = ("cwd",) if cwd and keep_cwd is None else ()

@@ -62,6 +62,8 @@ from lspmux.daemon.admission import (
     match_server,
     one_server_config,
     resolve_executable,
+    with_environment,
+    workspace_folders,
 )
 from lspmux.daemon.handshake import Handshake
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
@@ -98,13 +100,23 @@ class DaemonError(Exception):
 
 
 class ClientInfo:
-    __slots__ = ("connected_at", "cwd", "id", "peer", "server")
+    __slots__ = ("args", "connected_at", "cwd", "env", "id", "peer", "server")
 
-    def __init__(self, client_id: str, server: str | None, cwd: str | None, peer: str) -> None:
+    def __init__(
+        self,
+        client_id: str,
+        server: str | None,
+        cwd: str | None,
+        peer: str,
+        args: tuple[str, ...] = (),
+        env: tuple[str, ...] = (),
+    ) -> None:
         self.id = client_id
         self.server = server
         self.cwd = cwd
         self.peer = peer
+        self.args = args
+        self.env = env  # the names of the variables passed (values stay out of status)
         self.connected_at = time.monotonic()
 
 
@@ -332,6 +344,8 @@ class Daemon:
                 {
                     "id": info.id,
                     "server": info.server,
+                    "args": list(info.args),
+                    "env": list(info.env),
                     "cwd": info.cwd,
                     "roots": [str(r) for r in session.roots],
                     "state": session.state,
@@ -487,7 +501,7 @@ class Daemon:
             )
             return
         try:
-            session = self._new_session(options, hs.peer)
+            session = self._new_session(options, hs.peer, params)
         except JsonRpcError as exc:
             log.warning("refused a client: %s", exc.message)
             hs.reply_and_close(error(msg_id, exc))
@@ -547,15 +561,27 @@ class Daemon:
             return
         hs.reply_and_close({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
-    def _new_session(self, options: Mapping[str, Any], peer: str) -> Session:
-        asked = client_request(options, self.config, self.allow, self.config_file_hint)
+    def _new_session(
+        self, options: Mapping[str, Any], peer: str, params: Mapping[str, Any] | None = None
+    ) -> Session:
+        asked = client_request(
+            options,
+            self.config,
+            self.allow,
+            self.config_file_hint,
+            workspace_folders(params or {}),
+        )
         server, args, env, cwd = asked.server, list(asked.args), asked.env, asked.cwd
+        executable = asked.executable
         client_id = f"client-{next(self._ids)}"
         if asked.ignored:
             log.info(
-                "%s: ignored the client's %s (not in the server's client_may_set)",
+                "%s: ignored the client's %s (%s)",
                 client_id,
                 " and ".join(asked.ignored),
+                "not in the server's client_may_set"
+                if self.config.allowed_servers is not None
+                else "a server is not named",
             )
         base_loader = self.load_config
         fallback = Path(cwd) if cwd else None
@@ -563,11 +589,13 @@ class Daemon:
         def load(root: Path | None) -> Config:
             config = base_loader(root or fallback)
             if server is None:
-                return config
-            return one_server_config(config, server, args, env)
+                return with_environment(config, env)
+            return one_server_config(config, server, args, env, executable)
 
         session = Session(self.pool, load, client_id=client_id, on_exit=self._client_gone)
-        self.clients[session] = ClientInfo(client_id, server, cwd, peer)
+        self.clients[session] = ClientInfo(
+            client_id, server, cwd, peer, tuple(args), tuple(sorted(env))
+        )
         log.info(
             "%s: connected from %s (%s)",
             client_id,

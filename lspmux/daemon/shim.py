@@ -214,14 +214,13 @@ def lspmux_options(
     if server is None and rust_compat:
         server = RUST_DEFAULT_SERVER
     options: dict[str, Any] = {"version": "1"}
+    env = {k: environ[k] for k in args.pass_env if k in environ}
     if server is not None:
         options.update(
-            method="connect",
-            server=server,
-            args=list(args.server_args),
-            env={k: environ[k] for k in args.pass_env if k in environ},
-            cwd=os.getcwd(),
+            method="connect", server=server, args=list(args.server_args), env=env, cwd=os.getcwd()
         )
+    elif env:  # routing by file type: every server of the client gets (and is keyed by) them
+        options.update(method="connect", env=env, cwd=os.getcwd())
     if not address.is_unix and token is not None:
         options["token"] = token
     return options if len(options) > 1 else None

@@ -2,7 +2,8 @@
 
 The daemon answers `lspmux/status` with a JSON object (see `Daemon.status`): its pid, address,
 uptime and memory, one row per instance (server, root, pid, clients, open documents, RSS,
-uptime, state) and one per client. This module only formats it for a terminal; `--json`
+uptime, state; and why an extra instance of the same server and root exists) and one per
+client. This module only formats it for a terminal; `--json`
 prints the object as it came.
 """
 
@@ -68,6 +69,13 @@ def render(status: Mapping[str, Any]) -> str:
         ]
         out.append(
             table(["SERVER", "ROOT", "PID", "CLIENTS", "DOCS", "RSS", "UPTIME", "STATE"], rows)
+        )
+        # Why a server and root run more than once: what this instance's clients asked for
+        # differently from the first instance's.
+        out.extend(
+            f"  {i.get('server')} (pid {i.get('pid') or '-'}) is another instance: {i['why']}"
+            for i in instances
+            if i.get("why")
         )
     else:
         out.append("no instances")

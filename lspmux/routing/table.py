@@ -8,7 +8,7 @@ of lspmux's own `locate/*` / `lspmux/*` names below) to a `Route`:
 - `CLIENT_NOTIFICATIONS`: what the client tells. Handled by lspmux (`local`), and/or sent to
   every backend concerned (`broadcast`).
 - `SERVER_REQUESTS`: what a backend asks. Answered by lspmux from the server's own
-  configuration (`answer`), recorded and passed on (`register`), given a token of lspmux's
+  configuration, with the instance's first client's answer under it (`answer`), recorded and passed on (`register`), given a token of lspmux's
   (`progress`), passed on only to a client that declared support (`refresh`), or relayed to a
   client with the ids remapped (`relay`).
 - `SERVER_NOTIFICATIONS`: what a backend tells. Merged into the diagnostics store (`store`),
@@ -279,7 +279,10 @@ CLIENT_NOTIFICATIONS: dict[str, Route] = {
 
 #: Server → client requests.
 SERVER_REQUESTS: dict[str, Route] = {
-    t.WORKSPACE_CONFIGURATION: _r(Policy.ANSWER, "sync", handler="configuration"),
+    # Asked of the instance's first client, merged under the configured settings (backend.py).
+    t.WORKSPACE_CONFIGURATION: _r(
+        Policy.ANSWER, "sync", handler="configuration", client_capability="workspace.configuration"
+    ),
     t.WORKSPACE_WORKSPACE_FOLDERS: _r(Policy.ANSWER, "sync", handler="workspace_folders"),
     t.CLIENT_REGISTER_CAPABILITY: _r(Policy.REGISTER, "sync", handler="register"),
     t.CLIENT_UNREGISTER_CAPABILITY: _r(Policy.REGISTER, "sync", handler="unregister"),

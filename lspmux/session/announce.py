@@ -128,7 +128,8 @@ async def after_starting(
 
     async def start(name: str) -> dict[str, Any] | None:
         server = session.config.servers[name]
-        backend = session.pool.get(server, root_for(server, wanted[name], session.roots))
+        root = root_for(server, wanted[name], session.roots)
+        backend = session.pool.get(server, root, client=session)
         if backend is None or not await backend.ensure_running():
             return None
         await asyncio.sleep(REGISTRATION_GRACE)  # registrations follow `initialized`

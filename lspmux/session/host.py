@@ -9,7 +9,7 @@ the helpers import this module.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -73,6 +73,8 @@ class SessionHost(Protocol):
     config: Config
     client_capabilities: dict[str, Any]
     roots: list[Path]
+    #: The client's own `initializationOptions` (None when it sent none).
+    initialization_options: Any
     documents: Documents
     store: DiagnosticStore
     inflight: dict[Any, Exchange]
@@ -96,6 +98,10 @@ class SessionHost(Protocol):
     def linting(self) -> Linting: ...
 
     def conn_send(self, msg: Message) -> None: ...
+
+    def when_running(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the client got its `initialize` answer (or is gone)."""
+        ...
 
     def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None: ...
 

@@ -154,7 +154,10 @@ class ServerRelay:
 
     def request(self, backend: Backend, msg: Message, reply: Reply) -> None:
         route = SERVER_REQUESTS.get(msg["method"])
-        handler = _REQUEST_HANDLERS[route.handler or "relay"] if route else _relay
+        name = route.handler if route is not None else None
+        # What a backend answers itself reaches a session only when the backend asks its
+        # client (`workspace/configuration`): relayed like any request.
+        handler = _relay if name is None or name in BACKEND_ANSWERS else _REQUEST_HANDLERS[name]
         handler(self, backend, msg, reply)
 
     def _progress_create(self, backend: Backend, msg: Message, reply: Reply) -> None:
@@ -244,6 +247,10 @@ class ServerRelay:
         takes = route is None or client_declares(
             self.session.client_capabilities, route.client_capability
         )
+        if self.session.state == "new" and conn is not None and not conn.closed and takes:
+            # Still initializing: the client hears of it after its `initialize` answer.
+            self.session.when_running(lambda: self._relay(backend, msg, reply))
+            return
         if self.session.state != "running" or conn is None or conn.closed or not takes:
             reply(_DECLINED.get(method))
             return
@@ -339,5 +346,5 @@ _REQUEST_HANDLERS: dict[str, Callable[[ServerRelay, Backend, Message, Reply], No
     "refresh": ServerRelay._refresh,
     "relay": ServerRelay._relay,
 }
-#: Handled by the backend itself, before a session hears of the request.
+#: Handled by the backend itself: a session hears of them only as a relayed request.
 BACKEND_ANSWERS = frozenset({"configuration", "workspace_folders"})

@@ -76,6 +76,10 @@ class Session:
         self.config: Config = Config()
         self.client_capabilities: dict[str, Any] = {}
         self.roots: list[Path] = []
+        #: The client's own `initializationOptions` (None when it sent none): its servers start
+        #: with them, under the configured ones; part of the instance key in the daemon.
+        self.initialization_options: Any = None
+        self._when_running: list[Callable[[], None]] = []
         self.last_active = time.monotonic()
         self.inflight: dict[Any, Exchange] = {}
         self.last_origin: dict[str, int] = {}
@@ -123,7 +127,24 @@ class Session:
 
     def _on_message(self, msg: Message) -> None:
         self.last_active = time.monotonic()
+        if msg.get("method") == t.WORKSPACE_DID_CHANGE_CONFIGURATION and self.state == "running":
+            self._settings_changed(msg.get("params"))
+            return
         self.dispatch.on_message(msg)
+
+    def _settings_changed(self, params: Any) -> None:
+        """The client's `workspace/didChangeConfiguration` reaches the servers whose settings
+        follow this client (it is their first client); a shared server that follows another
+        client keeps that client's settings (as it keeps its initializationOptions)."""
+        for backend in self.backends:
+            if self.pool.first_client(backend) is self:
+                backend.client_settings_changed(params)
+            else:
+                log.debug(
+                    "%s: didChangeConfiguration not passed to %s: it follows another client",
+                    self.client_id,
+                    backend.label,
+                )
 
     def conn_send(self, msg: Message) -> None:
         if self.conn is not None:
@@ -183,7 +204,7 @@ class Session:
         path = uri_to_path(uri)
         found = []
         for server in self.config.servers_for(path, language_id):
-            backend = self.pool.get(server, root_for(server, path, self.roots))
+            backend = self.pool.get(server, root_for(server, path, self.roots), client=self)
             if backend is None:
                 if server.name not in self._missing:
                     self._missing.add(server.name)
@@ -226,10 +247,11 @@ class Session:
                     "params": {"type": 2, "message": self.config.trust_notice},
                 }
             )
+        self.initialization_options = _init_options(params.get("initializationOptions"))
         if not self.pool.shared:
             if self.pool.client_capabilities is None:
                 self.pool.client_capabilities = self.client_capabilities
-            self.pool.initialization_options = params.get("initializationOptions")
+            self.pool.initialization_options = self.initialization_options
         self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
         self.encoding = self.documents.encoding = session_encoding(self.client_capabilities)
         self.files = FileWatching(
@@ -250,10 +272,26 @@ class Session:
         self.announcement = announcement
         self.announced = announcement.capabilities
         self.state = "running"
+        if self._when_running:  # after the answer, which is sent when this returns
+            asyncio.get_running_loop().call_soon(self._run_when_running)
         return {
             "capabilities": self.announced,
             "serverInfo": {"name": "lspmux", "version": __version__},
         }
+
+    def when_running(self, callback: Callable[[], None]) -> None:
+        if self.state == "new":
+            self._when_running.append(callback)
+        else:
+            callback()
+
+    def _run_when_running(self) -> None:
+        callbacks, self._when_running = self._when_running, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("%s: a deferred server request failed", self.client_id)
 
     def shutdown(self) -> Awaitable[None]:
         self.state = "shutdown"
@@ -287,6 +325,7 @@ class Session:
         if self.state == "running":  # exit without shutdown: give back what it holds
             self.spawn(self.release_backends())
         self.state = "closed"
+        self._run_when_running()  # a server waiting on this client gets its answer now
         if self.conn is not None:
             self.conn.close(None)
         if self.on_exit is not None:
@@ -314,6 +353,7 @@ class Session:
         if self.state != "closed":
             log.info("%s: client disconnected", self.client_id)
             self.state = "closed"
+            self._run_when_running()
             for ex in list(self.inflight.values()):
                 ex.cancel()
             self.spawn(self.release_backends())
@@ -419,6 +459,12 @@ def pulls_diagnostics(client: dict[str, Any]) -> bool:
     text_document = client.get("textDocument")
     declared = isinstance(text_document, dict) and isinstance(text_document.get("diagnostic"), dict)
     return declared and client_declares(client, "workspace.diagnostics.refreshSupport")
+
+
+def _init_options(value: Any) -> Any:
+    """The client's `initializationOptions` as a server should get them: None for none (an
+    empty object says nothing either)."""
+    return None if value is None or value == {} else value
 
 
 def _roots(params: dict[str, Any]) -> list[Path]:

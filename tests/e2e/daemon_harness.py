@@ -79,6 +79,9 @@ class RawClient:
         self.reader = reader
         self.writer = writer
         self.notifications: list[dict[str, Any]] = []
+        #: What it answers to a server→client request, by method (null otherwise).
+        self.answers: dict[str, Any] = {}
+        self.asked: list[dict[str, Any]] = []
 
     def send(self, msg: dict[str, Any]) -> None:
         self.writer.write(frame(msg))
@@ -91,10 +94,14 @@ class RawClient:
             msg = await read_message(self.reader, max(deadline - loop.time(), 0.1))
             if msg.get("id") == msg_id and "method" not in msg:
                 return msg
-            if "method" in msg and "id" in msg:  # a server→client request: answer null
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            if "method" in msg and "id" in msg:  # a server→client request: `answers`, or null
+                self.answer(msg)
             elif "method" in msg:
                 self.notifications.append(msg)
+
+    def answer(self, msg: dict[str, Any]) -> None:
+        self.asked.append(msg)
+        self.send({"jsonrpc": "2.0", "id": msg["id"], "result": self.answers.get(msg["method"])})
 
     async def wait_notification(self, predicate: Any, timeout: float = 60) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
@@ -105,7 +112,7 @@ class RawClient:
         while True:
             msg = await read_message(self.reader, max(deadline - loop.time(), 0.1))
             if "method" in msg and "id" in msg:
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+                self.answer(msg)
                 continue
             self.notifications.append(msg)
             if predicate(msg):

@@ -383,20 +383,25 @@ async def test_lspmux_handshake_from_a_raw_socket(
     assert "lspMux" not in log.read_text()
     assert "lspMux" not in daemon.log.read_text()
 
-    # A server the configuration does not allow is refused, saying what to add.
+    # An executable the (untrusted) workspace ships is refused, saying what to do.
+    shipped = workspace / "bin" / "server"
+    shipped.parent.mkdir()
+    shipped.write_text("#!/bin/sh\n")
+    shipped.chmod(0o755)
     refused = await daemon.raw_client()
     reply = await refused.request(
         1,
         "initialize",
         {
             "processId": None,
+            "rootUri": workspace.as_uri(),
             "capabilities": {},
             "initializationOptions": {
-                "lspMux": {"version": "1", "method": "connect", "server": "/bin/sh", "args": []}
+                "lspMux": {"version": "1", "method": "connect", "server": str(shipped)}
             },
         },
     )
-    assert "allowed_servers" in reply["error"]["message"]
+    assert f"lspmux trust {workspace}" in reply["error"]["message"]
     with pytest.raises(EOFError):
         await read_message(refused.reader, 10)
 

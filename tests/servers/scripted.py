@@ -10,6 +10,9 @@ Usage: scripted.py MODE, where MODE is
   huge     on hover, announces a 10^12-byte answer and streams 16 MiB of it (then hangs)
   flood    on hover, sends 100 MiB of window/logMessage (50,000 of 2 KiB), records
            {"flooded": 50000} in $SCRIPTED_LOG, then answers the hover
+  echo     on hover, asks workspace/configuration (section "scripted") and answers with JSON
+           of what it got: initializationOptions, that answer, the last didChangeConfiguration
+           settings, $VIRTUAL_ENV and its pid
 It records every message it receives, one JSON per line, in $SCRIPTED_LOG when set.
 """
 
@@ -54,6 +57,7 @@ def read() -> dict[str, Any] | None:
 
 next_id = 1000
 waiting: dict[int, Any] = {}
+got: dict[str, Any] = {"init": None, "changed": None}
 
 
 def ask(method: str, params: Any) -> Any:
@@ -74,6 +78,7 @@ def handle(msg: dict[str, Any]) -> None:
     method = msg.get("method")
     msg_id = msg.get("id")
     if method == "initialize":
+        got["init"] = (msg.get("params") or {}).get("initializationOptions")
         write(
             {
                 "jsonrpc": "2.0",
@@ -89,6 +94,8 @@ def handle(msg: dict[str, Any]) -> None:
                 },
             }
         )
+    elif method == "workspace/didChangeConfiguration":
+        got["changed"] = (msg.get("params") or {}).get("settings")
     elif method == "shutdown":
         write({"jsonrpc": "2.0", "id": msg_id, "result": None})
     elif method == "exit":
@@ -126,6 +133,10 @@ def handle(msg: dict[str, Any]) -> None:
             out.write(b"Content-Type: nothing\r\n\r\n")
             out.flush()
         value = "scripted hover"
+        if MODE == "echo":
+            config = ask("workspace/configuration", {"items": [{"section": "scripted"}]})
+            seen = {**got, "config": config, "virtual_env": os.environ.get("VIRTUAL_ENV")}
+            value = json.dumps({**seen, "pid": os.getpid()})
         if MODE == "ask":
             choice = ask(
                 "window/showMessageRequest",

@@ -16,5 +16,8 @@ class NullHost:
     def server_notification(self, backend: Backend, msg: Any) -> None:
         pass
 
+    def client_configuration(self, backend: Backend, msg: Any, reply: Any) -> None:
+        reply(None)  # no client: the configured settings answer
+
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         pass

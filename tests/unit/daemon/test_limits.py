@@ -237,28 +237,52 @@ def initialize(lspmux: dict[str, object]) -> dict[str, object]:
         {"server": "clangd", "env": {"NODE_OPTIONS": "--require evil.js"}},
     ],
 )
-async def test_a_client_cannot_set_args_or_env_of_a_server(
-    running: Daemon, options: dict[str, object]
+async def test_with_allowed_servers_a_client_cannot_set_args_or_env_of_a_server(
+    tmp_path: Path, options: dict[str, object]
 ) -> None:
+    strict = tmp_path / "strict.toml"
+    strict.write_text('allowed_servers = ["clangd", "ruff"]\n')
+    runtime = Path(tempfile.mkdtemp(prefix="lmxs-", dir="/tmp"))
+    daemon = Daemon(
+        Address("unix", path=str(runtime / "lspmux" / "lspmux.sock")),
+        lambda _r: load_config(None, [strict], user_config=None),
+    )
+    await daemon.start()
+    try:
+        reader, writer = await asyncio.open_unix_connection(daemon.address.path)
+        writer.write(framed(initialize(options)))
+        data = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        reply = json.loads(data.partition(b"\r\n\r\n")[2])
+        assert "client_may_set" in reply["error"]["message"]
+        assert daemon.clients == {}
+    finally:
+        await daemon.close()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+async def test_a_client_of_the_same_user_sets_args_env_and_cwd(
+    running: Daemon, tmp_path: Path
+) -> None:
+    """As with the Rust lspmux: the cwd is kept (the last fallback for a root), the arguments
+    and the environment go with the server; a root still comes from `initialize` first."""
     reader, writer = await asyncio.open_unix_connection(running.address.path)
+    options = {
+        "server": "clangd",
+        "args": ["--background-index", "--clang-tidy"],
+        "env": {"CC": "gcc"},
+        "cwd": str(tmp_path),
+    }
     writer.write(framed(initialize(options)))
-    data = await asyncio.wait_for(reader.read(), 10)
-    writer.close()
-    reply = json.loads(data.partition(b"\r\n\r\n")[2])
-    assert "client_may_set" in reply["error"]["message"]
-    assert running.clients == {}
-
-
-async def test_a_client_cwd_is_not_its_root(running: Daemon, tmp_path: Path) -> None:
-    # An allowed server missing from PATH must not resolve to the repository's bin/ through
-    # the client's cwd: the cwd is ignored, no workspace root comes from it.
-    reader, writer = await asyncio.open_unix_connection(running.address.path)
-    writer.write(framed(initialize({"server": "clangd", "cwd": str(tmp_path)})))
     await asyncio.wait_for(reader.readuntil(b"serverInfo"), 10)
     [info] = running.clients.values()
-    assert info.cwd is None
+    assert info.cwd == str(tmp_path) and info.args == ("--background-index", "--clang-tidy")
+    assert info.env == ("CC",)
     [session] = running.clients
     assert session.roots == []
+    [server] = session.config.servers.values()
+    assert server.command[1:] == ("--background-index", "--clang-tidy")
+    assert server.env["CC"] == "gcc"
     writer.close()
 
 

@@ -58,17 +58,18 @@ def test_one_server_config_reuses_the_configured_entry(tmp_path: Path) -> None:
     base = config()
     match = match_server(base, "basedpyright-langserver")
     assert match is not None and match.name == "basedpyright"
-    one = one_server_config(base, "basedpyright-langserver", [], {"X": "1", "LD_PRELOAD": "e"})
+    one = one_server_config(base, "basedpyright-langserver", [], {"X": "1"})
     [server] = one.servers.values()
     assert server.name == "basedpyright"
     assert server.command == ("basedpyright-langserver", "--stdio")  # its configured args
     assert server.settings == match.settings
-    assert server.env == {"X": "1"}  # LD_* never reaches a server
+    assert server.env == {"X": "1"}  # what pass_environment let through (admission.py)
     assert one.servers_for("/any/file.c") == [server]  # exactly that server, for every file
     assert one.linters_for("/any/file.py") == []
     other_args = one_server_config(base, "clangd", ["--log=verbose"], {})
     [variant] = other_args.servers.values()
-    assert variant.name.startswith("clangd+") and variant.command == ("clangd", "--log=verbose")
+    # the same name: its argv is in the instance key (backends/pool.py), not in its name
+    assert variant.name == "clangd" and variant.command == ("clangd", "--log=verbose")
     unknown = one_server_config(base, "/opt/x/my-server", [], {})
     assert list(unknown.servers) == ["my-server"]
 
@@ -108,18 +109,27 @@ async def test_the_first_message_must_be_initialize(running: Daemon) -> None:
     assert reply is not None and reply["error"]["code"] == -32600
 
 
-async def test_a_refused_server_gets_an_error_naming_the_key(running: Daemon) -> None:
+async def test_a_refused_server_gets_an_error_saying_what_to_do(
+    running: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # an empty trust database
+    repo = tmp_path / "repo"
+    (repo / "bin").mkdir(parents=True)
+    shipped = repo / "bin" / "server"
+    shipped.write_text("#!/bin/sh\n")
+    shipped.chmod(0o755)
     init = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
         "params": {
             "capabilities": {},
-            "initializationOptions": {"lspMux": {"version": "1", "server": "/bin/sh"}},
+            "rootUri": repo.as_uri(),
+            "initializationOptions": {"lspMux": {"version": "1", "server": str(shipped)}},
         },
     }
     reply, _ = await exchange(running, framed(init))
-    assert reply is not None and "allowed_servers" in reply["error"]["message"]
+    assert reply is not None and f"lspmux trust {repo}" in reply["error"]["message"]
     assert running.clients == {}
 
 

@@ -65,6 +65,16 @@ def test_when_the_shim_names_a_server() -> None:
     assert tcp == {"version": "1", "token": "t"}
 
 
+def test_pass_env_works_without_a_server() -> None:
+    """`--pass-env` while routing by file type: the variables reach every server."""
+    env = {"VIRTUAL_ENV": "/p/.venv", "OTHER": "x"}
+    routed = _options(["--pass-env", "VIRTUAL_ENV", "--pass-env", "MISSING"], env)
+    assert routed is not None and "server" not in routed
+    assert routed["method"] == "connect" and routed["env"] == {"VIRTUAL_ENV": "/p/.venv"}
+    assert routed["cwd"] == os.getcwd()
+    assert _options(["--pass-env", "MISSING"], env) is None  # nothing to pass: nothing added
+
+
 def test_rewrite_initialize_adds_lspmux_and_keeps_the_rest() -> None:
     init = {
         "jsonrpc": "2.0",

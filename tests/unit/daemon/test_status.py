@@ -67,3 +67,14 @@ def test_render_lists_instances_and_clients() -> None:
 def test_render_an_idle_daemon() -> None:
     text = render({"pid": 1, "instances": [], "clients": []})
     assert "no instances" in text and "no clients" in text
+
+
+def test_render_says_why_an_extra_instance_exists() -> None:
+    first = {"server": "rust-analyzer", "root": "/p", "pid": 1, "clients": ["client-1"]}
+    extra = {**first, "pid": 2, "clients": ["client-2"]}
+    extra["why"] = "initializationOptions differ from client-1's"
+    text = render({"instances": [{**first, "why": None}, extra], "clients": []})
+    why = [line for line in text.splitlines() if "another instance" in line]
+    assert why == [
+        "  rust-analyzer (pid 2) is another instance: initializationOptions differ from client-1's"
+    ]
