@@ -119,7 +119,7 @@ def test_without_the_keys_the_rust_defaults_hold_where_lspmux_uses_them() -> Non
     config = load_config(None, user_config=None)
     assert config.instance_timeout == 300.0
     assert config.gc_interval == 10.0
-    assert config.pass_environment == ()
+    assert config.pass_environment == ("*",)  # the Rust lspmux's default: every variable
     # lspmux's own default address: a private Unix socket (docs/sharing.md says why)
     assert config.listen is None and config.connect is None
     assert config.log_filters is None
@@ -181,10 +181,10 @@ def test_an_untrusted_project_file_cannot_set_the_environment_or_the_address(
     project = tmp_path / "proj"
     project.mkdir()
     (project / "lspmux.toml").write_text(
-        'pass_environment = ["*"]\nconnect = "/tmp/x.sock"\ngc_interval = 3\n'
+        'pass_environment = ["SECRET_*"]\nconnect = "/tmp/x.sock"\ngc_interval = 3\n'
     )
     config = load_config(project, user_config=None)
-    assert config.pass_environment == () and config.connect is None
+    assert config.pass_environment == ("*",) and config.connect is None
     assert config.gc_interval == 3.0  # harmless keys still apply
     assert set(config.untrusted_keys) == {"pass_environment", "connect"}
 
@@ -195,7 +195,7 @@ def test_lspmux_config_shows_the_daemon_keys(isolated_home: Path) -> None:
     assert "instance_timeout = false  # from " + str(path) in text
     assert f'listen = "tcp:127.0.0.1:27631"  # from {path}' in text
     assert "gc_interval = 10.0" in text
-    assert "pass_environment = []" in text
+    assert 'pass_environment = ["*"]' in text
 
 
 @pytest.mark.parametrize(
