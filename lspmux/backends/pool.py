@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lspmux.backends.backend import Backend, Spawn
+from lspmux.config import restricted
 from lspmux.config.model import ServerConfig
 from lspmux.routing.table import SERVER_NOTIFICATIONS, SERVER_REQUESTS, Policy
 from lspmux.wire.messages import Message
@@ -60,16 +61,19 @@ class Pool:
     def get(
         self, server: ServerConfig, root: Path, argv: list[str] | None = None
     ) -> Backend | None:
-        """The backend for (server, root), created (not started) when needed; None when the
-        server's executable cannot be found."""
+        """The backend for (server, root), created (not started) when needed, in the
+        server's restricted mode where the user has not trusted `root`; None when the server's
+        executable cannot be found or it may not run there."""
         canonical = Path(os.path.realpath(root))
         key = (server.name, str(canonical))
         backend = self.backends.get(key)
         if backend is not None:
             return backend
-        argv = argv or server.resolve_command(canonical)
-        if argv is None:
+        runs = restricted.for_root(server, canonical)  # restricted mode, unless trusted
+        argv = argv or (runs.resolve_command(canonical) if runs is not None else None)
+        if runs is None or argv is None:
             return None
+        server = runs
         backend = Backend(
             server,
             canonical,
