@@ -57,7 +57,7 @@ def for_root(
     if trusted:
         return server
     try:
-        return restricted(server, root)
+        runs = restricted(server, root)
     except Unresolved as exc:
         if trust.once("restricted", server.name, str(root)):
             log.warning(
@@ -70,6 +70,14 @@ def for_root(
                 root,
             )
         return None
+    if trust.once("restricted-on", server.name, str(root)):
+        log.info(
+            "%s runs in restricted mode for %s, which is not trusted (`lspmux trust %s` lifts it)",
+            server.name,
+            root,
+            root,
+        )
+    return runs
 
 
 def restricted(server: ServerConfig, root: str | Path) -> ServerConfig:
