@@ -209,9 +209,10 @@ def _add_trust_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "trust",
         help="let a project's lspmux.toml and its own executables (bin/, node_modules/.bin) run",
         description="Trust the project configuration that applies to DIR (its exact content: a "
-        "change needs trusting again) and the executables inside DIR, like `direnv allow`. "
-        "Until then lspmux runs only what the built-in table and your own files name, from "
-        "PATH. See docs/configuration.md.",
+        "change needs trusting again) and DIR's own executables (its bin/, node_modules/.bin, "
+        ".venv/bin; not those of a project nested inside it), like `direnv allow`. Until then "
+        "lspmux runs only what the built-in table and your own files name, from PATH, with "
+        "servers in restricted mode. See docs/configuration.md.",
     )
     trust.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR")
     what = trust.add_mutually_exclusive_group()

@@ -176,6 +176,16 @@ def trust_lines(config: Config, root: Path) -> list[str]:
         lines.append("workspace executables (bin/, node_modules/.bin, .venv/bin): trusted")
     else:
         lines.append("workspace executables (bin/, node_modules/.bin, .venv/bin): not trusted")
+        restricted = [
+            n for n, s in config.servers.items() if s.untrusted and not s.untrusted.get("disabled")
+        ]
+        kept_off = [n for n, s in config.servers.items() if s.untrusted.get("disabled")]
+        lines.append(
+            "restricted mode (so that no server runs the workspace's code): "
+            + (", ".join(restricted) or "none")
+            + (f"; not started here: {', '.join(kept_off)}" if kept_off else "")
+            + f" (`lspmux trust {root}` lifts it)"
+        )
     return lines
 
 

@@ -3,7 +3,8 @@
 A file is written only if it still holds the text the edit was computed on; when any file
 changed since, nothing at all is written and the error names the file. Files are staged as
 temporary files beside their targets and moved into place with `os.replace`, so a reader
-never sees half a file.
+never sees half a file. A file reached through a symbolic link inside the root is written
+where the link points (once that target is found inside the root): the link stays a link.
 """
 
 from __future__ import annotations
@@ -61,13 +62,18 @@ def write_plan(plan: Plan, root: Path) -> list[Path]:
                 continue
             if change.after == change.before:
                 continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".lspmux", dir=path.parent)
+            # Through a symbolic link, the file it points to (checked to lie inside the root)
+            # is what changes; the link stays a link.
+            target = Path(os.path.realpath(path))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{target.name}.", suffix=".lspmux", dir=target.parent
+            )
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
                 f.write(change.after)
             with contextlib.suppress(OSError):
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-            staged.append((tmp, path))
+                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+            staged.append((tmp, target))
     except BaseException:
         for tmp, _ in staged:
             with contextlib.suppress(OSError):

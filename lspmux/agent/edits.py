@@ -2,7 +2,9 @@
 
 `plan_edit` turns an LSP `WorkspaceEdit` (`changes` or `documentChanges`, with create/rename/
 delete operations) into a `Plan`: per file, the text the edit was computed on and the text it
-produces, plus the file operations in order. `unified_diff` prints a plan as `--- a/path` /
+produces, plus the file operations in order. A create or rename onto an existing file is
+refused (`ToolError`) unless the operation says `overwrite`, and skipped with
+`ignoreIfExists`, as LSP clients do. `unified_diff` prints a plan as `--- a/path` /
 `+++ b/path` hunks. Writing a plan is `apply.py`'s job.
 """
 
@@ -12,6 +14,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
+from lspmux.agent.errors import ToolError
 from lspmux.text import Encoding, line_starts, position_to_offset
 
 
@@ -83,10 +86,19 @@ def plan_edit(
             kind = op.get("kind")
             if kind == "create":
                 change = current(op["uri"])
-                if change.after is None or not (op.get("options") or {}).get("ignoreIfExists"):
-                    change.after = ""
+                if change.after is not None and not _may_replace(op, op["uri"], "creates"):
+                    continue  # ignoreIfExists
+                change.after = ""
             elif kind == "rename":
                 old, new = current(op["oldUri"]), current(op["newUri"])
+                if old.after is None:
+                    raise ToolError(
+                        f"the edit renames {op['oldUri']}, which does not exist; nothing was "
+                        "written",
+                        uri=op["oldUri"],
+                    )
+                if new.after is not None and not _may_replace(op, op["newUri"], "renames onto"):
+                    continue  # ignoreIfExists
                 new.after, old.after = old.after, None
                 plan.renames.append((op["oldUri"], op["newUri"]))
             elif kind == "delete":
@@ -99,6 +111,23 @@ def plan_edit(
             change = current(uri)
             change.after = apply_text_edits(change.after or "", edits or [], encoding)
     return plan
+
+
+def _may_replace(op: dict[str, Any], uri: str, verb: str) -> bool:
+    """Whether a create or rename may replace the existing file `uri`: True with `overwrite`
+    (which wins over `ignoreIfExists`, as the protocol says), False with `ignoreIfExists` (the
+    operation is skipped); refused otherwise, as LSP clients do."""
+    options = op.get("options") or {}
+    if options.get("overwrite"):
+        return True
+    if options.get("ignoreIfExists"):
+        return False
+    raise ToolError(
+        f"the edit {verb} {uri}, which exists, without `overwrite` or `ignoreIfExists`; "
+        "nothing was written (an LSP client refuses it too)",
+        uri=uri,
+        exists=True,
+    )
 
 
 def unified_diff(plan: Plan, label: Callable[[str], str]) -> str:

@@ -30,6 +30,7 @@ import attrs
 import orjson
 
 from lspmux.backends.backend import Backend, Spawn
+from lspmux.config import restricted
 from lspmux.config.model import ServerConfig
 from lspmux.routing.table import SERVER_NOTIFICATIONS, SERVER_REQUESTS, Policy
 from lspmux.wire.messages import Message
@@ -142,9 +143,15 @@ class Pool:
     ) -> Backend | None:
         """The backend for `client`'s key (server, root, argv, environment, its
         initializationOptions), created (not started) when needed; None when the server's
-        executable cannot be found. A client that sent no initializationOptions joins an
-        instance of the same server, root, argv and environment whatever its settings."""
+        executable cannot be found or it may not run there (in the server's restricted mode
+        where the user has not trusted `root`). A client that sent no initializationOptions
+        joins an instance of the same server, root, argv and environment whatever its
+        settings."""
         canonical = Path(os.path.realpath(root))
+        runs = restricted.for_root(server, canonical)  # restricted mode, unless trusted
+        if runs is None:
+            return None
+        server = runs
         settings = client.initialization_options if client is not None else None
         if settings is None and client is None and not self.shared:
             settings = self.initialization_options

@@ -387,6 +387,28 @@ def _server_name(name: str, where: _Where) -> None:
 _STRINGS = "a list of strings"
 
 #: Every key a `[servers.NAME]` table may hold.
+#: What `[servers.NAME.untrusted]` may hold: the restricted mode of a server, applied where
+#: the workspace is not trusted (see `lspmux.config.restricted`).
+UNTRUSTED_KEYS: tuple[str, ...] = ("settings", "initialization_options", "disabled")
+
+
+def _untrusted(value: Any, where: _Where) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        where.fail(f"found {_describe(value)}", "a table: [servers.NAME.untrusted]")
+    result: dict[str, Any] = {}
+    for key, item in value.items():
+        at = where.child(key)
+        if key == "disabled":
+            result[key] = _boolean(item, at)
+        elif key in UNTRUSTED_KEYS:
+            result[key] = _json_table(item, at)
+        else:
+            at.fail(
+                f"unknown key{_hint(key, UNTRUSTED_KEYS)}", "one of: " + ", ".join(UNTRUSTED_KEYS)
+            )
+    return result
+
+
 SERVER_KEYS: dict[str, Checker] = {
     "command": _command,
     "file_types": _list_of(_file_type, 'a list like [".py", "Dockerfile"]'),
@@ -403,6 +425,7 @@ SERVER_KEYS: dict[str, Checker] = {
     "request_timeout": _seconds(zero_ok=False),
     "idle_timeout": _seconds(zero_ok=True),
     "client_may_set": _list_of(_choice(CLIENT_SETTABLE), 'a list like ["args", "env"]'),
+    "untrusted": _untrusted,
 }
 
 #: Every key a `[linters.NAME]` table may hold.

@@ -18,6 +18,7 @@ the file, the dotted key, what was found and what was expected (the checkers liv
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -52,6 +53,7 @@ from lspmux.config.model import (
     ServerConfig,
 )
 from lspmux.config.render import format_config
+from lspmux.config.restricted import Unresolved, restricted
 from lspmux.config.untrusted import notice, restrict, untrusted_executables
 
 __all__ = [
@@ -78,7 +80,7 @@ PYPROJECT_FILE = "pyproject.toml"
 
 #: Keys whose values are merged as nested tables rather than replaced.
 DEEP_MERGED: frozenset[str] = frozenset(
-    {"settings", "initialization_options", "env", "json", "options"}
+    {"settings", "initialization_options", "env", "json", "options", "untrusted"}
 )
 
 
@@ -373,6 +375,7 @@ def load_config(
     user_config: Path | Literal["default"] | None = "default",
     defaults: Path | None = None,
     trust_db: trust.TrustDB | None = None,
+    warn: bool = True,
 ) -> Config:
     """Read, validate and merge the configuration files into the effective `Config`.
 
@@ -383,6 +386,7 @@ def load_config(
     exist), or None for no user file. `defaults`: a table to use instead of the shipped one.
     `trust_db`: the trust database (default: the user's); an untrusted project file
     contributes only what cannot change what runs (see `lspmux.config.untrusted`).
+    `warn`: log what an untrusted project file lost (off for `lspmux trust`'s own preview).
     Raises `ConfigError` for a missing explicit file, bad TOML or an invalid value.
     """
     sources: list[tuple[Path, str]] = [(defaults or DEFAULTS_PATH, DEFAULTS_LABEL)]
@@ -411,7 +415,7 @@ def load_config(
             layer.globals, layer.sections, ignored = restrict(
                 layer.globals, layer.sections, state.sections
             )
-            if ignored and trust.once("file", str(path), trust.digest(data)):
+            if warn and ignored and trust.once("file", str(path), trust.digest(data)):
                 log.warning(
                     "%s is not trusted: ignored %s; run `lspmux trust %s` to use them",
                     path,
@@ -422,15 +426,34 @@ def load_config(
     config = _build(state, [str(path) for path, _ in sources])
     if project_dir is None:
         return config
+    db = trust_db or trust.load()
+    workspace_trusted = db.dir_trusted(project_dir)
+    if not workspace_trusted:  # restricted mode (`lspmux.config.restricted`)
+        config = attrs.evolve(config, servers=_restricted(config.servers, project_dir))
     config = attrs.evolve(
         config,
+        workspace_trusted=workspace_trusted,
         project_file=str(project) if project is not None else None,
         project_trusted=project_trusted,
         untrusted_keys=ignored,
-        untrusted_executables=untrusted_executables(config, project_dir, trust_db),
+        untrusted_executables=untrusted_executables(config, project_dir, db),
         project_dir=str(project_dir),
     )
     return attrs.evolve(config, trust_notice=notice(config))
+
+
+def _restricted(servers: Mapping[str, ServerConfig], root: Path) -> dict[str, ServerConfig]:
+    """The servers as they run in the untrusted workspace `root`: each in its restricted mode.
+    One that has no restricted mode it could run in here is left as it is: the pool refuses
+    to start it (`ServerConfig.for_root`), and says why."""
+    out = dict(servers)
+    for name, server in servers.items():
+        if server.untrusted.get("disabled"):
+            out[name] = attrs.evolve(server, disabled=True)
+        elif server.untrusted:
+            with contextlib.suppress(Unresolved):
+                out[name] = restricted(server, root)
+    return out
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -151,6 +151,10 @@ class ServerConfig(_FileRules):
     #: Daemon: what a client's `lspMux` handshake may set for this server ("args", "env",
     #: "cwd"); anything else it asks for is refused (args, env) or ignored (cwd).
     client_may_set: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    #: Restricted mode: `settings`, `initialization_options` (merged over the ones above) and
+    #: `disabled`, applied for a root the user has not trusted, so that the server does not run
+    #: the workspace's code (`lspmux.config.restricted.for_root`).
+    untrusted: Mapping[str, Any] = attrs.field(factory=dict)
 
     def feature_enabled(self, feature: str) -> bool:
         """Whether `only_features` / `except_features` let this server serve `feature`."""
@@ -247,6 +251,9 @@ class Config:
     project_dir: str | None = None
     #: The project's own file (`lspmux.toml` or pyproject.toml), if one was found.
     project_file: str | None = None
+    #: Whether the user trusted the workspace folder (`project_dir`) itself: servers run in
+    #: their restricted mode where not (None: no workspace).
+    workspace_trusted: bool | None = None
     #: Whether the user trusted the project file's exact content (None: no project file).
     project_trusted: bool | None = None
     #: Dotted keys of the untrusted project file that were ignored (see config/untrusted.py).

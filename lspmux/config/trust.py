@@ -5,10 +5,15 @@ workspace may ship executables (`bin/gopls`, `node_modules/.bin/biome`, `.venv/b
 Opening a repository must not run what its author chose, so both are used only after the user
 said so with `lspmux trust DIR`, like `direnv allow` or Neovim's `vim.secure.trust()`:
 
-- a *file* entry is the file's real path and the SHA-256 of its exact bytes: any change to the
-  file (even a space) makes it untrusted again until it is trusted anew;
+- a *file* entry is the file's own location (its folder's real path and its name: a symbolic
+  link is keyed where the link is, not where it points, so that a repository cannot borrow
+  the trust of another project's file by linking to it) and the SHA-256 of its exact bytes:
+  any change to the file (even a space) makes it untrusted again until it is trusted anew;
 - a *folder* entry is a real path: executables found in the project folders of a workspace root
-  (`PROJECT_BIN_DIRS`) are used when that root is the folder or lies inside it.
+  (`PROJECT_BIN_DIRS`) are used, and servers run without their restricted mode, when that root
+  is exactly the folder. A root nested inside it (a dependency with its own `package.json`
+  under `node_modules`, a vendored module, a repository cloned there later) is a workspace of
+  its own, and needs trust of its own.
 
 The database is one JSON file, `$XDG_DATA_HOME/lspmux/trust.json` (default
 `~/.local/share/lspmux/trust.json`), mode 0600 in a 0700 folder, written atomically. A missing
@@ -56,30 +61,38 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def file_key(path: str | Path) -> str:
+    """Where a file entry is recorded: the real path of the file's folder, joined with the
+    file's own name (a symbolic link stays itself: trust does not follow it)."""
+    absolute = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+
+
 @attrs.frozen
 class TrustDB:
-    """What the user trusted: file real path → SHA-256 of its content, and folder real paths."""
+    """What the user trusted: file (`file_key`) → SHA-256 of its content, and folder real
+    paths."""
 
     files: Mapping[str, str] = attrs.field(factory=dict)
     dirs: tuple[str, ...] = ()
 
     def file_trusted(self, path: str | Path, content: bytes | None = None) -> bool:
-        """Whether the file at `path`, as it is now (or with `content`), was trusted."""
-        real = os.path.realpath(path)
-        recorded = self.files.get(real)
+        """Whether the file at `path` (where it is, not where a link points), as it is now
+        (or with `content`), was trusted."""
+        recorded = self.files.get(file_key(path))
         if recorded is None:
             return False
         if content is None:
             try:
-                content = Path(real).read_bytes()
+                content = Path(path).read_bytes()
             except OSError:
                 return False
         return recorded == digest(content)
 
     def dir_trusted(self, folder: str | Path) -> bool:
-        """Whether `folder` is a trusted folder or lies inside one."""
-        real = os.path.realpath(folder)
-        return any(real == d or real.startswith(d.rstrip(os.sep) + os.sep) for d in self.dirs)
+        """Whether `folder` is itself a trusted folder. A folder inside a trusted one is not:
+        it is another workspace root (a dependency, a vendored or cloned repository)."""
+        return os.path.realpath(folder) in self.dirs
 
 
 _cache: dict[str, tuple[tuple[int, int], TrustDB]] = {}
@@ -148,7 +161,7 @@ def trusted(db: TrustDB, folder: Path, file: Path | None) -> TrustDB:
     """`db` with `folder` trusted, and `file` with its current content."""
     files = dict(db.files)
     if file is not None:
-        files[os.path.realpath(file)] = digest(Path(file).read_bytes())
+        files[file_key(file)] = digest(Path(file).read_bytes())
     real = os.path.realpath(folder)
     dirs = db.dirs if real in db.dirs else (*db.dirs, real)
     return TrustDB(files=files, dirs=dirs)
@@ -159,13 +172,14 @@ def revoked(db: TrustDB, folder: Path, file: Path | None) -> tuple[TrustDB, list
     real = os.path.realpath(folder)
     gone = [d for d in db.dirs if d == real]
     files = dict(db.files)
-    if file is not None and files.pop(os.path.realpath(file), None) is not None:
-        gone.append(os.path.realpath(file))
+    if file is not None and files.pop(file_key(file), None) is not None:
+        gone.append(file_key(file))
     return TrustDB(files=files, dirs=tuple(d for d in db.dirs if d != real)), gone
 
 
 def workspace_trusted(root: str | Path) -> bool:
-    """Whether executables inside the workspace `root` may be run (the user trusted it)."""
+    """Whether executables inside the workspace `root` may be run, and servers run there
+    without their restricted mode: the user trusted exactly this folder."""
     return load().dir_trusted(root)
 
 

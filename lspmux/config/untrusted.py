@@ -10,7 +10,8 @@ environment, or what a server is told to execute:
   `run_on`, `debounce`), and the global timeouts;
 - ignored: `command` and `env`; `settings` and `initialization_options` (servers run what
   some settings name: basedpyright's `python.pythonPath`, rust-analyzer's
-  `check.overrideCommand`, ruff's `ruff.path`); `client_may_set`; `disabled = false` (turning
+  `check.overrideCommand`, ruff's `ruff.path`); `client_may_set`; `untrusted` (a server's
+  restricted mode, see `lspmux.config.restricted`); `disabled = false` (turning
   on a server the user or the built-in table turned off); an entry the earlier layers do not
   define (it could only run the command it names); the global `allowed_servers`,
   `max_message_size`, `pass_environment` (what reaches a server's environment), `listen` and
@@ -34,7 +35,7 @@ from lspmux.config.model import PROJECT_BIN_DIRS, Config, project_executable
 
 #: Keys of a server or linter an untrusted project file may not set.
 EXECUTABLE_KEYS: frozenset[str] = frozenset(
-    {"command", "env", "settings", "initialization_options", "client_may_set"}
+    {"command", "env", "settings", "initialization_options", "client_may_set", "untrusted"}
 )
 #: Global keys an untrusted project file may not set.
 EXECUTABLE_GLOBALS: frozenset[str] = frozenset(

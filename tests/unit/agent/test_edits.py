@@ -80,3 +80,75 @@ def test_write_plan_refuses_paths_outside_the_root(tmp_path: Path) -> None:
     with pytest.raises(ToolError, match="outside the workspace root"):
         write_plan(plan, root)
     assert outside.read_text() == "ok\n"
+
+
+# -- never clobber: creates and renames onto existing files, edits through links (issue 20) ----
+
+
+def _disk(uri: str) -> str | None:
+    path = Path(uri[7:])
+    return path.read_text() if path.is_file() else None
+
+
+def test_creating_an_existing_file_is_refused_skipped_or_overwritten(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    a.write_text("precious\n")
+    create = {"kind": "create", "uri": a.as_uri()}
+    with pytest.raises(ToolError, match=r"creates .*a\.py, which exists"):
+        plan_edit({"documentChanges": [create]}, _disk, "utf-16")
+    assert a.read_text() == "precious\n"
+    skipped = {**create, "options": {"ignoreIfExists": True}}
+    plan = plan_edit({"documentChanges": [skipped]}, _disk, "utf-16")
+    assert plan.empty
+    write_plan(plan, tmp_path)
+    assert a.read_text() == "precious\n"
+    # overwrite wins over ignoreIfExists, as the protocol says
+    both = {**create, "options": {"overwrite": True, "ignoreIfExists": True}}
+    write_plan(plan_edit({"documentChanges": [both]}, _disk, "utf-16"), tmp_path)
+    assert a.read_text() == ""
+    new = tmp_path / "new.py"
+    write_plan(plan_edit({"documentChanges": [{"kind": "create", "uri": new.as_uri()}]},
+                         _disk, "utf-16"), tmp_path)  # fmt: skip
+    assert new.read_text() == ""
+
+
+def test_renaming_onto_an_existing_file_is_refused_unless_overwrite(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("a\n")
+    b.write_text("b\n")
+    rename = {"kind": "rename", "oldUri": a.as_uri(), "newUri": b.as_uri()}
+    with pytest.raises(ToolError, match=r"renames onto .*b\.py, which exists"):
+        plan_edit({"documentChanges": [rename]}, _disk, "utf-16")
+    skipped = {**rename, "options": {"ignoreIfExists": True}}
+    assert plan_edit({"documentChanges": [skipped]}, _disk, "utf-16").empty
+    assert (a.read_text(), b.read_text()) == ("a\n", "b\n")
+    over = {**rename, "options": {"overwrite": True}}
+    write_plan(plan_edit({"documentChanges": [over]}, _disk, "utf-16"), tmp_path)
+    assert not a.exists() and b.read_text() == "a\n"
+    gone = {"kind": "rename", "oldUri": a.as_uri(), "newUri": (tmp_path / "c.py").as_uri()}
+    with pytest.raises(ToolError, match="does not exist"):  # it would delete c.py's slot
+        plan_edit({"documentChanges": [gone]}, _disk, "utf-16")
+
+
+def test_an_edit_through_an_in_root_link_edits_its_target(tmp_path: Path) -> None:
+    target = tmp_path / "real.py"
+    target.write_text("x = 1\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    plan = plan_edit({"changes": {link.as_uri(): [_edit(0, 0, 0, 1, "y")]}}, _disk, "utf-16")
+    write_plan(plan, tmp_path)
+    assert link.is_symlink() and link.resolve() == target
+    assert target.read_text() == "y = 1\n"
+
+
+def test_an_edit_through_a_link_out_of_the_root_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    victim = tmp_path / "victim.py"
+    victim.write_text("x = 1\n")
+    link = root / "link.py"
+    link.symlink_to(victim)
+    plan = plan_edit({"changes": {link.as_uri(): [_edit(0, 0, 0, 1, "y")]}}, _disk, "utf-16")
+    with pytest.raises(ToolError, match="outside the workspace root"):
+        write_plan(plan, root)
+    assert link.is_symlink() and victim.read_text() == "x = 1\n"

@@ -106,7 +106,9 @@ def test_trust_records_the_exact_content_and_is_private(tmp_path: Path, project:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     db = trust.load()
-    assert db.file_trusted(file) and db.dir_trusted(project) and db.dir_trusted(project / "sub")
+    assert db.file_trusted(file) and db.dir_trusted(project)
+    # Exactly the folder: a root nested inside it (a dependency, a clone) is not trusted by it.
+    assert not db.dir_trusted(project / "sub")
     assert not db.dir_trusted(tmp_path) and not db.dir_trusted(str(project) + "-other")
     file.write_text(EVIL + "\n")  # one byte more: trusted no longer
     assert not trust.load().file_trusted(file)
@@ -242,8 +244,10 @@ def test_a_symlinked_workspace_is_the_same_folder(tmp_path: Path, project: Path)
 def test_the_trust_command_trusts_lists_and_revokes(tmp_path: Path, project: Path) -> None:
     lines = trust_cmd.command(project)
     assert any(str(project / "lspmux.toml") in line and "sha256" in line for line in lines)
-    used = next(line for line in lines if line.startswith("now used from it: "))
+    used = "\n".join(line for line in lines if line.startswith("now used from it: "))
     assert "servers.gopls.command" in used and "servers.mine" in used
+    # trusted, servers.pyls (no command: no built-in entry here) would make it invalid
+    assert any("trusted, this configuration is not valid" in line for line in lines)
     listed = trust_cmd.command(project, listing=True)
     assert f"folder  {project}" in listed
     assert f"file    {project / 'lspmux.toml'}  (trusted)" in listed
@@ -279,6 +283,7 @@ def test_doctor_says_whether_the_project_is_trusted(
     assert f"project config: {project / 'lspmux.toml'} is NOT trusted" in text
     assert f"run `lspmux trust {project}`" in text
     assert "workspace executables (bin/, node_modules/.bin, .venv/bin): not trusted" in text
+    assert "restricted mode (so that no server runs the workspace's code): " in text
     gopls = next(line for line in text.splitlines() if " gopls " in line)
     assert "WARNING" in gopls and "is not used: this folder is not trusted" in gopls
     trust_cmd.command(project)
@@ -298,3 +303,57 @@ def test_lspmux_config_says_what_an_untrusted_project_file_lost(
     assert "servers.gopls.command" in text
     doc = json.loads(format_config(load(tmp_path, project), as_json=True))
     assert doc["project_trusted"] is False and "servers.mine" in doc["untrusted_keys"]
+
+
+# -- issue 20: a trusted folder is exactly that folder; links borrow nothing; trust shows all --
+
+
+def test_a_trusted_folder_does_not_run_the_executables_of_a_root_nested_in_it(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    own = executable(project / "node_modules" / ".bin" / "tls")
+    dep = project / "node_modules" / "dep"
+    (dep / "package.json").parent.mkdir(parents=True)
+    (dep / "package.json").write_text("{}")
+    executable(dep / "node_modules" / ".bin" / "tls")
+    vendored = project / "third_party" / "x"
+    executable(vendored / "bin" / "gopls")
+    (vendored / "go.mod").write_text("module x\n")
+    trust_cmd.command(project)
+    assert resolve_command(("tls",), project) == [str(own)]
+    assert resolve_command(("tls",), dep) is None
+    assert resolve_command(("gopls",), vendored) is None
+    # a repository cloned under the trusted folder later is not trusted either
+    clone = project / "clone"
+    executable(clone / "bin" / "gopls")
+    assert resolve_command(("gopls",), clone) is None
+
+
+def test_a_linked_project_file_does_not_borrow_the_trust_of_its_target(
+    tmp_path: Path, project: Path
+) -> None:
+    trust_cmd.command(project)  # the user trusts their project (and its lspmux.toml)
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    os.symlink(project / "lspmux.toml", evil / "lspmux.toml")
+    config = load(tmp_path, evil)
+    assert config.project_trusted is False
+    assert "servers.gopls.command" in config.untrusted_keys
+    assert config.servers["gopls"].command == ("gopls",)  # not ./bin/evil from evil's root
+    trust_cmd.command(evil)  # trusted by its own location, with the content it shows
+    assert load(tmp_path, evil).servers["gopls"].command == ("./bin/evil", "--stdio")
+    assert load(tmp_path, project).project_trusted is True
+
+
+def test_lspmux_trust_shows_the_commands_it_allows_and_warns_of_nothing(
+    project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (project / "lspmux.toml").write_text(EVIL.replace("[servers.pyls]\ndisabled = false\n", ""))
+    with caplog.at_level(logging.WARNING):
+        lines = trust_cmd.command(project)
+    assert 'servers.gopls.command = ["./bin/evil", "--stdio"]' in [x.strip() for x in lines]
+    assert any(x.strip().startswith('servers.mine.command = ["mine-ls"]') for x in lines)
+    assert any("servers.gopls.env = " in x and "NODE_OPTIONS" in x for x in lines)
+    assert any('linters.lint.command = ["evil-lint"]' in x for x in lines)
+    assert not [r for r in caplog.records if "not trusted" in r.getMessage()], caplog.text
