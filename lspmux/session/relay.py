@@ -48,10 +48,14 @@ BEHIND = 1024 * 1024
 _CHATTER = frozenset((t.WINDOW_LOG_MESSAGE, t.TELEMETRY_EVENT, t.LOG_TRACE))
 
 
-def _is_report(msg: Message) -> bool:
-    params = msg.get("params")
+def _kind(params: Any) -> Any:
+    """A `$/progress`'s kind: "begin", "report" or "end" (None when it has none)."""
     value = params.get("value") if isinstance(params, dict) else None
-    return isinstance(value, dict) and value.get("kind") == "report"
+    return value.get("kind") if isinstance(value, dict) else None
+
+
+def _is_report(msg: Message) -> bool:
+    return _kind(msg.get("params")) == "report"
 
 
 class ServerRelay:
@@ -109,14 +113,21 @@ class ServerRelay:
         params = msg.get("params")
         if not isinstance(params, dict):
             return
-        token = self._progress_tokens.get((id(backend), params.get("token")))
+        theirs = params.get("token")
+        token = self._progress_tokens.get((id(backend), theirs))
         takes = client_declares(self.session.client_capabilities, "window.workDoneProgress")
+        if token is None and not self._owns_token(theirs):
+            # A server-created token this client was never told of (created before the
+            # session attached: the server started for `initialize`, or for another client).
+            # Its begin creates it at the client now; the rest of an unknown one is dropped:
+            # a client must never see a token it does not know.
+            if not takes or _kind(params) != "begin":
+                return
+            token = self._adopt(backend, theirs, takes)
         if token is not None:
             if not takes:
                 return  # a server-created token: only for clients that take progress
             params = {**params, "token": token}
-        elif not self._owns_token(params.get("token")) and (self.session.pool.shared or not takes):
-            return  # not this client's token (a shared server serves others too)
         self.session.conn_send({"jsonrpc": "2.0", "method": t.PROGRESS, "params": params})
 
     def _owns_token(self, token: Any) -> bool:
@@ -164,11 +175,20 @@ class ServerRelay:
         reply(None)
         params = msg.get("params") or {}
         theirs = params.get("token") if isinstance(params, dict) else None
+        takes = client_declares(self.session.client_capabilities, "window.workDoneProgress")
+        self._adopt(backend, theirs, takes)
+
+    def _adopt(self, backend: Backend, theirs: Any, takes: bool) -> str:
+        """This client's name for the server's progress token `theirs`, created at the client
+        when it takes progress."""
         token = f"lspmux/{backend.name}/{theirs}"
         self._progress_tokens[(id(backend), theirs)] = token
         self._progress_owner[token] = (backend, theirs)
-        if client_declares(self.session.client_capabilities, "window.workDoneProgress"):
-            self._to_client(msg["method"], {"token": token}, lambda _r: None, timeout=None)
+        if takes:
+            self._to_client(
+                t.WINDOW_WORK_DONE_PROGRESS_CREATE, {"token": token}, lambda _r: None, timeout=None
+            )
+        return token
 
     def progress_owner(self, token: Any) -> tuple[Backend, Any] | None:
         return self._progress_owner.get(token) if isinstance(token, str) else None

@@ -266,6 +266,28 @@ async def test_progress_goes_only_to_a_client_that_takes_it(mem: Any) -> None:
     ]
 
 
+async def test_a_token_the_client_never_heard_of_is_created_or_dropped(mem: Any) -> None:
+    """Progress for a token the server created before this client attached (rust-analyzer's
+    `rustAnalyzer/Fetching`, made while it started for `initialize`): its begin creates the
+    token at the client under lspmux's name; an end for a token nobody began is dropped.
+    Before, both reached the client raw (pygls: "Unknown progress token")."""
+    a = ScriptedServer("a", HOVER, {})
+    m = mem(a=a)
+    await m.initialize({"window": {"workDoneProgress": True}})
+    m.open("a.py", "x\n")
+    await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+    a.notify("$/progress", {"token": "ghost", "value": {"kind": "end"}})
+    a.notify("$/progress", {"token": "early", "value": {"kind": "begin", "title": "Fetching"}})
+    a.notify("$/progress", {"token": "early", "value": {"kind": "end"}})
+    progress = lambda: [n for n in m.client.notifications if n["method"] == "$/progress"]  # noqa: E731
+    await until(lambda: len(progress()) == 2, "the begin and end of the early token")
+    assert [p["params"]["token"] for p in progress()] == ["lspmux/a/early"] * 2
+    created = [
+        r for r in m.client.server_requests if r["method"] == "window/workDoneProgress/create"
+    ]
+    assert [r["params"]["token"] for r in created] == ["lspmux/a/early"]
+
+
 async def test_a_hanging_server_is_cancelled_and_answered_on_the_clients_cancel(mem: Any) -> None:
     a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Hang()})
     m = mem(a=a)
