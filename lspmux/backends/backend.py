@@ -103,6 +103,11 @@ class Backend:
         self.position_encoding: Encoding = "utf-16"
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
+        #: The server's own first `initialize` answer, as it sent it (a transparent share,
+        #: `--server-path`, gives it to every client).
+        self.initialize_result: dict[str, Any] | None = None
+        #: Why the last start or run ended badly (None while it runs well).
+        self.last_failure: str | None = None
         self.registrations: dict[str, tuple[str, Any]] = {}  # id → (method, registerOptions)
         self.registered: set[str] = set()
         self.documents = BackendDocuments(self)
@@ -111,6 +116,7 @@ class Backend:
         self.restarts = 0
         self._crashes: list[float] = []
         self._proc: ServerProcess | None = None
+        self._last_proc: ServerProcess | None = None  # kept after an exit, for its stderr
         self._conn: Connection | None = None
         self._ready: asyncio.Future[bool] | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -170,11 +176,13 @@ class Backend:
             )
         except OSError as exc:
             log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
+            self.last_failure = f"cannot start {self.argv[0]}: {exc}"
             self.state = "failed"
             self.host.backend_event(self, "failed", f"cannot start {self.argv[0]}: {exc}")
             _settle(ready, False)
             return
         self._conn, self._proc = conn, proc
+        self._last_proc = proc
         root_uri = self.root.as_uri()
         params = {
             "processId": _pid(),
@@ -193,6 +201,7 @@ class Backend:
             )
         except Exception as exc:  # the server died or answered with an error
             log.error("%s: initialize failed: %s", self.label, exc)
+            self.last_failure = self.last_failure or f"initialize failed: {exc}"
             _settle(ready, False)
             if not conn.closed:
                 await self._terminate(proc, conn)
@@ -202,6 +211,9 @@ class Backend:
         self._supports.clear()
         self.position_encoding = cast(Encoding, answered_encoding(result))
         self.server_info = (result or {}).get("serverInfo") or {}
+        if self.initialize_result is None and isinstance(result, dict):
+            self.initialize_result = result
+        self.last_failure = None
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
         if self.config.settings:
@@ -232,6 +244,7 @@ class Backend:
         self._crashed(f"exited with code {code}")
 
     def _crashed(self, why: str) -> None:
+        self.last_failure = why
         now = time.monotonic()
         self._crashes = [t for t in self._crashes if now - t < CRASH_WINDOW] + [now]
         self._conn = None
@@ -255,6 +268,18 @@ class Backend:
         log.warning("%s: restarting in %.2fs (%s)", self.label, delay, why)
         self.host.backend_event(self, "restarting", why)
         self._restart_task = asyncio.ensure_future(self._restart_later(delay))
+
+    async def start_failure(self, timeout: float = 1.0) -> str:
+        """Why the server is not running, for a client: what failed, the last lines of its
+        stderr (waited for up to `timeout`, as a dying server writes them last), and what to
+        do about it."""
+        why = self.last_failure or f"it is {self.state}"
+        proc = self._last_proc
+        last_stderr = getattr(proc, "last_stderr", None)  # an in-memory server has none
+        lines = await last_stderr(timeout) if last_stderr is not None else []
+        if proc is not None and "exited" not in why and await proc.wait(timeout):
+            why = f"{why} (it exited with code {proc.returncode})"
+        return start_failure_message(self.name, self.argv, why, lines)
 
     async def _restart_later(self, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -512,6 +537,27 @@ def configuration_item(settings: Mapping[str, Any], item: Any) -> Any:
             return None
         node = node[part]
     return node
+
+
+def start_failure_message(name: str, argv: list[str], why: str, stderr: list[str]) -> str:
+    """The error a client gets when its server cannot start: what failed, the server's own
+    words (its last stderr lines), and what to do."""
+    command = " ".join(argv)
+    out = [f"lspmux: the language server {name} ({command}) could not start: {why}."]
+    if stderr:
+        out.append("Its stderr ended with:")
+        out.extend(f"  {line}" for line in stderr[-10:])
+    told = "\n".join(stderr)
+    if "rustup" in told or "Unknown binary" in told:
+        out.append(
+            "This is rustup's proxy without the component: run `rustup component add "
+            "rust-analyzer`, or point the server at a rust-analyzer binary."
+        )
+    out.append(
+        f"Run `{command}` in a terminal to see it fail, fix or install the server (or name "
+        "another one), then reconnect."
+    )
+    return "\n".join(out)
 
 
 def _settle(fut: asyncio.Future[bool], value: bool) -> None:

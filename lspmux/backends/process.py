@@ -1,5 +1,6 @@
 """A language-server subprocess: spawn (argv, never a shell), stdout into a `Connection`,
-stderr drained line by line into the log, exit reported, and a graceful-then-forceful stop.
+stderr drained line by line into the log (its last lines kept, to say why a server that
+cannot start did not), exit reported, and a graceful-then-forceful stop.
 
 The process starts in its own session (process group) so that stopping it also stops the
 helpers it forked (node workers, tsserver), and no orphan survives the proxy — not even a
@@ -13,6 +14,7 @@ import contextlib
 import logging
 import os
 import signal
+from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -20,6 +22,9 @@ from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
 
 log = logging.getLogger("lspmux.backend")
+
+#: Lines of a server's stderr kept (the last ones), for the error of a server that cannot start.
+STDERR_LINES = 20
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -41,14 +46,25 @@ class _Protocol(asyncio.SubprocessProtocol):
             line = bytes(buf[:nl]).rstrip(b"\r")
             del buf[: nl + 1]
             if line:
-                log.info("%s stderr: %s", self.proc.name, line.decode("utf-8", "replace"))
+                self._line(line)
         if len(buf) > 65536:  # a huge line without newline: log it in pieces
-            log.info("%s stderr: %s", self.proc.name, bytes(buf).decode("utf-8", "replace"))
+            self._line(bytes(buf))
             del buf[:]
+
+    def _line(self, line: bytes) -> None:
+        text = line.decode("utf-8", "replace")
+        log.info("%s stderr: %s", self.proc.name, text)
+        self.proc.stderr_tail.append(text[:1000])
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1:
             self.proc.conn.close(exc)
+        elif fd == 2:
+            if self._stderr.strip():  # a last line without newline
+                self._line(bytes(self._stderr).rstrip(b"\r\n"))
+            del self._stderr[:]
+            if not self.proc.stderr_closed.done():
+                self.proc.stderr_closed.set_result(None)
 
     def process_exited(self) -> None:
         self.proc._exited()
@@ -63,6 +79,9 @@ class ServerProcess:
         self._on_exit = on_exit
         self._transport: asyncio.SubprocessTransport | None = None
         self.exited = asyncio.get_running_loop().create_future()
+        #: The last lines the server wrote to stderr, and when it closed its stderr.
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
+        self.stderr_closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     @classmethod
     async def spawn(
@@ -110,6 +129,13 @@ class ServerProcess:
         if not self.exited.done():
             self.exited.set_result(code)
         self._on_exit(code)
+
+    async def last_stderr(self, timeout: float) -> list[str]:
+        """The last lines of stderr, once the process closed it (or after `timeout`): a server
+        that dies at start often writes why just before its end."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.stderr_closed), timeout)
+        return list(self.stderr_tail)
 
     def close_stdin(self) -> None:
         if self._transport is None:

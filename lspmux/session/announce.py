@@ -7,6 +7,13 @@ here is started before the answer (bounded by `INITIAL_START`), so the first sta
 what the hundredth does. Later — a server started for a file type the workspace scan did not
 see, a dynamic registration, an unregistration — the difference is registered or unregistered
 with a client that supports dynamic registration (`sync_registrations`).
+
+A transparent share (`--server-path`, `lspMux.server`: one named server for every file) is the
+exception: its server is started before the answer, and the client gets that server's own
+`initialize` result — `serverInfo`, `experimental` and every other capability as the server
+sent them — with only what lspmux must say itself put in (`passed_through`). A session whose
+servers cannot start fails `initialize` with what they wrote to stderr (`start_one`,
+`after_starting`), instead of at the first request.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from lsprotocol import types as t
 from lspmux.backends import capabilities as caps
 from lspmux.backends.provided import BY_METHOD, effective
 from lspmux.config.model import Config, ServerConfig
+from lspmux.daemon.admission import OneServerConfig
+from lspmux.errors import RequestFailed
 from lspmux.routing.table import ROUTES
 from lspmux.session.host import SessionHost
 from lspmux.workspace.roots import root_for
@@ -104,9 +113,10 @@ def servers_for_workspace(config: Config, root: Path, names: set[str]) -> dict[s
 
 def from_cache(
     session: SessionHost, root: Path | None
-) -> tuple[caps.Announcement, dict[str, Path]]:
-    """The announcement the cache gives for this session's servers, and the servers to start
-    first because the workspace needs them and nothing is known of them (name → one file)."""
+) -> tuple[caps.Announcement, dict[str, Path], bool]:
+    """The announcement the cache gives for this session's servers, the servers to start
+    first because the workspace needs them and nothing is known of them (name → one file),
+    and whether the workspace needs other servers too (known from the cache)."""
     config = session.config
     runnable = [s for s in config.servers.values() if not s.disabled and s.resolve_command(root)]
     announcement = caps.announce(
@@ -116,21 +126,33 @@ def from_cache(
         load=lambda name: allowed(config.servers[name], caps.load_cached(name)),
     )
     wanted: dict[str, Path] = {}
+    others = False
     if root is not None and not announcement.complete:
-        wanted = servers_for_workspace(config, root, set(announcement.missing))
-    return announcement, wanted
+        needed = servers_for_workspace(config, root, set(announcement.servers))
+        wanted = {name: f for name, f in needed.items() if name not in announcement.known}
+        others = len(wanted) < len(needed)
+    return announcement, wanted, others
 
 
 async def after_starting(
-    session: SessionHost, announcement: caps.Announcement, wanted: dict[str, Path]
+    session: SessionHost,
+    announcement: caps.Announcement,
+    wanted: dict[str, Path],
+    others: bool = False,
 ) -> caps.Announcement:
-    """`announcement` completed with what the `wanted` servers serve once started."""
+    """`announcement` completed with what the `wanted` servers serve once started. When these
+    are all the servers the workspace needs (no `others`) and none could start, `initialize`
+    fails with why (their stderr's last lines)."""
+    failed: dict[str, Backend] = {}
 
     async def start(name: str) -> dict[str, Any] | None:
         server = session.config.servers[name]
         root = root_for(server, wanted[name], session.roots)
         backend = session.pool.get(server, root, client=session)
-        if backend is None or not await backend.ensure_running():
+        if backend is None:
+            return None
+        if not await backend.ensure_running():
+            failed[name] = backend
             return None
         await asyncio.sleep(REGISTRATION_GRACE)  # registrations follow `initialized`
         return allowed(server, effective(backend.capabilities, backend.registrations.values()))
@@ -146,7 +168,62 @@ async def after_starting(
     for name in wanted:
         if name in started.known:
             announcement = announcement.with_known(name, started.known[name])
+    if failed and len(failed) == len(wanted) and not others:
+        reasons = await asyncio.gather(*(b.start_failure() for b in failed.values()))
+        raise RequestFailed("\n\n".join(reasons))
     return announcement
+
+
+# -- a transparent share (one named server) ------------------------------------------------------
+
+
+def one_server(config: Config) -> ServerConfig | None:
+    """The server of a transparent share (`--server-path`, `lspMux.server`), or None when the
+    session routes by file type."""
+    if not isinstance(config, OneServerConfig):
+        return None
+    servers = [s for s in config.servers.values() if not s.disabled]
+    return servers[0] if len(servers) == 1 else None
+
+
+async def start_one(session: SessionHost, server: ServerConfig, root: Path) -> Backend:
+    """The backend of a transparent share, running; `initialize` fails (RequestFailed) with
+    what the server said when it cannot be found or cannot start."""
+    backend = session.pool.get(server, root_for(server, root, session.roots), client=session)
+    if backend is None:
+        exe = server.command[0] if server.command else server.name
+        raise RequestFailed(
+            f"lspmux: the language server {exe!r} was not found (looked on the daemon's PATH "
+            "and, for a trusted workspace, in its project folders). Install it, or give its "
+            "full path (--server-path /path/to/server), then reconnect."
+        )
+    try:
+        up = await asyncio.wait_for(backend.ensure_running(), INITIAL_START * 4)
+    except TimeoutError:
+        up = False
+    if not up:
+        raise RequestFailed(await backend.start_failure())
+    return backend
+
+
+def passed_through(
+    session: SessionHost, server: ServerConfig, backend: Backend
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The `initialize` result of a transparent share, and the capabilities in it: the
+    server's own first answer, less the capabilities its features may not serve here, with
+    what lspmux must say itself — the position encoding negotiated with this client (lspmux
+    converts for the server) and `diagnosticProvider` (lspmux pulls from the server and
+    delivers to each client by push, or by pull when the client can be told to pull again)."""
+    result = dict(backend.initialize_result or {"capabilities": backend.capabilities})
+    capabilities = allowed(server, dict(result.get("capabilities") or {})) or {}
+    capabilities["positionEncoding"] = session.encoding
+    capabilities.pop("diagnosticProvider", None)
+    if session.pull_diagnostics:
+        capabilities["diagnosticProvider"] = dict(caps.PULL_DIAGNOSTICS)
+    result["capabilities"] = capabilities
+    if "offsetEncoding" in result:  # clangd's extension says the same as positionEncoding
+        result["offsetEncoding"] = session.encoding
+    return result, capabilities
 
 
 class ClientRegistrations:

@@ -29,7 +29,8 @@ from lspmux import __version__
 from lspmux.backends import capabilities as caps
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
-from lspmux.config.model import Config
+from lspmux.backends.provided import effective
+from lspmux.config.model import Config, ServerConfig
 from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.errors import RequestFailed
@@ -258,15 +259,19 @@ class Session:
             self.client_capabilities, self._send_file_events, [r.as_uri() for r in self.roots]
         )
         self.spawn(self.files.start())
-        announcement, wanted = announce.from_cache(self, root)
+        one = announce.one_server(self.config)
+        if one is not None:
+            return self._initialize_transparent(one, root or Path.cwd())
+        announcement, wanted, others = announce.from_cache(self, root)
         if not wanted:
             return self._initialized(announcement)
-        return self._initialize_after_starting(announcement, wanted)
+        return self._initialize_after_starting(announcement, wanted, others)
 
     async def _initialize_after_starting(
-        self, announcement: caps.Announcement, wanted: dict[str, Path]
+        self, announcement: caps.Announcement, wanted: dict[str, Path], others: bool
     ) -> Any:
-        return self._initialized(await announce.after_starting(self, announcement, wanted))
+        started = await announce.after_starting(self, announcement, wanted, others)
+        return self._initialized(started)
 
     def _initialized(self, announcement: caps.Announcement) -> Any:
         self.announcement = announcement
@@ -292,6 +297,32 @@ class Session:
                 callback()
             except Exception:
                 log.exception("%s: a deferred server request failed", self.client_id)
+
+    async def _initialize_transparent(self, server: ServerConfig, root: Path) -> Any:
+        """A transparent share: the one server started, and its own `initialize` answer given
+        to the client (`announce.passed_through`)."""
+        backend = await announce.start_one(self, server, root)
+        # Attached once the answer is sent (nothing the server says may overtake it): then
+        # requests without a document go to it.
+        asyncio.get_running_loop().call_soon(self._attach_answered, backend)
+        served = announce.allowed(
+            server, effective(backend.capabilities, backend.registrations.values())
+        )
+        self.announcement = caps.announce(
+            [server.name],
+            pull_diagnostics=self.pull_diagnostics,
+            position_encoding=self.encoding,
+            load=lambda _name: served,
+        )
+        result, self.announced = announce.passed_through(self, server, backend)
+        self.state = "running"
+        if self._when_running:  # after the answer, which is sent when this returns
+            asyncio.get_running_loop().call_soon(self._run_when_running)
+        return result
+
+    def _attach_answered(self, backend: Backend) -> None:
+        if self.state == "running":
+            self.origin_of(backend)
 
     def shutdown(self) -> Awaitable[None]:
         self.state = "shutdown"

@@ -13,6 +13,12 @@ Usage: scripted.py MODE, where MODE is
   echo     on hover, asks workspace/configuration (section "scripted") and answers with JSON
            of what it got: initializationOptions, that answer, the last didChangeConfiguration
            settings, $VIRTUAL_ENV and its pid
+  ext      a server with extensions: announces `experimental` capabilities and its own
+           serverInfo; answers `scripted/echo` with its params; on the notification
+           `scripted/poke` sends the notification `scripted/poked` and the request
+           `scripted/ask` to the client, then the notification `scripted/answered` with the
+           client's answer
+  die      writes a rustup-like error to stderr and exits 1 before answering initialize
 It records every message it receives, one JSON per line, in $SCRIPTED_LOG when set.
 """
 
@@ -74,11 +80,37 @@ def ask(method: str, params: Any) -> Any:
         handle(msg)
 
 
+EXPERIMENTAL = {"hoverActions": True, "joinLines": True, "scriptedStatus": {"level": 2}}
+
+
 def handle(msg: dict[str, Any]) -> None:
     method = msg.get("method")
     msg_id = msg.get("id")
     if method == "initialize":
         got["init"] = (msg.get("params") or {}).get("initializationOptions")
+    if method == "initialize" and MODE == "ext":
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "result": {
+                    "capabilities": {
+                        "hoverProvider": True,
+                        "textDocumentSync": 2,
+                        "positionEncoding": "utf-16",
+                        "experimental": EXPERIMENTAL,
+                    },
+                    "serverInfo": {"name": "scripted-ext", "version": "7.1"},
+                },
+            }
+        )
+    elif MODE == "ext" and method == "scripted/echo":
+        write({"jsonrpc": "2.0", "id": msg_id, "result": {"echo": msg.get("params")}})
+    elif MODE == "ext" and method == "scripted/poke":
+        write({"jsonrpc": "2.0", "method": "scripted/poked", "params": msg.get("params")})
+        answer = ask("scripted/ask", {"question": "ready?"})
+        write({"jsonrpc": "2.0", "method": "scripted/answered", "params": {"answer": answer}})
+    elif method == "initialize":
         write(
             {
                 "jsonrpc": "2.0",
@@ -154,6 +186,11 @@ def handle(msg: dict[str, Any]) -> None:
     elif msg_id is not None and method is not None:
         write({"jsonrpc": "2.0", "id": msg_id, "result": None})
 
+
+if MODE == "die":
+    sys.stderr.write("error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.\n")
+    sys.stderr.write("To install, run `rustup component add rust-analyzer`\n")
+    sys.exit(1)
 
 while True:
     message = read()

@@ -1,0 +1,175 @@
+"""A transparent share (`lspMux.server`, `--server-path`): the one server's own `initialize`
+answer and its extension methods reach the clients untouched, both ways; and a server that
+cannot start fails `initialize` with what it wrote to stderr. A daemon in-process, clients on
+its socket, tests/servers/scripted.py as the server (a real process)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from lspmux.config.loader import load_config
+from lspmux.daemon.address import Address
+from lspmux.daemon.server import Daemon
+from tests.e2e.daemon_harness import SCRIPTED, RawClient
+
+EXTENSIONS = {"hoverActions": True, "joinLines": True, "scriptedStatus": {"level": 2}}
+
+
+@pytest_asyncio.fixture
+async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
+    """A daemon whose configuration names the scripted server (for `.fault` files), so that a
+    client may ask for it by path: `lspMux.server` = python, `args` = [scripted.py, MODE]."""
+    runtime = Path(tempfile.mkdtemp(prefix="lmxp-", dir="/tmp"))
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(
+        f"[servers.scripted]\ncommand = [{json.dumps(sys.executable)}, "
+        f'{json.dumps(str(SCRIPTED))}, "ext"]\nfile_types = [".fault"]\n'
+        'client_may_set = ["args"]\n'
+    )
+    address = Address("unix", path=str(runtime / "lspmux" / "lspmux.sock"))
+    running = Daemon(address, lambda _root: load_config(None, [config_file], user_config=None))
+    await running.start()
+    try:
+        yield running
+    finally:
+        await running.close()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def initialize(root: Path, mode: str | None, msg_id: int = 1) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if mode is not None:
+        options = {"lspMux": {"server": sys.executable, "args": [str(SCRIPTED), mode]}}
+    return {
+        "capabilities": {"window": {"workDoneProgress": True}},
+        "rootUri": root.as_uri(),
+        "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+        "initializationOptions": options,
+    }
+
+
+async def connect(daemon: Daemon) -> RawClient:
+    reader, writer = await asyncio.open_unix_connection(daemon.address.path)
+    return RawClient(reader, writer)
+
+
+async def test_the_servers_own_initialize_answer_reaches_every_client(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    first, second = await connect(daemon), await connect(daemon)
+    try:
+        answers = [
+            await client.request(1, "initialize", initialize(tmp_path, "ext"), timeout=30)
+            for client in (first, second)
+        ]
+        for answer in answers:
+            result = answer["result"]
+            assert result["serverInfo"] == {"name": "scripted-ext", "version": "7.1"}
+            capabilities = result["capabilities"]
+            assert capabilities["experimental"] == EXTENSIONS
+            assert capabilities["hoverProvider"] is True
+            assert capabilities["textDocumentSync"] == 2  # the server's own, not lspmux's
+            assert capabilities["positionEncoding"] == "utf-16"  # what lspmux negotiated
+        assert len(daemon.pool.backends) == 1  # one server for both
+        for client in (first, second):
+            client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+        # client → server: a request of a method lspmux does not know, without a document
+        echo = await first.request(2, "scripted/echo", {"x": [1, 2]})
+        assert echo["result"] == {"echo": {"x": [1, 2]}}
+
+        # client → server notification; server → client notification (to every client) and
+        # request (to one client), whose answer goes back to the server
+        first.send({"jsonrpc": "2.0", "method": "scripted/poke", "params": {"n": 3}})
+        asked = await wait_request(first, "scripted/ask")
+        assert asked["params"] == {"question": "ready?"}
+        first.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"yes": True}})
+        answered = await first.wait_notification(lambda m: m["method"] == "scripted/answered")
+        assert answered["params"] == {"answer": {"yes": True}}
+        for client in (first, second):
+            poked = await client.wait_notification(lambda m: m["method"] == "scripted/poked")
+            assert poked["params"] == {"n": 3}
+
+        # lspmux's own methods still work beside the server's
+        status = await first.request(3, "lspmux/diagnosticStatus", {"uris": []})
+        assert "error" not in status, status
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def wait_request(client: RawClient, method: str, timeout: float = 10) -> dict[str, Any]:
+    """The next server→client request `method` (notifications read meanwhile are kept)."""
+    from tests.e2e.daemon_harness import read_message
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        msg = await read_message(client.reader, max(deadline - loop.time(), 0.1))
+        if msg.get("method") == method and "id" in msg:
+            return msg
+        if "method" in msg and "id" in msg:
+            client.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+        elif "method" in msg:
+            client.notifications.append(msg)
+
+
+async def test_routing_by_file_type_still_announces_lspmux(daemon: Daemon, tmp_path: Path) -> None:
+    client = await connect(daemon)
+    try:
+        answer = await client.request(1, "initialize", initialize(tmp_path, None), timeout=30)
+        assert answer["result"]["serverInfo"]["name"] == "lspmux"
+    finally:
+        await client.close()
+
+
+async def test_a_server_that_cannot_start_fails_initialize_with_its_stderr(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    client = await connect(daemon)
+    try:
+        answer = await client.request(1, "initialize", initialize(tmp_path, "die"), timeout=30)
+    finally:
+        await client.close()
+    message = answer["error"]["message"]
+    assert "could not start" in message and "exited with code 1" in message, message
+    assert "error: Unknown binary 'rust-analyzer'" in message  # the server's own words
+    assert "rustup component add rust-analyzer" in message  # and what to do
+
+
+@pytest.mark.parametrize("mode", ["die"])
+async def test_routing_fails_initialize_when_every_needed_server_cannot_start(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing known of it
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.fault").write_text("x\n")
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(
+        f"[servers.broken]\ncommand = [{json.dumps(sys.executable)}, "
+        f'{json.dumps(str(SCRIPTED))}, "{mode}"]\nfile_types = [".fault"]\n'
+    )
+    runtime = Path(tempfile.mkdtemp(prefix="lmxp-", dir="/tmp"))
+    address = Address("unix", path=str(runtime / "lspmux" / "lspmux.sock"))
+    running = Daemon(address, lambda _root: load_config(None, [config_file], user_config=None))
+    await running.start()
+    try:
+        client = await connect(running)
+        answer = await client.request(1, "initialize", initialize(workspace, None), timeout=30)
+        await client.close()
+    finally:
+        await running.close()
+        shutil.rmtree(runtime, ignore_errors=True)
+    message = answer["error"]["message"]
+    assert "broken" in message and "Unknown binary" in message
