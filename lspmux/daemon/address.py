@@ -3,8 +3,11 @@
 Responsible for: parsing and formatting addresses (`unix:PATH`, `tcp:HOST:PORT`), the default
 socket path (`$XDG_RUNTIME_DIR/lspmux/lspmux.sock`, else `<tmp>/lspmux-<uid>/lspmux.sock`),
 creating and checking the private directory that holds the socket and its lock files (0700,
-owned by the user; anything else is refused), loopback checks for TCP, and loading the TCP
-token (`--token-file`, a 0600 file, or `LSPMUX_TOKEN`).
+owned by the user; anything else is refused), loopback checks for TCP, who is on the other
+end of a loopback TCP connection (`peer_uid`: on Linux, the connection's owner in
+`/proc/net/tcp` and `/proc/net/tcp6`), and loading the TCP token (`--token-file`, a 0600 file,
+or `LSPMUX_TOKEN`), which a peer of the daemon's own user does not need where its uid can be
+checked.
 
 The shim imports this module, so it must import nothing beyond the standard library.
 """
@@ -68,7 +71,8 @@ class Address:
 
 
 def parse(text: str) -> Address:
-    """`unix:PATH`, `tcp:HOST:PORT` (`tcp:[::1]:PORT` for IPv6), or a bare absolute path."""
+    """`unix:PATH`, `tcp:HOST:PORT` (`tcp:[::1]:PORT` for IPv6), a bare absolute path, or a
+    bare `HOST:PORT` (as the Rust lspmux writes it: `127.0.0.1:27631`, `[::1]:27631`)."""
     if text.startswith("unix:"):
         path = text[5:]
         if not path:
@@ -87,6 +91,9 @@ def parse(text: str) -> Address:
         return Address("tcp", host=host, port=int(port))
     if text.startswith("/"):
         return Address("unix", path=text)
+    host, sep, port = text.rpartition(":")
+    if sep and host and port.isdigit() and "/" not in host:
+        return parse(f"tcp:{text}")
     raise AddressError(f"{text!r}: expected unix:PATH or tcp:HOST:PORT")
 
 
@@ -270,3 +277,75 @@ def resolve_client(text: str | None, environ: Mapping[str, str] | None = None) -
     env = os.environ if environ is None else environ
     configured = None if text or env.get(ADDRESS_ENV) else configured_connect(env)
     return resolve(text, env, configured)
+
+
+# -- who is on the other end of a loopback TCP connection ----------------------------------------
+
+#: Where Linux lists the TCP sockets of this network namespace, with the uid owning each.
+PROC_NET_TCP = ("/proc/net/tcp", "/proc/net/tcp6")
+
+
+def peer_uid_checkable() -> bool:
+    """Whether this system tells the uid of a loopback TCP peer (Linux's /proc/net/tcp): then
+    the daemon's own user needs no token on TCP."""
+    return os.path.exists(PROC_NET_TCP[0])
+
+
+def peer_uid(
+    local: tuple[str, int], remote: tuple[str, int], tables: tuple[str, ...] = PROC_NET_TCP
+) -> int | None:
+    """The uid owning the other end of a loopback TCP connection the daemon accepted: the
+    socket whose own address is `remote` (the peer's host and port) and whose peer is `local`
+    (the daemon's side). None when it cannot be found (not Linux, not on this machine, gone)."""
+    for table in tables:
+        try:
+            with open(table, encoding="ascii", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        uid = uid_in_table(text, own=remote, peer=local)
+        if uid is not None:
+            return uid
+    return None
+
+
+def uid_in_table(text: str, *, own: tuple[str, int], peer: tuple[str, int]) -> int | None:
+    """In the text of /proc/net/tcp or /proc/net/tcp6, the uid of the socket whose local
+    address is `own` and whose remote address is `peer` (host, port), or None."""
+    import ipaddress
+
+    def key(host: str, port: int) -> tuple[object, int]:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+        if ip.version == 6 and ip.ipv4_mapped is not None:  # type: ignore[union-attr]
+            ip = ip.ipv4_mapped  # type: ignore[union-attr]
+        return ip, port
+
+    want_own, want_peer = key(*own[:2]), key(*peer[:2])
+    for line in text.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 8:
+            continue
+        try:
+            if _proc_address(fields[1]) == want_own and _proc_address(fields[2]) == want_peer:
+                return int(fields[7])
+        except ValueError:
+            continue
+    return None
+
+
+def _proc_address(field: str) -> tuple[object, int]:
+    """`0100007F:A44F` (IPv4) or 32 hex digits and a port (IPv6), as /proc/net/tcp{,6} write
+    them: the address as 32-bit words in the kernel's byte order, the port in hex."""
+    import ipaddress
+    import sys
+
+    hex_ip, _, hex_port = field.partition(":")
+    if len(hex_ip) not in (8, 32):
+        raise ValueError(field)
+    raw = b"".join(
+        int(hex_ip[i : i + 8], 16).to_bytes(4, sys.byteorder) for i in range(0, len(hex_ip), 8)
+    )
+    ip = ipaddress.ip_address(raw)
+    if ip.version == 6 and ip.ipv4_mapped is not None:  # type: ignore[union-attr]
+        ip = ip.ipv4_mapped  # type: ignore[union-attr]
+    return ip, int(hex_port, 16)

@@ -35,8 +35,8 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "--listen",
         metavar="ADDR",
         default=None,
-        help="unix:PATH or tcp:127.0.0.1:PORT (TCP needs a token; env LSPMUX_ADDRESS; "
-        "default: a Unix socket in $XDG_RUNTIME_DIR/lspmux/)",
+        help="unix:PATH or tcp:127.0.0.1:PORT (TCP admits your own user, others with a token; "
+        "env LSPMUX_ADDRESS; default: a Unix socket in $XDG_RUNTIME_DIR/lspmux/)",
     )
     server.add_argument(
         "--token-file",

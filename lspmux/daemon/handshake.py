@@ -16,6 +16,7 @@ from typing import Protocol
 
 import orjson
 
+from lspmux.daemon.address import peer_uid
 from lspmux.session.session import Session
 from lspmux.wire.framing import frame
 from lspmux.wire.length import FrameError, parse_length
@@ -61,6 +62,9 @@ class Handshake(asyncio.Protocol):
         self.daemon = daemon
         self.kind = kind
         self.peer = kind
+        #: TCP: (host, port) of the daemon's side and of the peer's.
+        self.local: tuple[str, int] | None = None
+        self.remote: tuple[str, int] | None = None
         self.transport: asyncio.Transport | None = None
         self.limit = TCP_HANDSHAKE_LIMIT if kind == "tcp" else HANDSHAKE_LIMIT
         self._buf = bytearray()
@@ -71,6 +75,9 @@ class Handshake(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         peer = transport.get_extra_info("peername")
         self.peer = f"{self.kind}:{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else self.kind
+        local = transport.get_extra_info("sockname")
+        if isinstance(peer, tuple) and isinstance(local, tuple):
+            self.local, self.remote = (local[0], local[1]), (peer[0], peer[1])
         if self.kind == "tcp":
             waiting = sum(1 for hs in self.daemon.handshakes if hs.kind == "tcp")
             if waiting >= MAX_TCP_HANDSHAKES:
@@ -115,6 +122,12 @@ class Handshake(asyncio.Protocol):
         self.daemon.first_message(
             self, bytes(buf[start : start + length]), bytes(buf[start + length :])
         )
+
+    def peer_uid(self) -> int | None:
+        """TCP: the uid of the peer's process (Linux), None when it cannot be told."""
+        if self.local is None or self.remote is None:
+            return None
+        return peer_uid(self.local, self.remote)
 
     def _finish(self) -> None:
         self._done = True

@@ -1,6 +1,7 @@
 """`lspmux server`: the daemon that shares one warm backend per (server, workspace root).
 
-Responsible for: listening (a private Unix socket, or opt-in loopback TCP with a token), being
+Responsible for: listening (a private Unix socket, or opt-in loopback TCP that admits its own
+user — the peer's uid told by /proc/net/tcp on Linux — and anyone else only with a token), being
 the only daemon for its address (an flock held for its lifetime, and a live socket is never
 replaced), the handshake on each connection's first message, one `Session` per client over the
 shared `Pool`, shutting down instances nobody used for `instance_timeout`, `lspmux/status` and
@@ -53,6 +54,7 @@ from lspmux.daemon.address import (
     check_socket_dir,
     default_dir,
     is_loopback,
+    peer_uid_checkable,
     private_dir,
 )
 from lspmux.daemon.admission import (
@@ -192,10 +194,10 @@ class Daemon:
                     "(127.0.0.1, ::1); use a Unix socket or an SSH tunnel to reach it from "
                     "another machine"
                 )
-            if not self.token:
+            if not self.token and not peer_uid_checkable():
                 raise DaemonError(
-                    f"{self.address}: a TCP listener needs a token: give --token-file FILE "
-                    "(mode 0600) or set LSPMUX_TOKEN"
+                    f"{self.address}: on this system a TCP listener cannot tell who connects, "
+                    "so it needs a token: give --token-file FILE (mode 0600) or set LSPMUX_TOKEN"
                 )
             try:  # the lock file lives in the private folder of the default socket
                 private_dir(default_dir())
@@ -426,12 +428,31 @@ class Daemon:
 
     # -- the handshake ----------------------------------------------------------------------
 
-    def _check_token(self, kind: str, given: Any) -> str | None:
-        """None when the connection may proceed; else why not."""
-        if kind != "tcp":
+    def _check_token(self, hs: Handshake, given: Any) -> str | None:
+        """None when the connection may proceed; else why not. A Unix socket admits only its
+        user (its folder is private); on TCP the daemon's own user needs no token where the
+        peer's uid can be told (Linux), anyone else needs the token."""
+        if hs.kind != "tcp":
             return None
+        uid = hs.peer_uid()
+        if uid == os.getuid():
+            return None
+        who = (
+            "its user cannot be told here"
+            if uid is None
+            else f"it comes from uid {uid}, not the daemon's user (uid {os.getuid()})"
+        )
         if not isinstance(given, str) or not self.token:
-            return "lspmux: this TCP listener needs the token (lspMux.token / params.token)"
+            if not self.token:
+                return (
+                    f"lspmux: this TCP listener admits only its own user, and {who}; a token "
+                    "is needed: start the daemon with --token-file FILE (or LSPMUX_TOKEN) and "
+                    "give the client the same token"
+                )
+            return (
+                f"lspmux: {who}, so this TCP listener needs the token (lspMux.token / "
+                "params.token; `lspmux client --token-file FILE` or LSPMUX_TOKEN)"
+            )
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             return "lspmux: wrong token"
         return None
@@ -449,7 +470,7 @@ class Daemon:
         raw_params = msg.get("params")
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         if method in ("lspmux/status", "lspmux/reload", "lspmux/documents", "lspmux/tool"):
-            refused = self._check_token(hs.kind, params.get("token"))
+            refused = self._check_token(hs, params.get("token"))
             if refused:
                 hs.reply_and_close(error(msg_id, RequestFailed(refused)))
             elif method == "lspmux/status":
@@ -475,7 +496,7 @@ class Daemon:
             hs.reply_and_close(error(msg_id, InvalidRequest("lspmux: lspMux must be an object")))
             return
         options = options or {}
-        refused = self._check_token(hs.kind, options.get("token"))
+        refused = self._check_token(hs, options.get("token"))
         if refused:
             log.warning("refused a %s client: %s", hs.kind, refused)
             hs.reply_and_close(error(msg_id, RequestFailed(refused)))

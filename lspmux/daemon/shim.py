@@ -31,6 +31,7 @@ from lspmux.daemon.address import (
     AddressError,
     check_socket_dir,
     load_token,
+    peer_uid_checkable,
     resolve_client,
     user_config_file,
 )
@@ -454,7 +455,7 @@ def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
     try:
         address = resolve_client(args.connect, environ)
         token = load_token(args.token_file, environ) if not address.is_unix else None
-        if not address.is_unix and token is None:
+        if not address.is_unix and token is None and not peer_uid_checkable():
             raise ShimError(
                 f"{address} is a TCP address: give --token-file or set LSPMUX_TOKEN"
                 + _from_config(args.connect, environ)

@@ -437,13 +437,13 @@ def free_port() -> int:
 
 
 async def test_tcp_needs_the_token(daemon: DaemonUnderTest, workspace: Path) -> None:
+    """With a token file, the token admits anyone; the daemon's own user needs none (Linux:
+    test_tcp_owner.py). Refusals are checked here from another user (nobody)."""
     port = free_port()
     address = f"tcp:127.0.0.1:{port}"
-    # Refused: a non-loopback host, and TCP without a token.
+    # Refused: a non-loopback host.
     out = daemon.run_cli("server", "--listen", f"tcp:0.0.0.0:{port}")
     assert out.returncode != 0 and "loopback" in out.stderr
-    out = daemon.run_cli("server", "--listen", address)
-    assert out.returncode != 0 and "token" in out.stderr
 
     token_file = daemon.tmp_path / "token"
     token_file.write_text("s3cret-token\n")
@@ -458,12 +458,26 @@ async def test_tcp_needs_the_token(daemon: DaemonUnderTest, workspace: Path) -> 
     await wait_until(lambda: _tcp_open(port), what="the TCP listener")
 
     async def first_message(msg: dict[str, Any]) -> dict[str, Any]:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(frame(msg))
-        try:
-            return await read_message(reader, 10)
-        finally:
-            writer.close()
+        """`msg` sent by another user (nobody), and the daemon's answer."""
+        script = (
+            "import socket, sys\n"
+            "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=10)\n"
+            "s.sendall(sys.stdin.buffer.read())\n"
+            "data = b''\n"
+            "while chunk := s.recv(65536):\n"
+            "    data += chunk\n"
+            "sys.stdout.buffer.write(data.partition(b'\\r\\n\\r\\n')[2])\n"
+        )
+        other = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        out = subprocess.run(
+            [*other, sys.executable, "-c", script, str(port)],
+            input=frame(msg),
+            capture_output=True,
+            timeout=30,
+            cwd="/",
+        )
+        assert out.returncode == 0, out.stderr
+        return dict(json.loads(out.stdout))
 
     refused = await first_message({"jsonrpc": "2.0", "id": 1, "method": "lspmux/status"})
     assert "token" in refused["error"]["message"]
@@ -483,9 +497,10 @@ async def test_tcp_needs_the_token(daemon: DaemonUnderTest, workspace: Path) -> 
     )
     assert ok["result"]["address"] == address
 
-    # The CLI: status with the token from the environment, and a shim client.
+    # The CLI: status with the token from the environment, or without (its own user), and a
+    # shim client.
     env = {**daemon.env, "LSPMUX_TOKEN": "s3cret-token"}
-    assert daemon.run_cli("status", "--connect", address).returncode != 0
+    assert daemon.run_cli("status", "--connect", address).returncode == 0
     assert daemon.run_cli("status", "--connect", address, env=env).returncode == 0
     client = await daemon.client(workspace, "--connect", address, env=env, connect=False)
     uri = client.open("hello.c", "c")

@@ -140,9 +140,14 @@ async def test_a_second_daemon_refuses_the_same_address(running: Daemon) -> None
     assert os.path.exists(running.address.path)
 
 
-async def test_tcp_is_loopback_only_and_needs_a_token() -> None:
+async def test_tcp_is_loopback_only_and_needs_a_token_where_peers_are_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     with pytest.raises(DaemonError, match="loopback"):
         await Daemon(Address("tcp", host="0.0.0.0", port=1), lambda _r: config(), token="t").start()
+    # Where the peer's uid cannot be told (not Linux), TCP needs a token (Linux: see
+    # test_tcp_owner.py, its own user comes in without one).
+    monkeypatch.setattr("lspmux.daemon.server.peer_uid_checkable", lambda: False)
     with pytest.raises(DaemonError, match="token"):
         await Daemon(Address("tcp", host="127.0.0.1", port=1), lambda _r: config()).start()
 
