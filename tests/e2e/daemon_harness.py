@@ -323,6 +323,26 @@ async def daemon_fixture(tmp_path: Path) -> AsyncIterator[DaemonUnderTest]:
             shutil.rmtree(runtime, ignore_errors=True)
 
 
+def free_port() -> int:
+    """A loopback TCP port nobody listens on (now)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tcp_listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:`port`."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
 async def wait_until(predicate: Any, timeout: float = 30, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -337,7 +357,9 @@ __all__ = [
     "DaemonUnderTest",
     "RawClient",
     "daemon_fixture",
+    "free_port",
     "received",
     "scripted_server",
+    "tcp_listening",
     "wait_until",
 ]

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -31,9 +30,11 @@ from tests.e2e.daemon_harness import (  # noqa: F401 (daemon is a fixture)
     DaemonUnderTest,
     daemon_fixture,
     frame,
+    free_port,
     read_message,
     received,
     scripted_server,
+    tcp_listening,
     wait_until,
 )
 
@@ -430,12 +431,6 @@ async def test_rust_compatible_command_line(daemon: DaemonUnderTest, workspace: 
 # -- TCP ----------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def test_tcp_needs_the_token(daemon: DaemonUnderTest, workspace: Path) -> None:
     """With a token file, the token admits anyone; the daemon's own user needs none (Linux:
     test_tcp_owner.py). Refusals are checked here from another user (nobody)."""
@@ -455,7 +450,7 @@ async def test_tcp_needs_the_token(daemon: DaemonUnderTest, workspace: Path) -> 
         str(token_file),
         wait_for=Path(f"{daemon.runtime}/lspmux/tcp-127.0.0.1-{port}.pid"),
     )
-    await wait_until(lambda: _tcp_open(port), what="the TCP listener")
+    await wait_until(lambda: tcp_listening(port), what="the TCP listener")
 
     async def first_message(msg: dict[str, Any]) -> dict[str, Any]:
         """`msg` sent by another user (nobody), and the daemon's answer."""
@@ -508,14 +503,6 @@ async def test_tcp_needs_the_token(daemon: DaemonUnderTest, workspace: Path) -> 
         t.HoverParams(t.TextDocumentIdentifier(uri), t.Position(2, 5))
     )
     assert hover is not None and "int add" in hover.contents.value
-
-
-def _tcp_open(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        return True
-    except OSError:
-        return False
 
 
 # -- status, reload, instance_timeout ----------------------------------------------------------

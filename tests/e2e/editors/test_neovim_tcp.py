@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
 from tests.e2e.daemon_harness import (  # noqa: F401 (daemon is a fixture)
     DaemonUnderTest,
     daemon_fixture,
+    free_port,
+    tcp_listening,
     wait_until,
 )
 
@@ -60,12 +61,6 @@ vim.cmd('qa!')
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def test_neovim_connects_over_tcp_without_a_token(
     daemon: DaemonUnderTest, tmp_path: Path
 ) -> None:
@@ -83,7 +78,7 @@ async def test_neovim_connects_over_tcp_without_a_token(
         f"127.0.0.1:{port}",  # no token file, no LSPMUX_TOKEN
         wait_for=Path(f"{daemon.runtime}/lspmux/tcp-127.0.0.1-{port}.pid"),
     )
-    await wait_until(lambda: _listening(port), what="the TCP listener")
+    await wait_until(lambda: tcp_listening(port), what="the TCP listener")
     driver = tmp_path / "driver.lua"
     driver.write_text(DRIVER)
     out = tmp_path / "out.json"
@@ -111,11 +106,3 @@ async def test_neovim_connects_over_tcp_without_a_token(
     assert seen["server"]["name"] == "lspmux"  # routing by file type: lspmux answers
     assert "int add(int a, int b)" in str(seen["hover"]), f"{seen}\n{log[-3000:]}"
     assert "refused" not in log
-
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        return True
-    except OSError:
-        return False

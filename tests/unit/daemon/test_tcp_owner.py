@@ -23,6 +23,7 @@ import pytest_asyncio
 from lspmux.config.loader import load_config
 from lspmux.daemon.address import Address, parse, peer_uid, uid_in_table
 from lspmux.daemon.server import Daemon
+from tests.e2e.daemon_harness import free_port
 
 #: Recorded from /proc/net/tcp on this machine: a listener on 127.0.0.1:49629 (0xC1DD), a
 #: client on port 45342 (0xB11E) and the daemon's accepted side. The client's row says uid
@@ -73,12 +74,6 @@ def test_the_peers_uid_of_a_live_connection() -> None:
 def test_a_bare_host_and_port_is_a_tcp_address() -> None:
     assert parse("127.0.0.1:27631") == Address("tcp", host="127.0.0.1", port=27631)
     assert parse("[::1]:27631") == Address("tcp", host="::1", port=27631)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.asynccontextmanager
