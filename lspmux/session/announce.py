@@ -116,7 +116,8 @@ def from_cache(
 ) -> tuple[caps.Announcement, dict[str, Path], bool]:
     """The announcement the cache gives for this session's servers, the servers to start
     first because the workspace needs them and nothing is known of them (name → one file),
-    and whether the workspace needs other servers too (known from the cache)."""
+    and whether the workspace needs other servers too (known from the cache). Raises
+    RequestFailed when the workspace needs servers and none of them is installed."""
     config = session.config
     runnable = [s for s in config.servers.values() if not s.disabled and s.resolve_command(root)]
     announcement = caps.announce(
@@ -127,11 +128,34 @@ def from_cache(
     )
     wanted: dict[str, Path] = {}
     others = False
-    if root is not None and not announcement.complete:
-        needed = servers_for_workspace(config, root, set(announcement.servers))
+    enabled = {s.name for s in config.servers.values() if not s.disabled}
+    if root is not None and (not announcement.complete or enabled - set(announcement.servers)):
+        needed = servers_for_workspace(config, root, enabled)
+        if needed and not any(name in announcement.servers for name in needed):
+            none_installed(config, needed)
+        needed = {name: f for name, f in needed.items() if name in announcement.servers}
         wanted = {name: f for name, f in needed.items() if name not in announcement.known}
         others = len(wanted) < len(needed)
     return announcement, wanted, others
+
+
+def none_installed(config: Config, needed: dict[str, Path]) -> None:
+    """The workspace's files are for `needed` (name → one such file) and none is installed:
+    RequestFailed saying which, unless a linter serves those files."""
+    if any(config.linters_for(str(f), None) for f in needed.values()):
+        return
+    lines = [
+        f"  {name}, for {f.name}: `{config.servers[name].command[0]}` not found"
+        for name, f in needed.items()
+        if config.servers[name].command
+    ]
+    raise RequestFailed(
+        "lspmux: none of the language servers this workspace needs is installed:\n"
+        + "\n".join(lines)
+        + "\nInstall one (on the PATH lspmux runs with), or configure its command "
+        "([servers.NAME] command = [...]), then reconnect; `lspmux config` shows what lspmux "
+        "looks for."
+    )
 
 
 async def after_starting(

@@ -125,9 +125,12 @@ async def wait_request(client: RawClient, method: str, timeout: float = 10) -> d
 
 
 async def test_routing_by_file_type_still_announces_lspmux(daemon: Daemon, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.fault").write_text("x\n")
     client = await connect(daemon)
     try:
-        answer = await client.request(1, "initialize", initialize(tmp_path, None), timeout=30)
+        answer = await client.request(1, "initialize", initialize(workspace, None), timeout=30)
         assert answer["result"]["serverInfo"]["name"] == "lspmux"
     finally:
         await client.close()
@@ -147,19 +150,15 @@ async def test_a_server_that_cannot_start_fails_initialize_with_its_stderr(
     assert "rustup component add rust-analyzer" in message  # and what to do
 
 
-@pytest.mark.parametrize("mode", ["die"])
-async def test_routing_fails_initialize_when_every_needed_server_cannot_start(
-    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing known of it
+async def initialize_routed(tmp_path: Path, servers: str, files: list[str]) -> dict[str, Any]:
+    """The answer to `initialize` of a client routed by file type, on a workspace of `files`,
+    by a daemon configured with `servers` (nothing cached of them)."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "a.fault").write_text("x\n")
+    for name in files:
+        (workspace / name).write_text("x\n")
     config_file = tmp_path / "config.toml"
-    config_file.write_text(
-        f"[servers.broken]\ncommand = [{json.dumps(sys.executable)}, "
-        f'{json.dumps(str(SCRIPTED))}, "{mode}"]\nfile_types = [".fault"]\n'
-    )
+    config_file.write_text(servers)
     runtime = Path(tempfile.mkdtemp(prefix="lmxp-", dir="/tmp"))
     address = Address("unix", path=str(runtime / "lspmux" / "lspmux.sock"))
     running = Daemon(address, lambda _root: load_config(None, [config_file], user_config=None))
@@ -171,5 +170,41 @@ async def test_routing_fails_initialize_when_every_needed_server_cannot_start(
     finally:
         await running.close()
         shutil.rmtree(runtime, ignore_errors=True)
+    return answer
+
+
+async def test_routing_fails_initialize_when_every_needed_server_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing known of it
+    servers = (
+        f"[servers.broken]\ncommand = [{json.dumps(sys.executable)}, "
+        f'{json.dumps(str(SCRIPTED))}, "die"]\nfile_types = [".fault"]\n'
+    )
+    answer = await initialize_routed(tmp_path, servers, ["a.fault"])
     message = answer["error"]["message"]
     assert "broken" in message and "Unknown binary" in message
+
+
+async def test_routing_fails_initialize_when_no_needed_server_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    servers = '[servers.ghost]\ncommand = ["lspmux-no-such-server"]\nfile_types = [".zzz"]\n'
+    answer = await initialize_routed(tmp_path, servers, ["a.zzz"])
+    message = answer["error"]["message"]
+    assert "ghost, for a.zzz: `lspmux-no-such-server` not found" in message, message
+    assert "Install one" in message
+
+
+async def test_routing_initializes_when_some_needed_server_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    servers = (
+        '[servers.ghost]\ncommand = ["lspmux-no-such-server"]\nfile_types = [".zzz"]\n'
+        f"[servers.scripted]\ncommand = [{json.dumps(sys.executable)}, "
+        f'{json.dumps(str(SCRIPTED))}, "ext"]\nfile_types = [".fault"]\n'
+    )
+    answer = await initialize_routed(tmp_path, servers, ["a.zzz", "b.fault"])
+    assert answer["result"]["serverInfo"]["name"] == "lspmux"
