@@ -64,6 +64,10 @@ _SKIP_DIRS = frozenset(
 )
 
 
+#: lspmux's own files: they make no workspace need a server (a TOML one, say).
+_OWN_FILES = frozenset({"lspmux.toml"})
+
+
 def allowed(server: ServerConfig, served: dict[str, Any] | None) -> dict[str, Any] | None:
     """What a server serves, less the capabilities its features may not serve here
     (`only_features`, `except_features`, a linter's role)."""
@@ -100,6 +104,8 @@ def servers_for_workspace(config: Config, root: Path, names: set[str]) -> dict[s
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in _SKIP_DIRS and not entry.name.startswith("."):
                     queue.append(Path(entry.path))
+                continue
+            if entry.name in _OWN_FILES:
                 continue
             kind = os.path.splitext(entry.name)[1] or entry.name
             if kind in seen_types:

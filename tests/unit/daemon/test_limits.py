@@ -310,9 +310,8 @@ async def test_the_daemon_ignores_an_untrusted_project_config(
         reader, writer = await asyncio.open_unix_connection(daemon.address.path)
         init = {"capabilities": {}, "rootUri": repo.as_uri()}
         writer.write(framed({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))
-        # answered (an error when none of the repo's servers is installed: its config is read)
-        await asyncio.wait_for(reader.readuntil(b'"id":1'), 10)
-        session = next(s for s, info in daemon.clients.items() if s.state != "closed")
+        await asyncio.wait_for(reader.readuntil(b"serverInfo"), 10)
+        session = next(s for s, info in daemon.clients.items() if s.state == "running")
         writer.close()
         for _ in range(100):
             if session not in daemon.clients:
