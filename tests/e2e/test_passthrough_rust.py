@@ -139,6 +139,10 @@ async def test_rust_analyzer_is_passed_through(daemon: DaemonUnderTest, tmp_path
         )
         edits = joined.get("result")
         assert isinstance(edits, list) and edits, joined
+        # a member's file is served by the workspace's instance: one rust-analyzer in all
+        assert len(daemon.backends("rust-analyzer")) == 1
+        for row in daemon.status()["clients"]:
+            assert row["instances"] == ["rust-analyzer[ws]"], row
         for client in clients:
             await client.request(90, "shutdown", None, 30)
             client.send({"jsonrpc": "2.0", "method": "exit"})
