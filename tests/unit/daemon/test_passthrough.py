@@ -208,3 +208,41 @@ async def test_routing_initializes_when_some_needed_server_is_installed(
     )
     answer = await initialize_routed(tmp_path, servers, ["a.zzz", "b.fault"])
     assert answer["result"]["serverInfo"]["name"] == "lspmux"
+
+
+def test_what_lspmux_puts_into_the_servers_answer() -> None:
+    """The server's answer as sent, but for the encoding lspmux negotiated with this client,
+    its own diagnosticProvider, and what `except_features` turns off."""
+    from types import SimpleNamespace
+
+    from lspmux.config.model import ServerConfig
+    from lspmux.session.announce import passed_through
+
+    own = {
+        "capabilities": {
+            "positionEncoding": "utf-8",
+            "hoverProvider": True,
+            "renameProvider": True,
+            "diagnosticProvider": {"interFileDependencies": False},
+            "experimental": EXTENSIONS,
+        },
+        "serverInfo": {"name": "srv", "version": "1"},
+        "offsetEncoding": "utf-8",
+    }
+    backend = SimpleNamespace(initialize_result=own, capabilities=own["capabilities"])
+    server = ServerConfig(name="srv", command=("srv",), except_features=("rename",))
+    pushed = SimpleNamespace(encoding="utf-16", pull_diagnostics=False)
+    result, capabilities = passed_through(pushed, server, backend)  # type: ignore[arg-type]
+    assert result["serverInfo"] == own["serverInfo"]
+    assert result["capabilities"] is capabilities
+    assert capabilities == {
+        "positionEncoding": "utf-16",
+        "hoverProvider": True,
+        "experimental": EXTENSIONS,
+    }
+    assert result["offsetEncoding"] == "utf-16"
+    pulled = SimpleNamespace(encoding="utf-8", pull_diagnostics=True)
+    _, capabilities = passed_through(pulled, server, backend)  # type: ignore[arg-type]
+    assert capabilities["diagnosticProvider"]["identifier"] == "lspmux"
+    assert capabilities["positionEncoding"] == "utf-8"
+    assert own["capabilities"]["renameProvider"] is True  # the backend's copy is untouched
