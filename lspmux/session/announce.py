@@ -227,8 +227,14 @@ async def start_one(session: SessionHost, server: ServerConfig, root: Path) -> B
             "and, for a trusted workspace, in its project folders). Install it, or give its "
             "full path (--server-path /path/to/server), then reconnect."
         )
+    if backend.state == "failed" and not session.pool.sessions_of(backend):
+        # It gave up restarting (a missing component, say), and nobody uses it: a new client
+        # (after the user fixed it) gives it a fresh start.
+        starting = backend.restart("a new client")
+    else:
+        starting = backend.ensure_running()
     try:
-        up = await asyncio.wait_for(backend.ensure_running(), INITIAL_START * 4)
+        up = await asyncio.wait_for(starting, INITIAL_START * 4)
     except TimeoutError:
         up = False
     if not up:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import shutil
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from lspmux.config.loader import load_config
 from lspmux.daemon.address import Address
 from lspmux.daemon.server import Daemon
 from tests.e2e.daemon_harness import SCRIPTED, RawClient
+from tests.polling import eventually
 
 EXTENSIONS = {"hoverActions": True, "joinLines": True, "scriptedStatus": {"level": 2}}
 
@@ -246,3 +248,28 @@ def test_what_lspmux_puts_into_the_servers_answer() -> None:
     assert capabilities["diagnosticProvider"]["identifier"] == "lspmux"
     assert capabilities["positionEncoding"] == "utf-8"
     assert own["capabilities"]["renameProvider"] is True  # the backend's copy is untouched
+
+
+async def test_a_server_that_gave_up_gets_a_fresh_start_from_a_new_client(
+    daemon: Daemon,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """After the crash limit a backend is not restarted; a client that connects later (the
+    user installed the missing component) starts it again instead of hearing the old news."""
+    monkeypatch.setattr("lspmux.backends.backend.CRASH_LIMIT", 1)  # give up at once
+    caplog.set_level(logging.INFO, "lspmux.backend")
+    for _ in range(2):
+        client = await connect(daemon)
+        try:
+            answer = await client.request(1, "initialize", initialize(tmp_path, "die"), 30)
+        finally:
+            await client.close()
+        assert "Unknown binary" in answer["error"]["message"]
+        await eventually(
+            lambda: [b.state for b in daemon.pool.backends.values()] == ["failed"],
+            "the backend gave up",
+        )
+    starts = [r for r in caplog.records if "started pid" in r.getMessage()]
+    assert len(starts) == 2, [r.getMessage() for r in caplog.records]
