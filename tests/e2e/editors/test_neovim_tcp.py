@@ -17,19 +17,15 @@ from tests.e2e.daemon_harness import (  # noqa: F401 (daemon is a fixture)
     tcp_listening,
     wait_until,
 )
+from tests.e2e.editors.harness import doc_snippet
 
+HEADING = "Neovim over TCP to a running daemon"
 C_SOURCE = "int add(int a, int b) { return a + b; }\nint main(void) { return add(1, 2); }\n"
 
-#: The whole Neovim configuration (as a user writes it) and what the test does with it: open
-#: the file, wait for the client to be initialized, ask for hover where `add` is called.
+#: What the test does with the configuration of docs/editors.md: open the file, wait for the
+#: client to be initialized, ask for hover where `add` is called.
 DRIVER = """
 local out = { hover = vim.NIL }
-vim.lsp.config('lspmux', {
-  cmd = vim.lsp.rpc.connect('127.0.0.1', tonumber(vim.env.LSPMUX_PORT)),
-  filetypes = { 'c' },
-  root_dir = vim.env.LSPMUX_ROOT,
-})
-vim.lsp.enable('lspmux')
 vim.cmd.edit(vim.env.LSPMUX_FILE)
 local function client()
   return vim.lsp.get_clients({ bufnr = 0, name = 'lspmux' })[1]
@@ -79,19 +75,21 @@ async def test_neovim_connects_over_tcp_without_a_token(
         wait_for=Path(f"{daemon.runtime}/lspmux/tcp-127.0.0.1-{port}.pid"),
     )
     await wait_until(lambda: tcp_listening(port), what="the TCP listener")
+    init = tmp_path / "init.lua"  # the snippet of docs/editors.md, on this test's port
+    snippet = doc_snippet(HEADING, "lua")
+    assert "vim.lsp.rpc.connect('127.0.0.1', 27631)" in snippet, snippet
+    init.write_text(snippet.replace("27631", str(port)))
     driver = tmp_path / "driver.lua"
     driver.write_text(DRIVER)
     out = tmp_path / "out.json"
     env = {
         **daemon.env,
         "HOME": str(tmp_path / "home"),
-        "LSPMUX_PORT": str(port),
-        "LSPMUX_ROOT": str(workspace),
         "LSPMUX_FILE": str(source),
         "LSPMUX_OUT": str(out),
     }
     run = subprocess.run(
-        [nvim, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {driver}"],
+        [nvim, "--headless", "--clean", "-u", str(init), "-c", f"luafile {driver}"],
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,
