@@ -86,9 +86,11 @@ for _route in ROUTES.values():
         _FEATURES_OF_CAPABILITY.setdefault(_route.capability, set()).add(_route.feature)
 
 
-def servers_for_workspace(config: Config, root: Path, names: set[str]) -> dict[str, Path]:
+def servers_for_workspace(
+    config: Config, root: Path, names: set[str], *, enough: set[str] | None = None
+) -> dict[str, Path]:
     """Of the servers `names`, those some file of the workspace is for: name → one such file
-    (a bounded, breadth-first look at the tree)."""
+    (a bounded, breadth-first look at the tree; done as soon as one of `enough` is found)."""
     found: dict[str, Path] = {}
     seen_types: set[str] = set()
     queue = [root]
@@ -114,6 +116,8 @@ def servers_for_workspace(config: Config, root: Path, names: set[str]) -> dict[s
             for server in config.servers_for(entry.path, None):
                 if server.name in names and server.name not in found:
                     found[server.name] = Path(entry.path)
+                    if enough and server.name in enough:
+                        return found
     return found
 
 
@@ -135,9 +139,14 @@ def from_cache(
     wanted: dict[str, Path] = {}
     others = False
     enabled = {s.name for s in config.servers.values() if not s.disabled}
-    if root is not None and (not announcement.complete or enabled - set(announcement.servers)):
-        needed = servers_for_workspace(config, root, enabled)
-        if needed and not any(name in announcement.servers for name in needed):
+    runs = set(announcement.servers)
+    if root is not None and (not announcement.complete or enabled - runs):
+        # With every runnable server known, only whether none of those the workspace needs
+        # runs is asked: the look stops at the first file of a server that runs.
+        needed = servers_for_workspace(
+            config, root, enabled, enough=runs if announcement.complete else None
+        )
+        if needed and runs.isdisjoint(needed):
             none_installed(config, needed)
         needed = {name: f for name, f in needed.items() if name in announcement.servers}
         wanted = {name: f for name, f in needed.items() if name not in announcement.known}
