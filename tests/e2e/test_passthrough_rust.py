@@ -76,10 +76,7 @@ async def test_rust_analyzer_is_passed_through(daemon: DaemonUnderTest, tmp_path
     assert shutil.which("rust-analyzer"), "rust-analyzer is not installed (scripts/setup-tests)"
     assert shutil.which("cargo"), "cargo is not on PATH"
     workspace = cargo_workspace(tmp_path / "ws")
-    # Until a client's initializationOptions reach a shared server, the daemon's own
-    # configuration gives rust-analyzer the same option.
-    config = daemon.config("[servers.rust-analyzer]\ninitialization_options = " + _toml(NO_SYSROOT))
-    await daemon.start("--config", str(config))
+    await daemon.start()  # the client's initializationOptions (no sysroot) reach the server
     procs = []
     try:
         clients = []
@@ -168,12 +165,3 @@ async def until_answered(
             return answer
         msg_id += 1000
         await asyncio.sleep(0.2)  # a retry cadence, not a wait for an event
-
-
-def _toml(value: dict[str, Any]) -> str:
-    """A nested dict of booleans as an inline TOML table."""
-    parts = []
-    for key, item in value.items():
-        rendered = _toml(item) if isinstance(item, dict) else str(item).lower()
-        parts.append(f"{key} = {rendered}")
-    return "{ " + ", ".join(parts) + " }"
