@@ -113,8 +113,12 @@ def servers_for_workspace(
             if kind in seen_types:
                 continue
             seen_types.add(kind)
-            for server in config.servers_for(entry.path, None):
-                if server.name in names and server.name not in found:
+            for server in config.servers.values():  # disabled ones too, when named
+                if (
+                    server.name in names
+                    and server.name not in found
+                    and server.matches(entry.path, None)
+                ):
                     found[server.name] = Path(entry.path)
                     if enough and server.name in enough:
                         return found
@@ -139,14 +143,18 @@ def from_cache(
     wanted: dict[str, Path] = {}
     others = False
     enabled = {s.name for s in config.servers.values() if not s.disabled}
+    # Servers restricted mode keeps off in a workspace not trusted: not "missing".
+    kept_off = {
+        s.name for s in config.servers.values() if s.disabled and s.untrusted.get("disabled")
+    }
     runs = set(announcement.servers)
     if root is not None and (not announcement.complete or enabled - runs):
         # With every runnable server known, only whether none of those the workspace needs
         # runs is asked: the look stops at the first file of a server that runs.
         needed = servers_for_workspace(
-            config, root, enabled, enough=runs if announcement.complete else None
+            config, root, enabled | kept_off, enough=runs if announcement.complete else None
         )
-        if needed and runs.isdisjoint(needed):
+        if needed and runs.isdisjoint(needed) and kept_off.isdisjoint(needed):
             none_installed(config, needed)
         needed = {name: f for name, f in needed.items() if name in announcement.servers}
         wanted = {name: f for name, f in needed.items() if name not in announcement.known}

@@ -163,7 +163,7 @@ async def initialize_routed(tmp_path: Path, servers: str, files: list[str]) -> d
     config_file.write_text(servers)
     runtime = Path(tempfile.mkdtemp(prefix="lmxp-", dir="/tmp"))
     address = Address("unix", path=str(runtime / "lspmux" / "lspmux.sock"))
-    running = Daemon(address, lambda _root: load_config(None, [config_file], user_config=None))
+    running = Daemon(address, lambda root: load_config(root, [config_file], user_config=None))
     await running.start()
     try:
         client = await connect(running)
@@ -273,3 +273,20 @@ async def test_a_server_that_gave_up_gets_a_fresh_start_from_a_new_client(
         )
     starts = [r for r in caplog.records if "started pid" in r.getMessage()]
     assert len(starts) == 2, [r.getMessage() for r in caplog.records]
+
+
+async def test_a_server_kept_off_in_an_untrusted_workspace_is_not_called_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Restricted mode keeps some servers off where the workspace is not trusted: initialize
+    does not fail for them as if nothing were installed (the first request says why)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # nothing trusted
+    servers = (
+        f"[servers.guarded]\ncommand = [{json.dumps(sys.executable)}, "
+        f'{json.dumps(str(SCRIPTED))}, "ext"]\nfile_types = [".fault"]\n'
+        "untrusted = { disabled = true }\n"
+        '[servers.ghost]\ncommand = ["lspmux-no-such-server"]\nfile_types = [".zzz"]\n'
+    )
+    answer = await initialize_routed(tmp_path, servers, ["a.fault", "b.zzz"])
+    assert answer["result"]["serverInfo"]["name"] == "lspmux", answer
