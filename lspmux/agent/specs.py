@@ -143,18 +143,32 @@ TOOLS: dict[str, Tool] = {
         ),
         Tool(
             "diagnostics",
-            "tools:diagnostics",
-            "Errors and warnings of a file (or a glob such as 'src/**/*.py') from every "
-            "language server and linter (type checker, ruff, clang-tidy, ...), merged and fresh "
-            "for the file's current text on disk. Returns 'path:line:col severity source code "
-            "message' per problem, or 'OK' when there are none.",
+            "checking:diagnostics",
+            "Errors and warnings of a file, a glob such as 'src/**/*.py', or '*' (the whole "
+            "workspace) from every language server and linter (type checker, ruff, clangd, "
+            "...), merged and fresh for the files' current text on disk. Returns "
+            "'path:line:col severity source code message' per problem. 'OK' only when every "
+            "source of every file checked it; otherwise 'not checked by SOURCE: why' (not "
+            "installed, with the install command; crashed, with its stderr; still analysing).",
             (
-                Arg("file", "string", "A file or glob relative to the root.", required=True),
+                Arg(
+                    "file",
+                    "string",
+                    "A file or glob relative to the root; '*' or '**' for the whole workspace.",
+                    required=True,
+                ),
                 Arg(
                     "severity",
                     "string",
                     "Minimum severity to show: error, warning, information or hint (default).",
                     default="hint",
+                ),
+                Arg(
+                    "timeout",
+                    "integer",
+                    "Seconds to wait for every source (default 60); a source still working "
+                    "then is reported as not having checked the file.",
+                    default=60,
                 ),
             ),
         ),

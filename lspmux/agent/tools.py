@@ -1,5 +1,5 @@
 """The reading tools: one function per question an agent asks (definition, references, hover,
-symbols, workspace_symbols, diagnostics, call_hierarchy, locate, describe).
+symbols, workspace_symbols, call_hierarchy, locate, describe; `diagnostics` is in checking.py).
 
 Each takes the session (`AgentLsp`) and the tool's arguments and returns a `Result`: the text
 an agent reads and the structured data (`structuredContent`: LSP-native 0-based positions
@@ -9,7 +9,6 @@ The editing tools are in `edit_tools.py`, the session tools in `admin_tools.py`.
 
 from __future__ import annotations
 
-import asyncio
 import glob
 import os
 from pathlib import Path
@@ -256,43 +255,6 @@ def expand_files(lsp: AgentLsp, pattern: str) -> list[Path]:
     if not found:
         raise ToolError(f"{pattern!r} matches no file under {lsp.root}", pattern=pattern)
     return list(dict.fromkeys(found))
-
-
-async def diagnostics(lsp: AgentLsp, file: str, severity: str = "hint") -> Result:
-    """Merged diagnostics of every server and linter, for the files' current text."""
-    from lspmux.diagnostics.report import SEVERITY_NAMES, format_text
-
-    if severity not in SEVERITIES:
-        raise ToolError(f"severity is one of error, warning, information, hint (got {severity!r})")
-    files = await asyncio.to_thread(expand_files, lsp, file)
-    docs = [await lsp.sync(p) for p in files]
-    await lsp.settle([d.uri for d in docs])
-    table: list[dict[str, Any]] = []
-    for doc in docs:
-        for d in lsp.client.diagnostics.get(doc.uri, []):
-            level = int(d.get("severity") or 1)
-            if level > SEVERITIES[severity]:
-                continue
-            label = lsp.label(doc.uri, d["range"]["start"])
-            _, line, column = label.rsplit(":", 2)
-            code = d.get("code")
-            table.append(
-                {
-                    "path": lsp.label_path(doc.path),
-                    "line": int(line),
-                    "column": int(column),
-                    "label": label,
-                    "range": d["range"],
-                    "severity": SEVERITY_NAMES.get(level, "error"),
-                    "source": str(d.get("source") or ""),
-                    "code": "" if code is None else str(code),
-                    "message": str(d.get("message") or ""),
-                }
-            )
-    table.sort(key=lambda r: (r["path"], SEVERITIES[r["severity"]], r["line"], r["column"]))
-    n = len(docs)
-    text = format_text(table, n) if table else f"OK: no problems in {render.plural(n, 'file')}"
-    return Result(text, {"files": [lsp.label_path(d.path) for d in docs], "diagnostics": table})
 
 
 # -- call hierarchy, locate, describe ----------------------------------------------------------

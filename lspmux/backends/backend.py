@@ -18,7 +18,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -101,6 +101,11 @@ class Backend:
         self.started_at: float | None = None
         self.last_used = time.monotonic()
         self.restarts = 0
+        #: Why the server last failed to start or crashed (None: never), and the last lines
+        #: of its stderr (the live process's until it is replaced: lines written while it
+        #: died still arrive) — `lspmux/diagnosticStatus` reports both.
+        self.failure: str | None = None
+        self.stderr_tail: Sequence[str] = ()
         self._crashes: list[float] = []
         self._proc: ServerProcess | None = None
         self._conn: Connection | None = None
@@ -163,10 +168,12 @@ class Backend:
         except OSError as exc:
             log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
             self.state = "failed"
+            self.failure = f"cannot start {self.argv[0]}: {exc}"
             self.host.backend_event(self, "failed", f"cannot start {self.argv[0]}: {exc}")
             _settle(ready, False)
             return
         self._conn, self._proc = conn, proc
+        self.stderr_tail = getattr(proc, "stderr_tail", ())
         root_uri = self.root.as_uri()
         params = {
             "processId": _pid(),
@@ -226,6 +233,7 @@ class Backend:
     def _crashed(self, why: str) -> None:
         now = time.monotonic()
         self._crashes = [t for t in self._crashes if now - t < CRASH_WINDOW] + [now]
+        self.failure = why
         self._conn = None
         self._proc = None
         if self._ready is not None and not self._ready.done():

@@ -12,12 +12,16 @@ import contextlib
 import logging
 import os
 import signal
+from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from lspmux.wire.connection import Connection
 
 log = logging.getLogger("lspmux.backend")
+
+#: Lines of a server's stderr kept for the report of its crash.
+STDERR_TAIL = 20
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -39,14 +43,22 @@ class _Protocol(asyncio.SubprocessProtocol):
             line = bytes(buf[:nl]).rstrip(b"\r")
             del buf[: nl + 1]
             if line:
-                log.info("%s stderr: %s", self.proc.name, line.decode("utf-8", "replace"))
+                self._line(bytes(line))
         if len(buf) > 65536:  # a huge line without newline: log it in pieces
-            log.info("%s stderr: %s", self.proc.name, bytes(buf).decode("utf-8", "replace"))
+            self._line(bytes(buf))
             del buf[:]
+
+    def _line(self, line: bytes) -> None:
+        text = line.decode("utf-8", "replace")
+        log.info("%s stderr: %s", self.proc.name, text)
+        self.proc.stderr_tail.append(text[:500])
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1:
             self.proc.conn.close(exc)
+        elif fd == 2 and self._stderr.strip():  # a last line without its newline
+            self._line(bytes(self._stderr).rstrip())
+            del self._stderr[:]
 
     def process_exited(self) -> None:
         self.proc._exited()
@@ -61,6 +73,8 @@ class ServerProcess:
         self._on_exit = on_exit
         self._transport: asyncio.SubprocessTransport | None = None
         self.exited = asyncio.get_running_loop().create_future()
+        #: The last lines the server wrote to stderr (a crash report quotes them).
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
     @classmethod
     async def spawn(

@@ -144,6 +144,12 @@ class ServerConfig(_FileRules):
     #: Daemon: what a client's `lspMux` handshake may set for this server ("args", "env",
     #: "cwd"); anything else it asks for is refused (args, env) or ignored (cwd).
     client_may_set: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    #: How to install the server (shown when it is needed but not found).
+    install: str | None = None
+    #: A command that checks the whole project at once (`lspmux diagnostics "*"`), run in the
+    #: server's root, and how its output reads (`project_check_format`).
+    project_check: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    project_check_format: str = "gnu"
 
     def feature_enabled(self, feature: str) -> bool:
         """Whether `only_features` / `except_features` let this server serve `feature`."""
@@ -195,6 +201,8 @@ class LinterConfig(_FileRules):
     options: Mapping[str, Any] = attrs.field(factory=dict)
     disabled: bool = False
     env: Mapping[str, str] = attrs.field(factory=dict)
+    #: How to install the tool (shown when it is needed but not found).
+    install: str | None = None
 
 
 @attrs.frozen

@@ -328,6 +328,7 @@ def test_the_example_file_is_valid_and_at_the_defaults(tmp_path: Path) -> None:
             name="my-server",
             command=("my-server", "--stdio"),
             initialization_options={},  # `initialization_options = {}` uncommented
+            install="pip install my-server",
         ),
     }
     assert dict(with_example.linters) == {
@@ -338,6 +339,7 @@ def test_the_example_file_is_valid_and_at_the_defaults(tmp_path: Path) -> None:
             json={"items": "", "line": "line", "message": "message"},
             regex=r"^(?P<line>\d+):(?P<column>\d+): (?P<message>.+)$",
             source="my-linter",
+            install="apt install my-linter",
         ),
     }
 
