@@ -304,6 +304,8 @@ _AGENT_VERBS = frozenset(
         "format",
         "call_hierarchy",
         "call-hierarchy",
+        "check_edit",
+        "check-edit",
         "describe",
         "capabilities",
         "request",

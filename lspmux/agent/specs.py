@@ -173,6 +173,34 @@ TOOLS: dict[str, Tool] = {
             ),
         ),
         Tool(
+            "check_edit",
+            "checking:check_edit",
+            "Check an edit before writing it: the new text is shown to every language server "
+            "and linter of the files as an unsaved change, their diagnostics collected, the "
+            "old text restored. Returns the problems the edit would introduce and the ones it "
+            "would fix ('path:line:col severity source code message'); nothing is written. Give "
+            "the edit one way: at + new_text (at='src/app.py:main@<|>x = 1<|>' replaces the "
+            "marked range, a symbol 'src/app.py:Greeter.greet' the whole symbol, a position "
+            "inserts), diff (a unified diff, several files allowed), or edits (a list).",
+            (
+                Arg("at", "string", AT_DOC + " With `new_text`: what to replace."),
+                Arg("new_text", "string", "The text that replaces what `at` matches."),
+                Arg("diff", "string", "A unified diff ('--- a/path', '+++ b/path', '@@' hunks)."),
+                Arg(
+                    "edits",
+                    "array",
+                    "A list of {file, range, new_text} (LSP range, 0-based, as the tools' "
+                    "structured results give it) or {at, new_text}, over one or more files.",
+                ),
+                Arg(
+                    "timeout",
+                    "integer",
+                    "Seconds to wait for every source (default 60).",
+                    default=60,
+                ),
+            ),
+        ),
+        Tool(
             "rename",
             "edit_tools:rename",
             "Rename the symbol at a position everywhere (all files). Returns a unified diff "
@@ -311,6 +339,7 @@ _JSON_TYPES = {
     "integer": (int,),
     "boolean": (bool,),
     "object": (dict, str),
+    "array": (list, str),
     "string|integer": (str, int),
 }
 
@@ -321,6 +350,8 @@ def input_schema(tool: Tool) -> dict[str, Any]:
         kinds = arg.type.split("|")
         schema: dict[str, Any] = {"description": arg.doc}
         schema["type"] = kinds if len(kinds) > 1 else kinds[0]
+        if arg.type == "array":
+            schema["items"] = {"type": "object"}
         if arg.default is not None:
             schema["default"] = arg.default
         props[arg.name] = schema

@@ -22,6 +22,7 @@ ISSUE_TOOLS = [
     "symbols",
     "workspace_symbols",
     "diagnostics",
+    "check_edit",
     "rename",
     "rename_file",
     "code_actions",
