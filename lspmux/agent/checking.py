@@ -1,4 +1,5 @@
-"""The checking tools: `diagnostics` (never a false all-clear) and what they share.
+"""The `diagnostics` tool (never a false all-clear), and the collecting it shares with
+`check_edit` (speculation.py).
 
 `diagnostics` answers for the files' current text on disk, merged over every server and
 linter, and says "OK" only when every source that applies to each file diagnosed that text
@@ -11,7 +12,6 @@ project checks where the table has them, the other files opened (lspmux/diagnost
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -139,132 +139,3 @@ def report(
         "notes": notes,
     }
     return Result(text, data)
-
-
-# -- check before writing -----------------------------------------------------------------------
-
-#: Quiet period after the speculative text is shown: the sources' statuses say when each has
-#: reported for that version; this only lets a second publish of the same version arrive.
-SPECULATIVE_QUIET = 0.3
-
-
-def problem_rows(lsp: AgentLsp, results: dict[Path, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Diagnostic rows with the text of their line (compared across an edit that moves them),
-    labelled against the text lspmux holds now."""
-    out: list[dict[str, Any]] = []
-    for path, diags in results.items():
-        for d in diags:
-            row = diagnostic_row(lsp, path, d)
-            row["line_text"] = lsp.line(path.as_uri(), int(d["range"]["start"]["line"])) or ""
-            out.append(row)
-    out.sort(key=lambda r: (r["path"], SEVERITIES[r["severity"]], r["line"], r["column"]))
-    return out
-
-
-class Speculation:
-    """What an edit would change in its files' diagnostics (nothing written)."""
-
-    def __init__(
-        self,
-        introduced: list[dict[str, Any]],
-        fixed: list[dict[str, Any]],
-        unchecked: list[dict[str, Any]],
-    ) -> None:
-        self.introduced, self.fixed, self.unchecked = introduced, fixed, unchecked
-
-    def data(self) -> dict[str, Any]:
-        return {
-            "introduced": self.introduced,
-            "fixed": self.fixed,
-            "checked": not self.unchecked,
-            "unchecked": self.unchecked,
-        }
-
-    def lines(self, *, fixed: bool = True) -> list[str]:
-        """`Introduced N problems:` with one `path:line:col severity source code message` each,
-        the same for the fixed ones, then what could not check the new text."""
-        from lspmux.diagnostics.report import format_text
-
-        def block(title: str, rows: list[dict[str, Any]]) -> list[str]:
-            if not rows:
-                return [f"{title} no problems."]
-            body = format_text(rows, 1).rpartition("\n")[0].rstrip("\n")
-            return [f"{title} {render.plural(len(rows), 'problem')}:", body]
-
-        out = block("Introduced", self.introduced)
-        if fixed:
-            out += block("Fixed", self.fixed)
-        out += coverage.grouped_lines(self.unchecked, note=False)
-        return out
-
-
-async def speculate(lsp: AgentLsp, plan: Any, *, timeout: float) -> Speculation:
-    """Show every file of `plan` (edits.Plan) with its new text to its servers and linters as
-    this session's unsaved change, collect their diagnostics for it, restore the text, and
-    compare with the diagnostics of the text before. Other clients of the daemon keep theirs."""
-    from lspmux.agent.patches import difference
-    from lspmux.agent.paths import uri_to_path
-    from lspmux.diagnostics.report import source_status
-
-    changes = [c for c in plan.touched() if c.after is not None]
-    paths = {c.uri: uri_to_path(c.uri) for c in changes}
-    existing = [paths[c.uri] for c in changes if c.before is not None]
-    base, _ = await gather(lsp, existing, timeout=timeout)
-    for c in changes:
-        doc = lsp.docs.get(c.uri)
-        if c.before is not None and (doc is None or doc.text != c.before):
-            raise ToolError(
-                f"{lsp.label_path(paths[c.uri])} changed since the edit was computed; "
-                "compute it again", file=lsp.label_path(paths[c.uri]),
-            )  # fmt: skip
-    before = problem_rows(lsp, base)
-    try:
-        for c in changes:
-            lsp.show(paths[c.uri], c.after)
-        uris = list(paths)
-        await lsp.settle(uris, timeout=timeout, quiet=SPECULATIVE_QUIET)
-        try:
-            states = await source_status(lsp.client, uris)
-        except LspError:
-            states = {}
-        after = problem_rows(lsp, {paths[u]: list(lsp.client.diagnostics.get(u, [])) for u in uris})
-        unchecked = [
-            {"path": lsp.label_path(paths[u]), **row}
-            for u in uris
-            for row in coverage.verdict(states.get(u), timeout=timeout).unchecked
-        ]
-    finally:
-        for c in changes:
-            if c.before is None:
-                lsp.forget(c.uri)
-            elif not lsp.client.closed:
-                lsp.show(paths[c.uri], c.before)
-    introduced, fixed = difference(before, after)
-    return Speculation(introduced, fixed, unchecked)
-
-
-async def check_edit(
-    lsp: AgentLsp,
-    at: str | None = None,
-    new_text: str | None = None,
-    diff: str | None = None,
-    edits: list[dict[str, Any]] | None = None,
-    timeout: int = 60,
-) -> Result:
-    """The problems an edit would introduce and fix, from every server and linter of the
-    files it touches; nothing is written."""
-    from lspmux.agent import edit_forms
-
-    if isinstance(edits, str):
-        try:
-            edits = json.loads(edits)
-        except ValueError as exc:
-            raise ToolError(f"`edits` is not JSON: {exc}") from exc
-    plan = await edit_forms.plan(lsp, at=at, new_text=new_text, diff=diff, edits=edits)
-    if plan.empty:
-        raise ToolError("check_edit: the edit changes nothing")
-    spec = await speculate(lsp, plan, timeout=float(timeout))
-    files = [lsp.label_path(edit_forms.path_of(c.uri)) for c in plan.touched()]
-    lines = spec.lines()
-    lines.append(f"Nothing was written ({', '.join(files)} unchanged on disk).")
-    return Result("\n".join(lines), {**spec.data(), "files": files, "written": False})

@@ -12,18 +12,12 @@ after; nothing written):
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from lspmux.agent import edits as edit_plans
 from lspmux.agent import patches
 from lspmux.agent.errors import ToolError
 from lspmux.agent.lsp import AgentLsp
-from lspmux.agent.paths import uri_to_path
-
-
-def path_of(uri: str) -> Path:
-    return uri_to_path(uri)
 
 
 async def plan(

@@ -56,6 +56,13 @@ AT = Arg("at", "string", AT_DOC, required=True)
 SYMBOL = Arg("symbol", "string", SYMBOL_DOC)
 FILE = Arg("file", "string", FILE_DOC, required=True)
 APPLY = Arg("apply", "boolean", "Write the change (default false: preview).", default=False)
+CHECK = Arg(
+    "check",
+    "boolean",
+    "Also report the problems the change introduces in the files it touches (only new "
+    "ones; a preview shows what it would introduce). Default true; false skips the wait.",
+    default=True,
+)
 
 
 def _goto(name: str, what: str, example: str) -> Tool:
@@ -174,7 +181,7 @@ TOOLS: dict[str, Tool] = {
         ),
         Tool(
             "check_edit",
-            "checking:check_edit",
+            "speculation:check_edit",
             "Check an edit before writing it: the new text is shown to every language server "
             "and linter of the files as an unsaved change, their diagnostics collected, the "
             "old text restored. Returns the problems the edit would introduce and the ones it "
@@ -211,6 +218,7 @@ TOOLS: dict[str, Tool] = {
                 Arg("new_name", "string", "The new name.", required=True),
                 SYMBOL,
                 APPLY,
+                CHECK,
             ),
             writes=True,
         ),
@@ -225,6 +233,7 @@ TOOLS: dict[str, Tool] = {
                 Arg("from", "string", "The file to move, relative to the root.", required=True),
                 Arg("to", "string", "Its new path, relative to the root.", required=True),
                 APPLY,
+                CHECK,
             ),
             writes=True,
         ),
@@ -245,6 +254,7 @@ TOOLS: dict[str, Tool] = {
                     "string|integer",
                     "The action to apply: its index in the list or a part of its title.",
                 ),
+                CHECK,
             ),
             writes=True,
         ),
@@ -256,6 +266,7 @@ TOOLS: dict[str, Tool] = {
             (
                 FILE,
                 APPLY,
+                CHECK,
             ),
             writes=True,
         ),

@@ -78,6 +78,40 @@ async def test_check_edit_reports_what_an_edit_introduces_and_writes_nothing(
     assert app.read_bytes() == before and app.stat().st_mtime_ns == mtime
 
 
+async def test_writing_tools_report_only_the_problems_they_introduce(
+    workspace: Path, tmp_path: Path
+) -> None:
+    app = workspace / "app.py"
+    async with mcp_client(workspace, proxy_env(tmp_path), "--private") as mcp:
+        # a rename that clashes with `import os`: the preview says what it would introduce
+        text, data = await mcp.call("rename", at="app.py:Greeter", new_name="os")
+        assert "Would introduce 2 problems:" in text, text
+        assert ("ruff", "F811") in _codes(data["introduced"])
+        assert ("basedpyright", "reportAssignmentType") in _codes(data["introduced"])
+        # ... and only new ones: the undefined name already there is not listed
+        assert not any("undefined_name" in r["message"] for r in data["introduced"])
+        assert "class Greeter" in app.read_text()
+        _, data = await mcp.call("rename", at="app.py:Greeter", new_name="os", check=False)
+        assert "introduced" not in data
+        # written: the same problems, now on disk
+        text, data = await mcp.call("rename", at="app.py:Greeter", new_name="os", apply=True)
+        assert "class os" in app.read_text()
+        assert "Applied: wrote 1 file.\nIntroduced 2 problems:" in text, text
+        assert ("ruff", "F811") in _codes(data["introduced"]) and data["checked"] is True
+        # a code action that fixes a problem introduces none
+        (workspace / "unused.py").write_text("import sys\n\nprint(1)\n")
+        text, data = await mcp.call(
+            "code_actions", at="unused.py:1:8", kind="quickfix", apply="Remove unused import"
+        )
+        assert (workspace / "unused.py").read_text() == "\nprint(1)\n"
+        assert data["introduced"] == [] and text.endswith("Introduced no problems."), text
+        # format: no new problem either
+        (workspace / "ugly.py").write_text("x  =  1\n")
+        text, data = await mcp.call("format", file="ugly.py", apply=True)
+        assert (workspace / "ugly.py").read_text() == "x = 1\n"
+        assert data["introduced"] == [] and data["checked"] is True, text
+
+
 async def test_a_second_client_keeps_its_own_text_during_a_check(
     daemon: DaemonUnderTest, workspace: Path
 ) -> None:
