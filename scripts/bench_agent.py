@@ -204,7 +204,7 @@ Same daemon and MarkupSafe copy as above; {CHECK_FILE}, real basedpyright + ruff
 |---|---|---:|---:|---:|---|---|
 {chr(10).join(rows)}
 
-- `check_edit` does more than the raw side: the diagnostics of the current text first (already in: no wait), the new text shown, the wait for every source's report on it plus a {int(QUIET_MS)} ms quiet period (a second publish for the same version), the status of every source, the old text restored, the comparison. The raw side is only the pull that returns when every source reported.
+- `check_edit` does more than the raw side: the diagnostics of the current text first (remembered from the previous check, which restored that text: no wait), the new text shown, the wait for every source's report on it plus a {int(QUIET_MS)} ms quiet period (a second publish for the same version), the status of every source, the old text restored, the comparison. The raw side is only the pull that returns when every source reported.
 """
 
 

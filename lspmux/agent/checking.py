@@ -44,7 +44,7 @@ def diagnostic_row(lsp: AgentLsp, path: Path, d: dict[str, Any]) -> dict[str, An
 
 
 async def gather(
-    lsp: AgentLsp, files: list[Path], *, timeout: float
+    lsp: AgentLsp, files: list[Path], *, timeout: float, quiet: float = 1.0
 ) -> tuple[dict[Path, list[dict[str, Any]]], dict[Path, list[dict[str, Any]] | None]]:
     """Open (or re-sync) `files`, wait for their sources, and return each file's merged
     diagnostics and its source rows."""
@@ -52,7 +52,7 @@ async def gather(
 
     docs = [await lsp.sync(p) for p in files]
     uris = [d.uri for d in docs]
-    await lsp.settle(uris, timeout=timeout)
+    await lsp.settle(uris, timeout=timeout, quiet=quiet)
     try:
         states = await source_status(lsp.client, uris)
     except LspError:  # an lspmux that does not know the method: each file is "not said"

@@ -13,6 +13,7 @@ for the new text; one that did not is named (`unchecked`), never taken for "no p
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from lspmux.headless import LspError
 
 #: Quiet period after a new text is shown: the sources' statuses say when each has reported
 #: for that version; this only lets a second publish of the same version arrive.
-QUIET = 0.1
+QUIET = 0.05
 #: Seconds a writing tool's check waits for every source.
 CHECK_TIMEOUT = 60.0
 
@@ -92,17 +93,46 @@ def _renamed(lsp: AgentLsp, plan: Plan, rows: list[dict[str, Any]]) -> list[dict
     return [{**r, "path": moves.get(r["path"], r["path"])} for r in rows]
 
 
+#: Per session: the problems of each file for the text a speculation restored, valid while no
+#: document of the session changed since (its documents' versions are the stamp) — the next
+#: check of the same text need not wait for the servers to analyse it again.
+_RESTORED: weakref.WeakKeyDictionary[AgentLsp, tuple[Any, dict[str, tuple[str, list[Any]]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _stamp(lsp: AgentLsp) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((uri, doc.version) for uri, doc in lsp.docs.items()))
+
+
+async def _rows_before(lsp: AgentLsp, paths: list[Path], *, timeout: float) -> dict[str, Any]:
+    """uri → problem rows of each file's current text (synced from disk)."""
+    docs = [await lsp.sync(p) for p in paths]
+    stamp, known = _RESTORED.get(lsp, (None, {}))
+    if stamp == _stamp(lsp) and all(known.get(d.uri, ("", []))[0] == d.text for d in docs):
+        return {d.uri: known[d.uri][1] for d in docs}
+    results, _ = await gather(lsp, paths, timeout=timeout, quiet=QUIET)
+    return {p.as_uri(): problem_rows(lsp, {p: found}) for p, found in results.items()}
+
+
 async def baseline(lsp: AgentLsp, plan: Plan, *, timeout: float) -> list[dict[str, Any]]:
     """The problems of the files the plan touches, for the text it was computed on."""
+    per_file = await _per_file_baseline(lsp, plan, timeout=timeout)
+    return _renamed(lsp, plan, [r for rows in per_file.values() for r in rows])
+
+
+async def _per_file_baseline(lsp: AgentLsp, plan: Plan, *, timeout: float) -> dict[str, Any]:
+    """uri → problem rows of each file the plan changes, which must still hold the text the
+    plan was computed on."""
     existing = [uri_to_path(c.uri) for c in plan.touched() if c.before is not None]
-    results, _ = await gather(lsp, existing, timeout=timeout)
+    rows = await _rows_before(lsp, existing, timeout=timeout)
     for change in plan.touched():
         doc = lsp.docs.get(change.uri)
         if change.before is not None and (doc is None or doc.text != change.before):
             label = lsp.label_path(uri_to_path(change.uri))
             raise ToolError(f"{label} changed since the edit was computed; compute it again",
                             file=label)  # fmt: skip
-    return _renamed(lsp, plan, problem_rows(lsp, results))
+    return rows
 
 
 async def _now(
@@ -129,7 +159,8 @@ async def _now(
 
 async def speculate(lsp: AgentLsp, plan: Plan, *, timeout: float) -> Speculation:
     """Show every new text of `plan` as this session's unsaved change, collect, restore."""
-    before = await baseline(lsp, plan, timeout=timeout)
+    per_file = await _per_file_baseline(lsp, plan, timeout=timeout)
+    before = _renamed(lsp, plan, [r for rows in per_file.values() for r in rows])
     changes = [c for c in plan.touched() if c.after is not None]
     try:
         for change in changes:
@@ -142,6 +173,8 @@ async def speculate(lsp: AgentLsp, plan: Plan, *, timeout: float) -> Speculation
                 lsp.forget(change.uri)
             elif not lsp.client.closed:
                 lsp.show(uri_to_path(change.uri), change.before)
+    texts = {u: lsp.docs[u].text for u in per_file if u in lsp.docs}
+    _RESTORED[lsp] = (_stamp(lsp), {u: (texts[u], per_file[u]) for u in texts})
     introduced, fixed = difference(before, after)
     return Speculation(introduced, fixed, unchecked)
 
