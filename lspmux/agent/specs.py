@@ -288,6 +288,33 @@ TOOLS: dict[str, Tool] = {
             ),
         ),
         Tool(
+            "source",
+            "symbol_tools:source",
+            "The source text of a symbol, with its decorators and docstring, and its range: "
+            "at='src/app.py:Greeter.greet' (a Locate symbol path), or any position inside "
+            "it (the innermost symbol there). Returns 'name  path:line:col-line:col' and the "
+            "text.",
+            (AT, SYMBOL),
+        ),
+        Tool(
+            "type_hierarchy",
+            "symbol_tools:type_hierarchy",
+            "The supertypes (base classes) and subtypes (derived classes) of the type at a "
+            "position, where the file's server serves type hierarchy (clangd does; "
+            "basedpyright does not: the error says so). Example: at='src/shapes.cpp:Square'. "
+            "One 'kind name  path:line:col' per type.",
+            (
+                AT,
+                SYMBOL,
+                Arg(
+                    "direction",
+                    "string",
+                    "'supertypes', 'subtypes' or 'both' (default).",
+                    default="both",
+                ),
+            ),
+        ),
+        Tool(
             "locate",
             "tools:locate",
             "Turn a description into an exact position: a Locate string "

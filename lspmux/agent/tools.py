@@ -277,22 +277,32 @@ async def call_hierarchy(
         answer = await lsp.request(f"callHierarchy/{direction}Calls", {"item": item}) or []
         for call in answer:
             peer = call["from" if direction == "incoming" else "to"]
-            sites = call.get("fromRanges") or []
-            if direction == "incoming" and sites:
-                row = location_row(lsp, peer["uri"], sites[0])
-            else:
-                row = location_row(lsp, peer["uri"], peer.get("selectionRange") or peer["range"])
+            own = location_row(lsp, peer["uri"], peer.get("selectionRange") or peer["range"])
+            # fromRanges are in the caller's file for incoming calls, in the item's own file
+            # (where it calls the callee) for outgoing ones
+            site_uri = peer["uri"] if direction == "incoming" else item["uri"]
+            ranges = {_start(r): r for r in call.get("fromRanges") or []}  # once each
+            sites = [location_row(lsp, site_uri, ranges[k]) for k in sorted(ranges)]
+            row = dict(sites[0] if direction == "incoming" and sites else own)
             row.update(
                 name=peer.get("name", ""),
                 kind=render.symbol_kind(peer.get("kind")),
                 detail=peer.get("detail"),
                 calls=len(sites),
+                symbol=own,
+                sites=sites,
             )
             calls.append(row)
     name = items[0].get("name", "")
     word = "caller" if direction == "incoming" else "callee"
-    lines = [f"{c['name']}  {c['label']}  {c['line_text'].strip()}".rstrip() for c in calls]
-    text = render.counted(f"of {name}", len(calls), word, lines)
+    lines: list[str] = []
+    for c in calls:
+        lines.append(f"{c['name']}  {c['symbol']['label']}  {c['symbol']['line_text'].strip()}")
+        lines += [f"  {s['label']}  {s['line_text'].strip()}".rstrip() for s in c["sites"]]
+    title = f"of {name}"
+    if direction == "incoming":
+        title += f" ({render.plural(sum(c['calls'] for c in calls), 'call site')})"
+    text = render.counted(title, len(calls), word, lines)
     return Result(text, {**_at_data(target), "item": name, "direction": direction, "calls": calls})
 
 

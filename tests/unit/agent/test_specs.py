@@ -28,6 +28,8 @@ ISSUE_TOOLS = [
     "code_actions",
     "format",
     "call_hierarchy",
+    "source",
+    "type_hierarchy",
     "locate",
     "describe",
     "status",

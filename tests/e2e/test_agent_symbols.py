@@ -1,0 +1,74 @@
+"""Symbols as units an agent reads, against the real basedpyright and clangd: `source`,
+`call_hierarchy` with every call site of every caller, `type_hierarchy` where served."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.agent_harness import mcp_client
+from tests.e2e.conftest import proxy_env
+
+pytestmark = pytest.mark.e2e
+
+CALLS = """\
+from app import Greeter
+
+
+def twice() -> str:
+    g = Greeter("a")
+    return g.greet() + g.greet()
+"""
+
+DECORATED = '''\
+import functools
+
+
+@functools.cache
+def answer() -> int:
+    """The answer."""
+    return 42
+'''
+
+SHAPES = """\
+struct Shape {
+  virtual double area() const = 0;
+};
+
+struct Square : Shape {
+  double area() const override { return 4.0; }
+};
+
+struct Cube : Square {};
+"""
+
+
+async def test_source_call_sites_and_type_hierarchy(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "calls.py").write_text(CALLS)
+    (workspace / "deco.py").write_text(DECORATED)
+    (workspace / "shapes.cpp").write_text(SHAPES)
+    async with mcp_client(workspace, proxy_env(tmp_path), "--private") as mcp:
+        text, data = await mcp.call("source", at="deco.py:answer")
+        assert data["source"] == DECORATED.split("\n\n\n", 1)[1].rstrip("\n"), text
+        assert data["label"] == "deco.py:4:1-7:14"
+        # any position inside: the innermost symbol there
+        text, data = await mcp.call("source", at="app.py:12:12")
+        assert data["name"] == "greet" and data["source"].startswith("    def greet(self)")
+        assert text.splitlines()[0] == "greet  app.py:10:5-12:23"
+
+        # every call site of every caller, and each caller's own place
+        text, data = await mcp.call("call_hierarchy", at="app.py:Greeter.greet")
+        twice = next(c for c in data["calls"] if c["name"] == "twice")
+        assert [s["label"] for s in twice["sites"]] == ["calls.py:6:14", "calls.py:6:26"]
+        assert twice["calls"] == 2 and twice["symbol"]["label"] == "calls.py:4:5"
+        assert "twice  calls.py:4:5  def twice() -> str:" in text
+        assert "  calls.py:6:26  return g.greet() + g.greet()" in text
+        assert "(3 call sites)" in text.splitlines()[0], text
+
+        # type hierarchy from clangd; basedpyright does not serve it, and the error says so
+        text, data = await mcp.call("type_hierarchy", at="shapes.cpp:5:8")
+        assert [r["label"] for r in data["supertypes"]] == ["shapes.cpp:1:8"], text
+        assert [r["name"] for r in data["subtypes"]] == ["Cube"]
+        message = await mcp.error("type_hierarchy", at="app.py:4:7")
+        assert "prepareTypeHierarchy" in message and "basedpyright" in message
