@@ -11,7 +11,7 @@ from lspmux.agent import render
 from lspmux.agent.at import LineCol, parse_at
 from lspmux.agent.errors import ToolError
 from lspmux.agent.lsp import AgentLsp, Target
-from lspmux.agent.tools import Result, _at_data, _contains, location_row
+from lspmux.agent.tools import Result, _at_data, _contains, location_row, prepare
 from lspmux.text import line_starts, position_to_offset
 
 
@@ -66,10 +66,7 @@ async def type_hierarchy(
     if direction not in ("supertypes", "subtypes", "both"):
         raise ToolError(f"direction is 'supertypes', 'subtypes' or 'both' (got {direction!r})")
     target = await lsp.target(at, symbol)
-    items = await lsp.request(
-        "textDocument/prepareTypeHierarchy",
-        {"textDocument": {"uri": target.uri}, "position": target.position},
-    )
+    items = await prepare(lsp, "textDocument/prepareTypeHierarchy", target)
     if not items:
         return Result(f"No type at {target.label}", {**_at_data(target), "types": []})
     wanted = ["supertypes", "subtypes"] if direction == "both" else [direction]

@@ -260,16 +260,19 @@ def expand_files(lsp: AgentLsp, pattern: str) -> list[Path]:
 # -- call hierarchy, locate, describe ----------------------------------------------------------
 
 
+async def prepare(lsp: AgentLsp, method: str, target: Target) -> list[dict[str, Any]]:
+    """The items of a `textDocument/prepare…Hierarchy` request at `target`."""
+    params = {"textDocument": {"uri": target.uri}, "position": target.position}
+    return list(await lsp.request(method, params) or [])
+
+
 async def call_hierarchy(
     lsp: AgentLsp, at: str, symbol: str | None = None, direction: str = "incoming"
 ) -> Result:
     if direction not in ("incoming", "outgoing"):
         raise ToolError(f"direction is 'incoming' or 'outgoing' (got {direction!r})")
     target = await lsp.target(at, symbol)
-    items = await lsp.request(
-        "textDocument/prepareCallHierarchy",
-        {"textDocument": {"uri": target.uri}, "position": target.position},
-    )
+    items = await prepare(lsp, "textDocument/prepareCallHierarchy", target)
     if not items:
         return Result(f"No callable symbol at {target.label}", {**_at_data(target), "calls": []})
     calls: list[dict[str, Any]] = []
