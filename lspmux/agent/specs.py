@@ -76,6 +76,17 @@ def _goto(name: str, what: str, example: str) -> Tool:
     )
 
 
+def _symbol_edit(name: str, description: str, text_doc: str) -> Tool:
+    return Tool(
+        name,
+        f"symbol_edits:{name}",
+        description + " Returns a unified diff; nothing is written unless apply=true (then "
+        "atomically, refused when the file changed or another client has it unsaved).",
+        (AT, Arg("new_text", "string", text_doc, required=True), SYMBOL, APPLY, CHECK),
+        writes=True,
+    )
+
+
 TOOLS: dict[str, Tool] = {
     t.name: t
     for t in (
@@ -295,6 +306,35 @@ TOOLS: dict[str, Tool] = {
             "it (the innermost symbol there). Returns 'name  path:line:col-line:col' and the "
             "text.",
             (AT, SYMBOL),
+        ),
+        _symbol_edit(
+            "replace_symbol",
+            "Replace a whole symbol (function, class, method — decorators and docstring "
+            "included, as `source` shows it) by new_text; `source`'s text, changed, is what "
+            "it takes. Example: at='src/app.py:Greeter.greet', new_text='    def greet(self) "
+            '-> str:\\n        return "hi"\'.',
+            "The symbol's new text, from the start of its first line (indentation included).",
+        ),
+        _symbol_edit(
+            "insert_before",
+            "Insert whole lines before a symbol's first line (its decorators, if any). "
+            "Example: at='src/app.py:main', new_text='def helper() -> int:\\n    return 1\\n\\n\\n'.",
+            "The lines to insert (a line break is added at the end when missing).",
+        ),
+        _symbol_edit(
+            "insert_after",
+            "Insert whole lines after a symbol's last line. Example: at='src/app.py:Greeter', "
+            "new_text='\\n\\nclass Other:\\n    pass'.",
+            "The lines to insert (a line break is added at the end when missing).",
+        ),
+        Tool(
+            "safe_delete",
+            "symbol_edits:safe_delete",
+            "Delete a symbol (its whole text and line) only when nothing outside it "
+            "references it; otherwise list the references and change nothing. Returns a diff "
+            "(apply=true writes it). Example: at='src/app.py:unused_helper'.",
+            (AT, SYMBOL, APPLY, CHECK),
+            writes=True,
         ),
         Tool(
             "type_hierarchy",

@@ -5,7 +5,7 @@ clangd does, basedpyright does not).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from lspmux.agent import render
 from lspmux.agent.at import LineCol, parse_at
@@ -15,11 +15,14 @@ from lspmux.agent.tools import Result, _at_data, _contains, location_row, prepar
 from lspmux.text import line_starts, position_to_offset
 
 
-async def _symbol_range(lsp: AgentLsp, target: Target) -> tuple[dict[str, Any], str]:
-    """The range of the innermost symbol at `target` (documentSymbol), and its name."""
+async def _symbol_range(
+    lsp: AgentLsp, target: Target
+) -> tuple[dict[str, Any], str, dict[str, int]]:
+    """The range of the innermost symbol at `target` (documentSymbol), its name, and where
+    its name is."""
     found = await lsp.request("textDocument/documentSymbol", {"textDocument": {"uri": target.uri}})
     point = {"start": target.position, "end": target.position}
-    best: tuple[dict[str, Any], str] | None = None
+    best: tuple[dict[str, Any], str, dict[str, int]] | None = None
 
     def walk(items: list[dict[str, Any]]) -> None:
         nonlocal best
@@ -27,7 +30,8 @@ async def _symbol_range(lsp: AgentLsp, target: Target) -> tuple[dict[str, Any], 
             rng = item.get("range") or (item.get("location") or {}).get("range")
             if rng is not None and _contains(rng, point):
                 if best is None or _contains(best[0], rng):
-                    best = (rng, str(item.get("name", "")))
+                    sel = (item.get("selectionRange") or rng)["start"]
+                    best = (rng, str(item.get("name", "")), sel)
                 walk(item.get("children") or [])
 
     walk(found or [])
@@ -36,27 +40,50 @@ async def _symbol_range(lsp: AgentLsp, target: Target) -> tuple[dict[str, Any], 
     return best
 
 
-async def source(lsp: AgentLsp, at: str, symbol: str | None = None) -> Result:
-    """The text of the symbol `at` names (a Locate string such as 'app.py:Greeter.greet', or
-    any position inside the symbol), as the server's symbol range gives it."""
+class Span(NamedTuple):
+    """A symbol an `at` names: where, its range, its name, and the text from the start of its
+    first line to its end (what `source` shows and the symbol edits replace)."""
+
+    target: Target
+    range: dict[str, Any]
+    name: str
+    name_at: str  # `path:line:col` of its name (references are asked there)
+    start: int  # offset of the start of its first line
+    end: int  # offset of its end
+    text: str  # the whole document
+
+
+async def symbol_span(lsp: AgentLsp, at: str, symbol: str | None = None) -> Span:
+    """The symbol `at` names: a Locate symbol path (`app.py:Greeter.greet`), else the
+    innermost symbol around the position or text match."""
     parsed = parse_at(at, symbol)
     target = await lsp.target(at, symbol, want_range=True)
     scope = "" if isinstance(parsed, LineCol) or "@" in parsed.spec else parsed.spec
     if ":" in scope and target.range is not None:  # `file:Scope.name`: the symbol's range
         rng, name = target.range, scope.rsplit(":", 1)[1]
+        name_at = (await lsp.target(at, symbol)).label
     else:  # a position or a text match: the innermost symbol around it
-        rng, name = await _symbol_range(lsp, target)
+        rng, name, sel = await _symbol_range(lsp, target)
+        name_at = lsp.label(target.uri, sel)
     text = lsp.text_of(target.uri) or ""
     starts = line_starts(text)
-    start_line, end = int(rng["start"]["line"]), rng["end"]
-    a = starts[start_line]  # from the start of its first line: indentation and decorators
+    end = rng["end"]
     b = position_to_offset(text, starts, int(end["line"]), int(end["character"]), lsp.encoding)
-    body = text[a:b]
-    first = location_row(lsp, target.uri, rng)["label"]
-    last = lsp.label(target.uri, end).rsplit(":", 2)
-    span = f"{first}-{last[1]}:{last[2]}"
-    data = {**_at_data(target), "name": name, "label": span, "range": rng, "source": body}
-    return Result(f"{name}  {span}\n{body}", data)
+    return Span(target, rng, name, name_at, starts[int(rng["start"]["line"])], b, text)
+
+
+async def source(lsp: AgentLsp, at: str, symbol: str | None = None) -> Result:
+    """The text of the symbol `at` names (a Locate string such as 'app.py:Greeter.greet', or
+    any position inside the symbol), as the server's symbol range gives it."""
+    span = await symbol_span(lsp, at, symbol)
+    uri, rng = span.target.uri, span.range
+    first = location_row(lsp, uri, rng)["label"]
+    last = lsp.label(uri, rng["end"]).rsplit(":", 2)
+    label = f"{first}-{last[1]}:{last[2]}"
+    body = span.text[span.start : span.end]
+    data = {**_at_data(span.target), "name": span.name, "label": label, "range": rng,
+            "source": body}  # fmt: skip
+    return Result(f"{span.name}  {label}\n{body}", data)
 
 
 async def type_hierarchy(

@@ -72,3 +72,51 @@ async def test_source_call_sites_and_type_hierarchy(workspace: Path, tmp_path: P
         assert [r["name"] for r in data["subtypes"]] == ["Cube"]
         message = await mcp.error("type_hierarchy", at="app.py:4:7")
         assert "prepareTypeHierarchy" in message and "basedpyright" in message
+
+
+LIB = """\
+def unused_helper() -> int:
+    return 1
+
+
+def kept() -> int:
+    return 2
+"""
+
+
+async def test_symbol_edits_diff_write_and_check(workspace: Path, tmp_path: Path) -> None:
+    app, lib = workspace / "app.py", workspace / "lib.py"
+    lib.write_text(LIB)
+    (workspace / "calls.py").write_text(CALLS)
+    original = app.read_text()
+    async with mcp_client(workspace, proxy_env(tmp_path), "--private") as mcp:
+        new = "    def greet(self) -> str:\n        return nme"
+        text, data = await mcp.call("replace_symbol", at="app.py:Greeter.greet", new_text=new)
+        assert '-        message = f"Hello, {self.name}!"\n' in data["diff"]
+        assert "+        return nme\n" in data["diff"] and app.read_text() == original
+        assert ("ruff", "F821") in {(r["source"].lower(), r["code"]) for r in data["introduced"]}
+        assert "Would introduce" in text
+
+        _, data = await mcp.call(
+            "insert_after", at="app.py:Greeter.greet",
+            new_text="\n    def bye(self) -> str:\n        return \"bye\"", apply=True,
+        )  # fmt: skip
+        assert data["applied"] and data["introduced"] == []
+        assert (
+            '        return message\n\n    def bye(self) -> str:\n        return "bye"\n\n\ndef main'
+            in (app.read_text())
+        )
+        _, data = await mcp.call(
+            "insert_before", at="app.py:main", new_text="def helper() -> int:\n    return 1\n\n",
+            apply=True,
+        )  # fmt: skip
+        assert "\ndef helper() -> int:\n    return 1\n\ndef main() -> None:" in app.read_text()
+
+        # safe_delete: refused while referenced (the references listed), done when not
+        text, data = await mcp.call("safe_delete", at="app.py:Greeter.greet", apply=True)
+        assert data["deleted"] is False and "def greet" in app.read_text()
+        assert {r["label"] for r in data["references"]} >= {"calls.py:6:14", "calls.py:6:26"}
+        assert text.startswith("Found 3 references of Greeter.greet: not deleted"), text
+        _, data = await mcp.call("safe_delete", at="lib.py:unused_helper", apply=True)
+        assert data["deleted"] is True
+        assert lib.read_text() == "\n\ndef kept() -> int:\n    return 2\n"
