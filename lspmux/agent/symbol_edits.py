@@ -12,6 +12,8 @@ writing tool.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from lspmux.agent import render
 from lspmux.agent.edit_tools import make_plan, show_or_write
 from lspmux.agent.lsp import AgentLsp
@@ -49,49 +51,46 @@ def _as_lines(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-async def replace_symbol(
-    lsp: AgentLsp,
-    at: str,
-    new_text: str,
-    symbol: str | None = None,
-    apply: bool = False,
-    check: bool = True,
-) -> Result:
-    """Replace the whole symbol (as `source` shows it) by `new_text`."""
-    span = await symbol_span(lsp, at, symbol)
-    return await _edit(lsp, span, span.start, span.end, new_text.rstrip("\n"),
-                       "replace_symbol", apply, check)  # fmt: skip
-
-
-async def insert_before(
-    lsp: AgentLsp,
-    at: str,
-    new_text: str,
-    symbol: str | None = None,
-    apply: bool = False,
-    check: bool = True,
-) -> Result:
-    """Insert `new_text` (whole lines) before the symbol's first line."""
-    span = await symbol_span(lsp, at, symbol)
-    return await _edit(lsp, span, span.start, span.start, _as_lines(new_text),
-                       "insert_before", apply, check)  # fmt: skip
-
-
-async def insert_after(
-    lsp: AgentLsp,
-    at: str,
-    new_text: str,
-    symbol: str | None = None,
-    apply: bool = False,
-    check: bool = True,
-) -> Result:
-    """Insert `new_text` (whole lines) after the symbol's last line."""
-    span = await symbol_span(lsp, at, symbol)
+def _span_edit(span: Span, kind: str, new_text: str) -> tuple[int, int, str]:
+    """(start, end, text) of `kind` on the symbol: replace it, or insert whole lines before
+    its first line or after its last line."""
+    if kind == "replace_symbol":
+        return span.start, span.end, new_text.rstrip("\n")
+    if kind == "insert_before":
+        return span.start, span.start, _as_lines(new_text)
     after = _line_end(span.text, span.end)
     text = _as_lines(new_text)
     if after == len(span.text) and not span.text.endswith("\n"):
         text = "\n" + text.rstrip("\n")
-    return await _edit(lsp, span, after, after, text, "insert_after", apply, check)
+    return after, after, text
+
+
+def _symbol_edit_tool(kind: str, doc: str) -> Callable[..., Awaitable[Result]]:
+    async def tool(
+        lsp: AgentLsp,
+        at: str,
+        new_text: str,
+        symbol: str | None = None,
+        apply: bool = False,
+        check: bool = True,
+    ) -> Result:
+        span = await symbol_span(lsp, at, symbol)
+        a, b, text = _span_edit(span, kind, new_text)
+        return await _edit(lsp, span, a, b, text, kind, apply, check)
+
+    tool.__name__, tool.__doc__ = kind, doc
+    return tool
+
+
+replace_symbol = _symbol_edit_tool(
+    "replace_symbol", "Replace the whole symbol (as `source` shows it) by `new_text`."
+)
+insert_before = _symbol_edit_tool(
+    "insert_before", "Insert `new_text` (whole lines) before the symbol's first line."
+)
+insert_after = _symbol_edit_tool(
+    "insert_after", "Insert `new_text` (whole lines) after the symbol's last line."
+)
 
 
 async def safe_delete(
