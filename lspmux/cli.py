@@ -317,6 +317,8 @@ _AGENT_VERBS = frozenset(
         "safe-delete",
         "type_hierarchy",
         "type-hierarchy",
+        "explore",
+        "batch",
         "describe",
         "capabilities",
         "request",

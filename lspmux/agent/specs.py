@@ -355,6 +355,30 @@ TOOLS: dict[str, Tool] = {
             ),
         ),
         Tool(
+            "explore",
+            "compound:explore",
+            "Everything about the symbol at a position in one call: its hover (type and "
+            "docs), definition, every caller with every call site, how many references it "
+            "has, and its source. Example: at='src/app.py:Greeter.greet'.",
+            (AT, SYMBOL),
+        ),
+        Tool(
+            "batch",
+            "compound:batch",
+            "Several tool calls in one, run in order, each answered with its own result or "
+            "error (one failing does not stop the others). Example: calls=[{'tool': 'hover', "
+            "'arguments': {'at': 'src/app.py:12:16'}}, {'tool': 'diagnostics', 'arguments': "
+            "{'file': 'src/app.py'}}].",
+            (
+                Arg(
+                    "calls",
+                    "array",
+                    "The calls: a list of {tool, arguments} (at most 50; no nested batch).",
+                    required=True,
+                ),
+            ),
+        ),
+        Tool(
             "locate",
             "tools:locate",
             "Turn a description into an exact position: a Locate string "

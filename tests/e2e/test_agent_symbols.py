@@ -120,3 +120,30 @@ async def test_symbol_edits_diff_write_and_check(workspace: Path, tmp_path: Path
         _, data = await mcp.call("safe_delete", at="lib.py:unused_helper", apply=True)
         assert data["deleted"] is True
         assert lib.read_text() == "\n\ndef kept() -> int:\n    return 2\n"
+
+
+async def test_explore_and_batch(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "calls.py").write_text(CALLS)
+    async with mcp_client(workspace, proxy_env(tmp_path), "--private") as mcp:
+        text, data = await mcp.call("explore", at="app.py:Greeter.greet")
+        assert "def greet(self" in data["hover"]["hover"]
+        assert data["definition"]["locations"][0]["label"] == "app.py:10:9"
+        assert data["references"]["count"] == 3  # main's call and twice's two
+        twice = next(c for c in data["callers"]["calls"] if c["name"] == "twice")
+        assert len(twice["sites"]) == 2
+        assert data["source"]["source"].startswith("    def greet(self) -> str:")
+        assert text.startswith("## hover\n") and "\n## source\nGreeter.greet  app.py:10:5" in text
+
+        calls = [
+            {"tool": "hover", "arguments": {"at": "app.py:Greeter"}},
+            {"tool": "definition", "arguments": {"at": "app.py:Greeter.nope"}},
+            {"tool": "locate", "arguments": {"at": "app.py:main"}},
+        ]
+        text, data = await mcp.call("batch", calls=calls)
+        first, second, third = data["results"]
+        assert first["ok"] and "Says hello." in first["text"]
+        assert not second["ok"] and "Greeter.nope" in second["error"]
+        assert third["ok"] and third["data"]["position"] == {"line": 14, "character": 4}
+        assert "## 2. definition: error" in text
+        message = await mcp.error("batch", calls=[{"tool": "batch", "arguments": {}}] * 51)
+        assert "at most 50" in message

@@ -34,6 +34,8 @@ ISSUE_TOOLS = [
     "insert_after",
     "safe_delete",
     "type_hierarchy",
+    "explore",
+    "batch",
     "locate",
     "describe",
     "status",
