@@ -239,13 +239,22 @@ def _trust(args: argparse.Namespace) -> int:
 def _add_diagnostics_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     diag = sub.add_parser(
         "diagnostics",
-        help="print the merged diagnostics of files (servers and linters); exit 1 on errors",
+        help="print the merged diagnostics of files (servers and linters); exit 1 on errors, "
+        "2 when not checked",
         description="Run the configured servers and linters on the files (through the running "
         "daemon when one answers, else in a private proxy) and print their merged "
         "diagnostics, `path:line:col severity source code message`, grouped by file and "
-        "sorted by severity then position. Exit status 1 when an error was found.",
+        "sorted by severity then position. A file is called clean only when every source "
+        "that applies to it diagnosed its text; otherwise each source that did not report is "
+        "named with why (not installed, with the install command; crashed, with its stderr; "
+        "still analysing after --timeout). '*' or '**' (quoted) is the whole workspace: "
+        "project checks (basedpyright --outputjson, ruff check, cargo check, tsc, go vet) "
+        "where the table has them, the other files opened. Exit status: 0 every file checked "
+        "and no error; 1 an error was found; 2 some file was not checked (or the run failed).",
     )
-    diag.add_argument("paths", nargs="+", metavar="PATH_OR_GLOB", help="files or glob patterns")
+    diag.add_argument(
+        "paths", nargs="+", metavar="PATH_OR_GLOB", help="files, glob patterns, or '*' (all)"
+    )
     diag.add_argument("--json", action="store_true", help="machine-readable output")
     diag.add_argument(
         "--min-severity",
@@ -274,38 +283,9 @@ def _add_diagnostics_commands(sub: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def _diagnostics(args: argparse.Namespace) -> int:
-    import asyncio
-    import json
-
-    from lspmux.config.loader import ConfigError, load_config
     from lspmux.diagnostics import report
 
-    root = (args.dir or Path.cwd()).resolve()
-    try:
-        load_config(root, list(args.config))
-        files = report.expand(args.paths)
-    except (ConfigError, report.ReportError) as exc:
-        print(f"lspmux: {exc}", file=sys.stderr)
-        return 2
-    use_daemon = not args.no_daemon and not args.config and report.daemon_running()
-    argv = report.command(list(args.config), use_daemon=use_daemon)
-    try:
-        results, warnings = asyncio.run(
-            report.collect(files, root=root, argv=argv, timeout=args.timeout)
-        )
-    except report.ReportError as exc:
-        print(f"lspmux: {exc}", file=sys.stderr)
-        return 2
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    table = report.rows(
-        results, min_severity=report.SEVERITY_LEVELS[args.min_severity], cwd=Path.cwd()
-    )
-    if args.json:
-        print(json.dumps({"diagnostics": table, "files": len(files), "warnings": warnings}))
-    else:
-        print(report.format_text(table, len(files)))
-    return 1 if any(r["severity"] == "error" for r in table) else 0
+    return report.main(args)
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -379,6 +359,21 @@ _AGENT_VERBS = frozenset(
         "format",
         "call_hierarchy",
         "call-hierarchy",
+        "check_edit",
+        "check-edit",
+        "source",
+        "replace_symbol",
+        "replace-symbol",
+        "insert_before",
+        "insert-before",
+        "insert_after",
+        "insert-after",
+        "safe_delete",
+        "safe-delete",
+        "type_hierarchy",
+        "type-hierarchy",
+        "explore",
+        "batch",
         "describe",
         "capabilities",
         "request",

@@ -9,7 +9,14 @@ request, and `lspmux definition` on the command line against a warm daemon.
 2. **CLI wall time.** Then `python -m lspmux definition …` runs N times as a fresh process
    against that warm daemon; wall time per run.
 
-Writes its table between `<!-- bench:agent -->` markers in docs/benchmarks.md with --write.
+3. **Checking tools (issue 19).** `diagnostics` of an unchanged file beside the raw pull
+   (`textDocument/diagnostic`, answered once every source reported), and `check_edit` (an
+   undefined name inserted: the text shown, every source's diagnostics for it, the text
+   restored) beside the raw work it wraps — `didChange` to that text and the pull that returns
+   once basedpyright and ruff have reported for it (the slowest source's own time).
+
+Writes its tables between `<!-- bench:agent -->` and `<!-- bench:checks -->` markers in
+docs/benchmarks.md with --write.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ sys.path.insert(0, str(ROOT))  # this tree's lspmux, whatever the venv points at
 DOC = ROOT / "docs" / "benchmarks.md"
 SOURCE = ROOT / "tests" / "data" / "agent" / "markupsafe"
 BEGIN, END = "<!-- bench:agent -->", "<!-- /bench:agent -->"
+CHECKS = ("<!-- bench:checks -->", "<!-- /bench:checks -->")
+CHECK_FILE = "src/markupsafe/_native.py"
 AT = "tests/test_escape.py:34:29"  # `Markup` in `== Markup(expect)`: defined in src/markupsafe
 POSITION = {"line": 33, "character": 28}
 
@@ -44,6 +53,15 @@ def _env(runtime: str) -> dict[str, str]:
     env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="lmx-bench-cache-")
     env.pop("LSPMUX_ADDRESS", None)
     return env
+
+
+def _quiet_ms() -> float:
+    from lspmux.agent.speculation import QUIET
+
+    return QUIET * 1000
+
+
+QUIET_MS = _quiet_ms()
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -108,9 +126,184 @@ async def mcp_vs_raw(
                 await session.call_tool("definition", {"at": AT})
                 mcp_ms.append((time.perf_counter() - t0) * 1000)
         cli_ms = await asyncio.to_thread(cli_wall, root, env, CLI_RUNS[0])
+        await checking_tools(raw, session, root, rounds, max(5, per // 5))
     await raw.close()
     CLI_RUNS[1] = cli_ms
     return raw_ms, mcp_ms
+
+
+#: name → (raw samples, MCP samples), ms
+CHECK_MS: dict[str, tuple[list[float], list[float]]] = {}
+
+
+async def checking_tools(raw: Any, session: Any, root: Path, rounds: int, per: int) -> None:
+    """`diagnostics` and `check_edit` against the raw LSP work they wrap, alternating."""
+    path = root / CHECK_FILE
+    doc = await raw.sync(path)
+    original = doc.text
+    speculative = "value = undefined_thing\n" + original
+    pull = {"textDocument": {"uri": doc.uri}}
+    await raw.request("textDocument/diagnostic", pull)
+    diag = CHECK_MS.setdefault("diagnostics", ([], []))
+    check = CHECK_MS.setdefault("check_edit", ([], []))
+    first = await session.call_tool(
+        "check_edit", {"at": f"{CHECK_FILE}:1:1", "new_text": "value = undefined_thing\n"}
+    )
+    text = first.content[0].text  # type: ignore[union-attr]
+    assert not first.is_error and "undefined_thing" in text, text
+    for _ in range(rounds):
+        for _ in range(per):
+            t0 = time.perf_counter()
+            await raw.request("textDocument/diagnostic", pull)
+            diag[0].append((time.perf_counter() - t0) * 1000)
+        for _ in range(per):
+            t0 = time.perf_counter()
+            answer = await session.call_tool("diagnostics", {"file": CHECK_FILE})
+            diag[1].append((time.perf_counter() - t0) * 1000)
+            assert not answer.is_error
+        for _ in range(per):
+            t0 = time.perf_counter()
+            raw.show(path, speculative)
+            report = await raw.request("textDocument/diagnostic", pull)
+            check[0].append((time.perf_counter() - t0) * 1000)
+            assert any("undefined_thing" in d["message"] for d in report["items"]), report
+            raw.show(path, original)
+            await raw.request("textDocument/diagnostic", pull)
+        for _ in range(per):
+            t0 = time.perf_counter()
+            answer = await session.call_tool(
+                "check_edit", {"at": f"{CHECK_FILE}:1:1", "new_text": "value = undefined_thing\n"}
+            )
+            check[1].append((time.perf_counter() - t0) * 1000)
+            assert not answer.is_error
+    await reading_tools(raw, session, root, rounds, per)
+
+
+SHAPES = (
+    "struct Shape { virtual ~Shape(); };\nstruct Square : Shape {};\nstruct Cube : Square {};\n"
+)
+
+
+async def reading_tools(raw: Any, session: Any, root: Path, rounds: int, per: int) -> None:
+    """`source` (beside locate/resolveRange) and `type_hierarchy` on clangd (beside its three
+    requests), alternating."""
+    (root / "shapes.cpp").write_text(SHAPES)
+    shapes = await raw.sync(root / "shapes.cpp")
+    where = {"textDocument": {"uri": shapes.uri}, "position": {"line": 1, "character": 8}}
+    locate = {"locate": f"{CHECK_FILE}:_escape_inner"}
+    for _ in range(100):  # clangd indexes the file first
+        if await raw.request("textDocument/prepareTypeHierarchy", where):
+            break
+        await asyncio.sleep(0.1)
+
+    async def raw_source() -> None:
+        await raw.request("locate/resolveRange", locate)
+
+    async def raw_types() -> None:
+        items = await raw.request("textDocument/prepareTypeHierarchy", where)
+        await raw.request("typeHierarchy/supertypes", {"item": items[0]})
+        await raw.request("typeHierarchy/subtypes", {"item": items[0]})
+
+    test = await raw.sync(root / "tests" / "test_escape.py")
+    at_markup = {"textDocument": {"uri": test.uri}, "position": POSITION}
+    native = (await raw.sync(root / CHECK_FILE)).uri
+    inner = {"textDocument": {"uri": native}, "position": {"line": 0, "character": 4}}
+
+    async def raw_explore() -> None:
+        await raw.request("textDocument/hover", inner)
+        await raw.request("textDocument/definition", inner)
+        await raw.request("textDocument/references", {**inner, "context": {
+            "includeDeclaration": True}})  # fmt: skip
+        items = await raw.request("textDocument/prepareCallHierarchy", inner)
+        await raw.request("callHierarchy/incomingCalls", {"item": items[0]})
+        await raw.request("locate/resolveRange", locate)
+
+    async def raw_batch() -> None:
+        await raw.request("textDocument/hover", at_markup)
+        await raw.request("textDocument/definition", at_markup)
+        await raw.request("locate/resolve", {"locate": f"{CHECK_FILE}:_escape_inner"})
+
+    async def raw_references() -> None:
+        await raw.request("locate/resolveRange", locate)
+        await raw.request("textDocument/references", {**inner, "context": {
+            "includeDeclaration": True}})  # fmt: skip
+
+    batch = [
+        {"tool": "hover", "arguments": {"at": AT}},
+        {"tool": "definition", "arguments": {"at": AT}},
+        {"tool": "locate", "arguments": {"at": f"{CHECK_FILE}:_escape_inner"}},
+    ]
+    cases = {
+        "source": (raw_source, {"at": f"{CHECK_FILE}:_escape_inner"}),
+        "type_hierarchy": (raw_types, {"at": "shapes.cpp:2:8"}),
+        "explore": (raw_explore, {"at": f"{CHECK_FILE}:_escape_inner"}),
+        "batch": (raw_batch, {"calls": batch}),
+        "replace_symbol": (
+            raw_source,
+            {
+                "at": f"{CHECK_FILE}:_escape_inner",
+                "check": False,
+                "new_text": "def _escape_inner(s: str, /) -> str:\n    return s",
+            },
+        ),
+        "safe_delete": (raw_references, {"at": f"{CHECK_FILE}:_escape_inner", "check": False}),
+    }
+    for name, (raw_call, arguments) in cases.items():
+        samples = CHECK_MS.setdefault(name, ([], []))
+        first = await session.call_tool(name, arguments)
+        assert not first.is_error, first.content[0].text  # type: ignore[union-attr]
+        for _ in range(rounds):
+            for _ in range(per):
+                t0 = time.perf_counter()
+                await raw_call()
+                samples[0].append((time.perf_counter() - t0) * 1000)
+            for _ in range(per):
+                t0 = time.perf_counter()
+                answer = await session.call_tool(name, arguments)
+                samples[1].append((time.perf_counter() - t0) * 1000)
+                assert not answer.is_error
+
+
+def checks_table(rounds: int) -> str:
+    rows = []
+    wraps = {
+        "diagnostics": "`textDocument/diagnostic` (pull, unchanged file)",
+        "check_edit": "`didChange` + `textDocument/diagnostic` until every source reported",
+        "source": "`locate/resolveRange` of the symbol",
+        "type_hierarchy": "clangd: `prepareTypeHierarchy` + `supertypes` + `subtypes`",
+        "explore": "hover + definition + references + prepareCallHierarchy + incomingCalls "
+        "+ `locate/resolveRange`",
+        "batch": "hover + definition + `locate/resolve` (its 3 calls)",
+        "replace_symbol": "`locate/resolveRange` (preview, `check: false`: a diff)",
+        "safe_delete": "`locate/resolveRange` + references (preview, `check: false`; "
+        "refused: referenced)",
+    }
+    for name, (raw_ms, mcp_ms) in CHECK_MS.items():
+        added = statistics.median(mcp_ms) - statistics.median(raw_ms)
+        reading = name in ("diagnostics", "source", "type_hierarchy")
+        target = "≤ 20 ms" if reading else "≤ raw + 50 ms"
+        met = statistics.median(mcp_ms) <= 20 if reading else added <= 50
+        shown = "**yes**" if met else "no"
+        if name in ("explore", "batch"):  # several calls: the target is per call
+            target, shown = "—", ""
+        rows.append(
+            f"| `{name}` | {wraps[name]} | {statistics.median(raw_ms):.1f} ms | "
+            f"{statistics.median(mcp_ms):.1f} ms | {added:.1f} ms | {target} | "
+            f"{shown} |"
+        )
+    n = len(next(iter(CHECK_MS.values()))[0]) if CHECK_MS else 0
+    return f"""## Checking and symbol tools (issue 19)
+
+<!-- Generated by scripts/bench_agent.py (make bench); edits between the markers are lost. -->
+
+Same daemon and MarkupSafe copy as above; {CHECK_FILE}, real basedpyright + ruff; p50 of {n} warm calls per side in {rounds} alternating rounds.
+
+| tool (MCP) | raw LSP work it wraps | raw p50 | MCP p50 | added | target | met |
+|---|---|---:|---:|---:|---|---|
+{chr(10).join(rows)}
+
+- `check_edit` does more than the raw side: the diagnostics of the current text first (remembered from the previous check, which restored that text: no wait), the new text shown, the wait for every source's report on it plus a {int(QUIET_MS)} ms quiet period (a second publish for the same version), the status of every source, the old text restored, the comparison. The raw side is only the pull that returns when every source reported.
+"""
 
 
 CLI_RUNS: list[Any] = [20, []]
@@ -179,14 +372,17 @@ Measured {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} on {os.cpu_count()
 - The CLI run is a new Python process each time: interpreter start, `lspmux.cli` → `lspmux.agent.cli` (standard library only on this path), one `lspmux/tool` request on the daemon's socket, which runs the tool in its warm agent session for the root (lspmux/agent/hosted.py), then printing. The machine is shared (the load average above): compare the columns, not the absolute figures, with other runs.
 """
     print(table)
+    checks = checks_table(args.rounds)
+    print(checks)
     if args.write:
         doc = DOC.read_text()
-        section = f"{BEGIN}\n{table}\n{END}"
-        if BEGIN in doc and END in doc:
-            head, rest = doc.split(BEGIN, 1)
-            doc = head + section + rest.split(END, 1)[1]
-        else:
-            doc = doc.rstrip("\n") + "\n\n" + section + "\n"
+        for (begin, end), text in (((BEGIN, END), table), (CHECKS, checks)):
+            section = f"{begin}\n{text}\n{end}"
+            if begin in doc and end in doc:
+                head, rest = doc.split(begin, 1)
+                doc = head + section + rest.split(end, 1)[1]
+            else:
+                doc = doc.rstrip("\n") + "\n\n" + section + "\n"
         DOC.write_text(doc)
     return 0
 

@@ -58,14 +58,15 @@ async def status(lsp: AgentLsp) -> Result:
                 )
             except psutil.Error:
                 continue
+    config = _config(lsp)
     missing = [
         {
             "server": c.name,
             "kind": c.kind,
             "problem": c.problem,
-            "install": install.INSTALL_HINTS.get(c.name),
+            "install": install.hint(config, c.name),
         }
-        for c in await asyncio.to_thread(diagnose, _config(lsp), lsp.root, smoke=False)
+        for c in await asyncio.to_thread(diagnose, config, lsp.root, smoke=False)
         if not c.ok
     ]
     mode = "the lspmux daemon (shared)" if lsp.via_daemon else "a private lspmux proxy"

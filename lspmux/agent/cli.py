@@ -79,7 +79,7 @@ def arguments_of(tool: Tool, ns: argparse.Namespace) -> dict[str, Any]:
             continue
         if arg.type == "string|integer" and isinstance(value, str) and value.isdigit():
             value = int(value)
-        if arg.type == "object" and isinstance(value, str):
+        if arg.type in ("object", "array") and isinstance(value, str):
             try:
                 value = json.loads(value)
             except ValueError as exc:

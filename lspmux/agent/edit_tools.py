@@ -8,9 +8,10 @@ editor's unsaved buffer; the servers are told afterwards).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from lspmux.agent import edits, render, writing
+from lspmux.agent import edits, render, speculation, writing
 from lspmux.agent.errors import ToolError
 from lspmux.agent.lsp import AgentLsp
 from lspmux.agent.paths import uri_to_path
@@ -27,8 +28,18 @@ def diff_of(lsp: AgentLsp, plan: edits.Plan) -> str:
     return edits.unified_diff(plan, lambda uri: lsp.label_path(uri_to_path(uri)))
 
 
-async def show_or_write(lsp: AgentLsp, plan: edits.Plan, apply: bool, what: str) -> Result:
-    """The diff of a plan; with `apply`, the plan written (and the servers told)."""
+async def show_or_write(
+    lsp: AgentLsp,
+    plan: edits.Plan,
+    apply: bool,
+    what: str,
+    *,
+    check: bool = False,
+    after_write: Callable[[], Any] | None = None,
+) -> Result:
+    """The diff of a plan; with `apply`, the plan written (and the servers told). With
+    `check`, the problems it introduces in the files it touches (speculation.py): those it
+    would introduce for a preview, those the written files have for a write."""
     diff = diff_of(lsp, plan)
     files = [lsp.label_path(uri_to_path(c.uri)) for c in plan.touched()]
     data: dict[str, Any] = {"diff": diff, "files": files, "applied": False}
@@ -45,14 +56,39 @@ async def show_or_write(lsp: AgentLsp, plan: edits.Plan, apply: bool, what: str)
                 "until it is saved."
             )
             data["unsaved"] = [lsp.label_path(uri_to_path(u)) for u in dirty]
-        return Result(f"{diff}\n{note}", data)
+        text = f"{diff}\n{note}"
+        if check:
+            spec = await speculation.speculate(lsp, plan, timeout=speculation.CHECK_TIMEOUT)
+            text += "\n" + _check_text(spec, data, "Would introduce")
+        return Result(text, data)
+    before = None
+    if check:
+        before = await speculation.baseline(lsp, plan, timeout=speculation.CHECK_TIMEOUT)
     written = await writing.write(lsp, plan)
     data.update(applied=True, written=written)
-    return Result(f"{diff}\nApplied: wrote {render.plural(len(files), 'file')}.", data)
+    if after_write is not None:
+        after_write()
+    text = f"{diff}\nApplied: wrote {render.plural(len(files), 'file')}."
+    if before is not None:
+        spec = await speculation.check_written(lsp, plan, before, timeout=speculation.CHECK_TIMEOUT)
+        text += "\n" + _check_text(spec, data, "Introduced")
+    return Result(text, data)
+
+
+def _check_text(spec: speculation.Speculation, data: dict[str, Any], title: str) -> str:
+    """Only the new problems (half-finished code elsewhere is not noise); `data` gets
+    `introduced`, `checked` and `unchecked`."""
+    data.update(introduced=spec.introduced, checked=not spec.unchecked, unchecked=spec.unchecked)
+    return "\n".join(spec.lines(title, fixed=False))
 
 
 async def rename(
-    lsp: AgentLsp, at: str, new_name: str, symbol: str | None = None, apply: bool = False
+    lsp: AgentLsp,
+    at: str,
+    new_name: str,
+    symbol: str | None = None,
+    apply: bool = False,
+    check: bool = True,
 ) -> Result:
     """Rename the symbol at `at` everywhere the servers know it."""
     if not new_name:
@@ -63,12 +99,14 @@ async def rename(
     edit = await lsp.request("textDocument/rename", {**where, "newName": new_name})
     if not edit:
         raise ToolError(f"the servers cannot rename anything at {target.label}", at=target.label)
-    result = await show_or_write(lsp, make_plan(lsp, edit), apply, "rename")
+    result = await show_or_write(lsp, make_plan(lsp, edit), apply, "rename", check=check)
     result.data.update(at=target.label, position=target.position, new_name=new_name)
     return result
 
 
-async def rename_file(lsp: AgentLsp, from_: str, to: str, apply: bool = False) -> Result:
+async def rename_file(
+    lsp: AgentLsp, from_: str, to: str, apply: bool = False, check: bool = True
+) -> Result:
     """Move a file; the servers' `workspace/willRenameFiles` edits (imports) come with it."""
     old = lsp.path(from_)
     new = lsp.path(to, must_exist=False)
@@ -89,14 +127,20 @@ async def rename_file(lsp: AgentLsp, from_: str, to: str, apply: bool = False) -
     )
     plan.files[new.as_uri()] = edits.FileChange(new.as_uri(), None, content)
     plan.renames.append((old.as_uri(), new.as_uri()))
-    result = await show_or_write(lsp, plan, apply, "rename_file")
+    result = await show_or_write(
+        lsp, plan, apply, "rename_file", check=check,
+        after_write=lambda: lsp.client.notify("workspace/didRenameFiles", {"files": files}),
+    )  # fmt: skip
     moved = f"{lsp.label_path(old)} to {lsp.label_path(new)}"
     if result.data["applied"]:
-        lsp.client.notify("workspace/didRenameFiles", {"files": files})
         await lsp.sync(new)
         others = len(result.data["files"]) - 2
         edited = f"; edited {render.plural(others, 'other file')}" if others > 0 else ""
-        result.text = f"{result.data['diff']}\nApplied: moved {moved}{edited}."
+        head, _, checked = result.text.partition("\nApplied: ")
+        checked = checked.partition("\n")[2]
+        result.text = f"{head}\nApplied: moved {moved}{edited}." + (
+            f"\n{checked}" if checked else ""
+        )
     result.data.update(**{"from": lsp.label_path(old), "to": lsp.label_path(new)})
     return result
 
@@ -107,6 +151,7 @@ async def code_actions(
     symbol: str | None = None,
     kind: str | None = None,
     apply: str | int | None = None,
+    check: bool = True,
 ) -> Result:
     """The code actions at a position or Locate range; `apply` picks one (index or title
     substring), resolves it, writes its edit and runs its command."""
@@ -135,7 +180,7 @@ async def code_actions(
         text = render.counted(f"at {target.label}", len(lines), "code action", lines)
         return Result(text, data)
     chosen = _choose(actions, apply)
-    return await _run_action(lsp, chosen, data)
+    return await _run_action(lsp, chosen, data, check)
 
 
 def _choose(actions: list[dict[str, Any]], apply: str | int) -> dict[str, Any]:
@@ -155,27 +200,40 @@ def _choose(actions: list[dict[str, Any]], apply: str | int) -> dict[str, Any]:
     return hits[0]
 
 
-async def _run_action(lsp: AgentLsp, action: dict[str, Any], data: dict[str, Any]) -> Result:
+async def _run_action(
+    lsp: AgentLsp, action: dict[str, Any], data: dict[str, Any], check: bool
+) -> Result:
     if "command" in action and isinstance(action["command"], str):  # a bare Command
         action = {"title": action.get("title", ""), "command": action}
     if "edit" not in action and "data" in action:
         action = await lsp.request("codeAction/resolve", action) or action
     diffs: list[str] = []
     written: list[str] = []
+    checks: list[tuple[edits.Plan, list[dict[str, Any]]]] = []
     if action.get("edit"):
-        result = await show_or_write(lsp, make_plan(lsp, action["edit"]), True, "code action")
+        plan = make_plan(lsp, action["edit"])
+        before = await speculation.baseline(lsp, plan, timeout=60) if check else []
+        result = await show_or_write(lsp, plan, True, "code action")
         diffs.append(result.data["diff"])
         written += result.data.get("written", [])
+        checks.append((plan, before))
     command = action.get("command")
     if command:
 
         async def apply_edit(edit: dict[str, Any]) -> dict[str, Any]:
+            plan = make_plan(lsp, edit)
+            # the server waits for this answer: what its files had, without asking it again
+            before = speculation.problem_rows(lsp, {
+                uri_to_path(c.uri): list(lsp.client.diagnostics.get(c.uri, []))
+                for c in plan.touched() if c.before is not None
+            })  # fmt: skip
             try:
-                result = await show_or_write(lsp, make_plan(lsp, edit), True, "command")
+                result = await show_or_write(lsp, plan, True, "command")
             except ToolError as exc:
                 return {"applied": False, "failureReason": exc.message}
             diffs.append(result.data["diff"])
             written.extend(result.data.get("written", []))
+            checks.append((plan, before))
             return {"applied": True}
 
         lsp.apply_handler = apply_edit
@@ -189,7 +247,14 @@ async def _run_action(lsp: AgentLsp, action: dict[str, Any], data: dict[str, Any
     diff = "".join(diffs)
     data.update(applied=action.get("title", ""), diff=diff, written=written)
     head = f"Applied {action.get('title', '')!r}: wrote {render.plural(len(written), 'file')}."
-    return Result(f"{diff}\n{head}" if diff else head, data)
+    text = f"{diff}\n{head}" if diff else head
+    if check and checks:
+        found = [await speculation.check_written(lsp, p, b, timeout=60) for p, b in checks]
+        merged = speculation.Speculation(
+            [r for f in found for r in f.introduced], [], [r for f in found for r in f.unchecked]
+        )
+        text += "\n" + _check_text(merged, data, "Introduced")
+    return Result(text, data)
 
 
 def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -199,7 +264,7 @@ def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return key(a["start"]) <= key(b["end"]) and key(b["start"]) <= key(a["end"])
 
 
-async def format(lsp: AgentLsp, file: str, apply: bool = False) -> Result:
+async def format(lsp: AgentLsp, file: str, apply: bool = False, check: bool = True) -> Result:
     """The formatting edits of the file's formatter, as a diff."""
     path = lsp.path(file)
     doc = await lsp.sync(path)
@@ -208,6 +273,6 @@ async def format(lsp: AgentLsp, file: str, apply: bool = False) -> Result:
         "textDocument/formatting", {"textDocument": {"uri": doc.uri}, "options": options}
     )
     plan = make_plan(lsp, {"changes": {doc.uri: text_edits or []}})
-    result = await show_or_write(lsp, plan, apply, f"format {lsp.label_path(path)}")
+    result = await show_or_write(lsp, plan, apply, f"format {lsp.label_path(path)}", check=check)
     result.data["file"] = lsp.label_path(path)
     return result

@@ -214,10 +214,16 @@ class AgentLsp:
 
     async def sync(self, path: Path) -> Doc:
         """Open `path` (or re-send it when the disk changed) so lspmux holds the disk text."""
-        uri = path.as_uri()
         text = read_disk(path)
         if text is None:
             raise ToolError(f"file not found: {self.label_path(path)}")
+        return self.show(path, text)
+
+    def show(self, path: Path, text: str) -> Doc:
+        """Make `text` the text lspmux holds for `path` (opened, or changed when it differs):
+        the disk's, or — for check_edit — a text nothing wrote (this session's own: other
+        clients of the daemon keep theirs)."""
+        uri = path.as_uri()
         doc = self.docs.get(uri)
         now = time.monotonic()
         if doc is None:

@@ -56,6 +56,13 @@ AT = Arg("at", "string", AT_DOC, required=True)
 SYMBOL = Arg("symbol", "string", SYMBOL_DOC)
 FILE = Arg("file", "string", FILE_DOC, required=True)
 APPLY = Arg("apply", "boolean", "Write the change (default false: preview).", default=False)
+CHECK = Arg(
+    "check",
+    "boolean",
+    "Also report the problems the change introduces in the files it touches (only new "
+    "ones; a preview shows what it would introduce). Default true; false skips the wait.",
+    default=True,
+)
 
 
 def _goto(name: str, what: str, example: str) -> Tool:
@@ -66,6 +73,17 @@ def _goto(name: str, what: str, example: str) -> Tool:
         f"the file, merged). {example} Returns 'Found N {what}(s)' and one "
         "'path:line:col  source line' per result.",
         (AT, SYMBOL),
+    )
+
+
+def _symbol_edit(name: str, description: str, text_doc: str) -> Tool:
+    return Tool(
+        name,
+        f"symbol_edits:{name}",
+        description + " Returns a unified diff; nothing is written unless apply=true (then "
+        "atomically, refused when the file changed or another client has it unsaved).",
+        (AT, Arg("new_text", "string", text_doc, required=True), SYMBOL, APPLY, CHECK),
+        writes=True,
     )
 
 
@@ -143,18 +161,60 @@ TOOLS: dict[str, Tool] = {
         ),
         Tool(
             "diagnostics",
-            "tools:diagnostics",
-            "Errors and warnings of a file (or a glob such as 'src/**/*.py') from every "
-            "language server and linter (type checker, ruff, clang-tidy, ...), merged and fresh "
-            "for the file's current text on disk. Returns 'path:line:col severity source code "
-            "message' per problem, or 'OK' when there are none.",
+            "checking:diagnostics",
+            "Errors and warnings of a file, a glob such as 'src/**/*.py', or '*' (the whole "
+            "workspace) from every language server and linter (type checker, ruff, clangd, "
+            "...), merged and fresh for the files' current text on disk. Returns "
+            "'path:line:col severity source code message' per problem. 'OK' only when every "
+            "source of every file checked it; otherwise 'not checked by SOURCE: why' (not "
+            "installed, with the install command; crashed, with its stderr; still analysing).",
             (
-                Arg("file", "string", "A file or glob relative to the root.", required=True),
+                Arg(
+                    "file",
+                    "string",
+                    "A file or glob relative to the root; '*' or '**' for the whole workspace.",
+                    required=True,
+                ),
                 Arg(
                     "severity",
                     "string",
                     "Minimum severity to show: error, warning, information or hint (default).",
                     default="hint",
+                ),
+                Arg(
+                    "timeout",
+                    "integer",
+                    "Seconds to wait for every source (default 60); a source still working "
+                    "then is reported as not having checked the file.",
+                    default=60,
+                ),
+            ),
+        ),
+        Tool(
+            "check_edit",
+            "speculation:check_edit",
+            "Check an edit before writing it: the new text is shown to every language server "
+            "and linter of the files as an unsaved change, their diagnostics collected, the "
+            "old text restored. Returns the problems the edit would introduce and the ones it "
+            "would fix ('path:line:col severity source code message'); nothing is written. Give "
+            "the edit one way: at + new_text (at='src/app.py:main@<|>x = 1<|>' replaces the "
+            "marked range, a symbol 'src/app.py:Greeter.greet' the whole symbol, a position "
+            "inserts), diff (a unified diff, several files allowed), or edits (a list).",
+            (
+                Arg("at", "string", AT_DOC + " With `new_text`: what to replace."),
+                Arg("new_text", "string", "The text that replaces what `at` matches."),
+                Arg("diff", "string", "A unified diff ('--- a/path', '+++ b/path', '@@' hunks)."),
+                Arg(
+                    "edits",
+                    "array",
+                    "A list of {file, range, new_text} (LSP range, 0-based, as the tools' "
+                    "structured results give it) or {at, new_text}, over one or more files.",
+                ),
+                Arg(
+                    "timeout",
+                    "integer",
+                    "Seconds to wait for every source (default 60).",
+                    default=60,
                 ),
             ),
         ),
@@ -169,6 +229,7 @@ TOOLS: dict[str, Tool] = {
                 Arg("new_name", "string", "The new name.", required=True),
                 SYMBOL,
                 APPLY,
+                CHECK,
             ),
             writes=True,
         ),
@@ -183,6 +244,7 @@ TOOLS: dict[str, Tool] = {
                 Arg("from", "string", "The file to move, relative to the root.", required=True),
                 Arg("to", "string", "Its new path, relative to the root.", required=True),
                 APPLY,
+                CHECK,
             ),
             writes=True,
         ),
@@ -203,6 +265,7 @@ TOOLS: dict[str, Tool] = {
                     "string|integer",
                     "The action to apply: its index in the list or a part of its title.",
                 ),
+                CHECK,
             ),
             writes=True,
         ),
@@ -214,6 +277,7 @@ TOOLS: dict[str, Tool] = {
             (
                 FILE,
                 APPLY,
+                CHECK,
             ),
             writes=True,
         ),
@@ -231,6 +295,86 @@ TOOLS: dict[str, Tool] = {
                     "string",
                     "'incoming' (callers, default) or 'outgoing' (callees).",
                     default="incoming",
+                ),
+            ),
+        ),
+        Tool(
+            "source",
+            "symbol_tools:source",
+            "The source text of a symbol, with its decorators and docstring, and its range: "
+            "at='src/app.py:Greeter.greet' (a Locate symbol path), or any position inside "
+            "it (the innermost symbol there). Returns 'name  path:line:col-line:col' and the "
+            "text.",
+            (AT, SYMBOL),
+        ),
+        _symbol_edit(
+            "replace_symbol",
+            "Replace a whole symbol (function, class, method — decorators and docstring "
+            "included, as `source` shows it) by new_text; `source`'s text, changed, is what "
+            "it takes. Example: at='src/app.py:Greeter.greet', new_text='    def greet(self) "
+            '-> str:\\n        return "hi"\'.',
+            "The symbol's new text, from the start of its first line (indentation included).",
+        ),
+        _symbol_edit(
+            "insert_before",
+            "Insert whole lines before a symbol's first line (its decorators, if any). "
+            "Example: at='src/app.py:main', new_text='def helper() -> int:\\n    return 1\\n\\n\\n'.",
+            "The lines to insert (a line break is added at the end when missing).",
+        ),
+        _symbol_edit(
+            "insert_after",
+            "Insert whole lines after a symbol's last line. Example: at='src/app.py:Greeter', "
+            "new_text='\\n\\nclass Other:\\n    pass'.",
+            "The lines to insert (a line break is added at the end when missing).",
+        ),
+        Tool(
+            "safe_delete",
+            "symbol_edits:safe_delete",
+            "Delete a symbol (its whole text and line) only when nothing outside it "
+            "references it; otherwise list the references and change nothing. Returns a diff "
+            "(apply=true writes it). Example: at='src/app.py:unused_helper'.",
+            (AT, SYMBOL, APPLY, CHECK),
+            writes=True,
+        ),
+        Tool(
+            "type_hierarchy",
+            "symbol_tools:type_hierarchy",
+            "The supertypes (base classes) and subtypes (derived classes) of the type at a "
+            "position, where the file's server serves type hierarchy (clangd does; "
+            "basedpyright does not: the error says so). Example: at='src/shapes.cpp:Square'. "
+            "One 'kind name  path:line:col' per type.",
+            (
+                AT,
+                SYMBOL,
+                Arg(
+                    "direction",
+                    "string",
+                    "'supertypes', 'subtypes' or 'both' (default).",
+                    default="both",
+                ),
+            ),
+        ),
+        Tool(
+            "explore",
+            "compound:explore",
+            "Everything about the symbol at a position in one call: its hover (type and "
+            "docs), definition, every caller with every call site, how many references it "
+            "has, and its source. Example: at='src/app.py:Greeter.greet'.",
+            (AT, SYMBOL),
+        ),
+        Tool(
+            "batch",
+            "compound:batch",
+            "Several tool calls in one, run in order, each answered with its own result or "
+            "error (one failing does not stop the others). Example: calls=[{'tool': 'hover', "
+            "'arguments': {'at': 'src/app.py:12:16'}}, {'tool': 'diagnostics', 'arguments': "
+            "{'file': 'src/app.py'}}].",
+            (
+                Arg(
+                    "calls",
+                    "array",
+                    "The calls: a list of {tool, arguments} (at most 50; no nested batch).",
+                    required=True,
                 ),
             ),
         ),
@@ -297,6 +441,7 @@ _JSON_TYPES = {
     "integer": (int,),
     "boolean": (bool,),
     "object": (dict, str),
+    "array": (list, str),
     "string|integer": (str, int),
 }
 
@@ -307,6 +452,8 @@ def input_schema(tool: Tool) -> dict[str, Any]:
         kinds = arg.type.split("|")
         schema: dict[str, Any] = {"description": arg.doc}
         schema["type"] = kinds if len(kinds) > 1 else kinds[0]
+        if arg.type == "array":
+            schema["items"] = {"type": "object"}
         if arg.default is not None:
             schema["default"] = arg.default
         props[arg.name] = schema

@@ -1,5 +1,5 @@
 """The reading tools: one function per question an agent asks (definition, references, hover,
-symbols, workspace_symbols, diagnostics, call_hierarchy, locate, describe).
+symbols, workspace_symbols, call_hierarchy, locate, describe; `diagnostics` is in checking.py).
 
 Each takes the session (`AgentLsp`) and the tool's arguments and returns a `Result`: the text
 an agent reads and the structured data (`structuredContent`: LSP-native 0-based positions
@@ -9,7 +9,6 @@ The editing tools are in `edit_tools.py`, the session tools in `admin_tools.py`.
 
 from __future__ import annotations
 
-import asyncio
 import glob
 import os
 from pathlib import Path
@@ -258,44 +257,13 @@ def expand_files(lsp: AgentLsp, pattern: str) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-async def diagnostics(lsp: AgentLsp, file: str, severity: str = "hint") -> Result:
-    """Merged diagnostics of every server and linter, for the files' current text."""
-    from lspmux.diagnostics.report import SEVERITY_NAMES, format_text
-
-    if severity not in SEVERITIES:
-        raise ToolError(f"severity is one of error, warning, information, hint (got {severity!r})")
-    files = await asyncio.to_thread(expand_files, lsp, file)
-    docs = [await lsp.sync(p) for p in files]
-    await lsp.settle([d.uri for d in docs])
-    table: list[dict[str, Any]] = []
-    for doc in docs:
-        for d in lsp.client.diagnostics.get(doc.uri, []):
-            level = int(d.get("severity") or 1)
-            if level > SEVERITIES[severity]:
-                continue
-            label = lsp.label(doc.uri, d["range"]["start"])
-            _, line, column = label.rsplit(":", 2)
-            code = d.get("code")
-            table.append(
-                {
-                    "path": lsp.label_path(doc.path),
-                    "line": int(line),
-                    "column": int(column),
-                    "label": label,
-                    "range": d["range"],
-                    "severity": SEVERITY_NAMES.get(level, "error"),
-                    "source": str(d.get("source") or ""),
-                    "code": "" if code is None else str(code),
-                    "message": str(d.get("message") or ""),
-                }
-            )
-    table.sort(key=lambda r: (r["path"], SEVERITIES[r["severity"]], r["line"], r["column"]))
-    n = len(docs)
-    text = format_text(table, n) if table else f"OK: no problems in {render.plural(n, 'file')}"
-    return Result(text, {"files": [lsp.label_path(d.path) for d in docs], "diagnostics": table})
-
-
 # -- call hierarchy, locate, describe ----------------------------------------------------------
+
+
+async def prepare(lsp: AgentLsp, method: str, target: Target) -> list[dict[str, Any]]:
+    """The items of a `textDocument/prepare…Hierarchy` request at `target`."""
+    params = {"textDocument": {"uri": target.uri}, "position": target.position}
+    return list(await lsp.request(method, params) or [])
 
 
 async def call_hierarchy(
@@ -304,10 +272,7 @@ async def call_hierarchy(
     if direction not in ("incoming", "outgoing"):
         raise ToolError(f"direction is 'incoming' or 'outgoing' (got {direction!r})")
     target = await lsp.target(at, symbol)
-    items = await lsp.request(
-        "textDocument/prepareCallHierarchy",
-        {"textDocument": {"uri": target.uri}, "position": target.position},
-    )
+    items = await prepare(lsp, "textDocument/prepareCallHierarchy", target)
     if not items:
         return Result(f"No callable symbol at {target.label}", {**_at_data(target), "calls": []})
     calls: list[dict[str, Any]] = []
@@ -315,22 +280,32 @@ async def call_hierarchy(
         answer = await lsp.request(f"callHierarchy/{direction}Calls", {"item": item}) or []
         for call in answer:
             peer = call["from" if direction == "incoming" else "to"]
-            sites = call.get("fromRanges") or []
-            if direction == "incoming" and sites:
-                row = location_row(lsp, peer["uri"], sites[0])
-            else:
-                row = location_row(lsp, peer["uri"], peer.get("selectionRange") or peer["range"])
+            own = location_row(lsp, peer["uri"], peer.get("selectionRange") or peer["range"])
+            # fromRanges are in the caller's file for incoming calls, in the item's own file
+            # (where it calls the callee) for outgoing ones
+            site_uri = peer["uri"] if direction == "incoming" else item["uri"]
+            ranges = {_start(r): r for r in call.get("fromRanges") or []}  # once each
+            sites = [location_row(lsp, site_uri, ranges[k]) for k in sorted(ranges)]
+            row = dict(sites[0] if direction == "incoming" and sites else own)
             row.update(
                 name=peer.get("name", ""),
                 kind=render.symbol_kind(peer.get("kind")),
                 detail=peer.get("detail"),
                 calls=len(sites),
+                symbol=own,
+                sites=sites,
             )
             calls.append(row)
     name = items[0].get("name", "")
     word = "caller" if direction == "incoming" else "callee"
-    lines = [f"{c['name']}  {c['label']}  {c['line_text'].strip()}".rstrip() for c in calls]
-    text = render.counted(f"of {name}", len(calls), word, lines)
+    lines: list[str] = []
+    for c in calls:
+        lines.append(f"{c['name']}  {c['symbol']['label']}  {c['symbol']['line_text'].strip()}")
+        lines += [f"  {s['label']}  {s['line_text'].strip()}".rstrip() for s in c["sites"]]
+    title = f"of {name}"
+    if direction == "incoming":
+        title += f" ({render.plural(sum(c['calls'] for c in calls), 'call site')})"
+    text = render.counted(title, len(calls), word, lines)
     return Result(text, {**_at_data(target), "item": name, "direction": direction, "calls": calls})
 
 

@@ -18,7 +18,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -114,6 +114,10 @@ class Backend:
         self.started_at: float | None = None
         self.last_used = time.monotonic()
         self.restarts = 0
+        #: Why the server last failed to start or crashed (None: never), and the last lines
+        #: of its stderr (the live process's until it is replaced: lines written while it
+        #: died still arrive) — `lspmux/diagnosticStatus` reports both.
+        self.failure: str | None = None
         self._crashes: list[float] = []
         self._proc: ServerProcess | None = None
         self._last_proc: ServerProcess | None = None  # kept after an exit, for its stderr
@@ -178,6 +182,7 @@ class Backend:
             log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
             self.last_failure = f"cannot start {self.argv[0]}: {exc}"
             self.state = "failed"
+            self.failure = f"cannot start {self.argv[0]}: {exc}"
             self.host.backend_event(self, "failed", f"cannot start {self.argv[0]}: {exc}")
             _settle(ready, False)
             return
@@ -247,6 +252,7 @@ class Backend:
         self.last_failure = why
         now = time.monotonic()
         self._crashes = [t for t in self._crashes if now - t < CRASH_WINDOW] + [now]
+        self.failure = why
         self._conn = None
         self._proc = None
         if self._ready is not None and not self._ready.done():
@@ -268,6 +274,11 @@ class Backend:
         log.warning("%s: restarting in %.2fs (%s)", self.label, delay, why)
         self.host.backend_event(self, "restarting", why)
         self._restart_task = asyncio.ensure_future(self._restart_later(delay))
+
+    @property
+    def stderr_tail(self) -> Sequence[str]:
+        """The last lines of the latest process's stderr (kept after it exited)."""
+        return tuple(getattr(self._last_proc, "stderr_tail", ()))
 
     async def start_failure(self, timeout: float = 1.0) -> str:
         """Why the server is not running, for a client: what failed, the last lines of its

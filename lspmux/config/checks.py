@@ -386,6 +386,9 @@ def _server_name(name: str, where: _Where) -> None:
 
 _STRINGS = "a list of strings"
 
+#: How a server's `project_check` output reads (lspmux/diagnostics/project.py parses each).
+PROJECT_CHECK_FORMATS = ("pyright", "ruff", "cargo", "tsc", "gnu")
+
 #: Every key a `[servers.NAME]` table may hold.
 #: What `[servers.NAME.untrusted]` may hold: the restricted mode of a server, applied where
 #: the workspace is not trusted (see `lspmux.config.restricted`).
@@ -426,6 +429,9 @@ SERVER_KEYS: dict[str, Checker] = {
     "idle_timeout": _seconds(zero_ok=True),
     "client_may_set": _list_of(_choice(CLIENT_SETTABLE), 'a list like ["args", "env"]'),
     "untrusted": _untrusted,
+    "install": _non_empty_string,
+    "project_check": _list_of(_non_empty_string, _COMMAND_EXAMPLE),  # [] = none
+    "project_check_format": _choice(PROJECT_CHECK_FORMATS),
 }
 
 #: Every key a `[linters.NAME]` table may hold.
@@ -447,6 +453,7 @@ LINTER_KEYS: dict[str, Checker] = {
     "options": _linter_options,
     "disabled": _boolean,
     "env": _env,
+    "install": _non_empty_string,
 }
 
 #: Top-level keys (besides the `servers` and `linters` tables).

@@ -155,6 +155,12 @@ class ServerConfig(_FileRules):
     #: `disabled`, applied for a root the user has not trusted, so that the server does not run
     #: the workspace's code (`lspmux.config.restricted.for_root`).
     untrusted: Mapping[str, Any] = attrs.field(factory=dict)
+    #: How to install the server (shown when it is needed but not found).
+    install: str | None = None
+    #: A command that checks the whole project at once (`lspmux diagnostics "*"`), run in the
+    #: server's root, and how its output reads (`project_check_format`).
+    project_check: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    project_check_format: str = "gnu"
 
     def feature_enabled(self, feature: str) -> bool:
         """Whether `only_features` / `except_features` let this server serve `feature`."""
@@ -206,6 +212,8 @@ class LinterConfig(_FileRules):
     options: Mapping[str, Any] = attrs.field(factory=dict)
     disabled: bool = False
     env: Mapping[str, str] = attrs.field(factory=dict)
+    #: How to install the tool (shown when it is needed but not found).
+    install: str | None = None
 
 
 @attrs.frozen

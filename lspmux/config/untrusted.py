@@ -35,7 +35,15 @@ from lspmux.config.model import PROJECT_BIN_DIRS, Config, project_executable
 
 #: Keys of a server or linter an untrusted project file may not set.
 EXECUTABLE_KEYS: frozenset[str] = frozenset(
-    {"command", "env", "settings", "initialization_options", "client_may_set", "untrusted"}
+    {
+        "command",
+        "env",
+        "settings",
+        "initialization_options",
+        "client_may_set",
+        "untrusted",
+        "project_check",
+    }
 )
 #: Global keys an untrusted project file may not set.
 EXECUTABLE_GLOBALS: frozenset[str] = frozenset(

@@ -23,9 +23,9 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from lspmux.headless import (  # noqa: F401 (re-exported for older importers)
+from lspmux.headless import (
     LANGUAGE_IDS,
     HeadlessClient,
     ReportError,
@@ -58,6 +58,15 @@ def expand(patterns: list[str]) -> list[Path]:
     return list(out)
 
 
+class Collected(NamedTuple):
+    """What a run found: diagnostics per file, warnings, and where each file's sources stand
+    (the rows of `lspmux/diagnosticStatus`; None when lspmux did not say)."""
+
+    results: dict[Path, list[dict[str, Any]]]
+    warnings: list[str]
+    sources: dict[Path, list[dict[str, Any]] | None]
+
+
 async def collect(
     files: list[Path],
     *,
@@ -66,9 +75,9 @@ async def collect(
     timeout: float = 60.0,
     quiet: float = QUIET,
     log: Callable[[str], None] | None = None,
-) -> tuple[dict[Path, list[dict[str, Any]]], list[str]]:
-    """Open `files` in an lspmux at `argv`; their merged diagnostics, and warnings (sources
-    that failed or never reported)."""
+) -> Collected:
+    """Open `files` in an lspmux at `argv`; their merged diagnostics, warnings (sources that
+    failed or never reported) and each file's sources."""
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
@@ -80,7 +89,6 @@ async def collect(
     client = HeadlessClient(proc)
     warnings: list[str] = []
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
     try:
         await client.request(
             "initialize",
@@ -99,9 +107,10 @@ async def collect(
                 },
                 "clientInfo": {"name": "lspmux diagnostics"},
             },
-            timeout=max(1.0, timeout),
+            timeout=max(60.0, timeout),  # lspmux's own start; `timeout` bounds the sources
         )
         client.notify("initialized", {})
+        deadline = loop.time() + timeout
         uris: dict[str, Path] = {}
         for path in files:
             uri = path.as_uri()
@@ -126,10 +135,24 @@ async def collect(
         for kind, text in client.messages:
             if kind <= 2 and text.startswith("lspmux"):
                 warnings.append(text)
+        states = await source_status(client, list(uris))
         result = {path: client.diagnostics.get(uri, []) for uri, path in uris.items()}
+        sources = {path: states.get(uri) for uri, path in uris.items()}
     finally:
         await client.close()
-    return result, list(dict.fromkeys(warnings))
+    return Collected(result, list(dict.fromkeys(warnings)), sources)
+
+
+async def source_status(
+    client: HeadlessClient, uris: list[str]
+) -> dict[str, list[dict[str, Any]] | None]:
+    """Each uri's source rows from `lspmux/diagnosticStatus` (None: this lspmux did not say)."""
+    out: dict[str, list[dict[str, Any]] | None] = {}
+    for uri in uris:
+        status = await client.request(STATUS_METHOD, {"uri": uri}, timeout=30)
+        rows = (status or {}).get("sources")
+        out[uri] = list(rows) if isinstance(rows, list) else None
+    return out
 
 
 async def wait_settled(
@@ -218,4 +241,126 @@ def format_text(table: list[dict[str, Any]], files: int) -> str:
     if lines:
         lines.append("")
     lines.append(f"{summary or 'no problems'} in {files} file{'s' if files != 1 else ''}")
+    return "\n".join(lines)
+
+
+# -- the whole workspace (`*`, `**`) ----------------------------------------------------------
+
+#: At most this many files of the workspace are opened in lspmux (those that no project check
+#: covers); the rest are reported as not checked.
+MAX_OPEN = 500
+
+
+async def collect_workspace(
+    root: Path,
+    config: Any,
+    *,
+    argv: list[str],
+    timeout: float = 60.0,
+    quiet: float = QUIET,
+    max_open: int = MAX_OPEN,
+) -> Collected:
+    """Every file of the workspace: project checks where every source of a file has one,
+    lspmux (servers and linters on the opened file) for the rest; merged into one result."""
+    from lspmux.diagnostics import project
+
+    checks, to_open = await asyncio.to_thread(project.plan, root, config)
+    results, sources = await project.run_checks(config, checks, timeout=timeout)
+    warnings: list[str] = []
+    opened, left = to_open[:max_open], to_open[max_open:]
+    if opened:
+        got = await collect(opened, root=root, argv=argv, timeout=timeout, quiet=quiet)
+        results.update(got.results)
+        sources.update(got.sources)
+        warnings += got.warnings
+    for path in left:
+        results[path], sources[path] = [], [project.not_opened(max_open)]
+    ordered = sorted(results)
+    return Collected(
+        {p: results[p] for p in ordered}, warnings, {p: sources.get(p) for p in ordered}
+    )
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def main(args: Any) -> int:
+    """`lspmux diagnostics PATH_OR_GLOB...` (the parsed arguments): print, and the exit
+    status of coverage.exit_status."""
+    import json
+    import sys
+
+    from lspmux.config.loader import ConfigError, load_config
+    from lspmux.diagnostics import coverage
+    from lspmux.diagnostics.project import is_workspace_pattern
+
+    root = (args.dir or Path.cwd()).resolve()
+    whole = [p for p in args.paths if is_workspace_pattern(p)]
+    try:
+        config = load_config(root, list(args.config))
+        files = expand([p for p in args.paths if not is_workspace_pattern(p)])
+    except (ConfigError, ReportError) as exc:
+        print(f"lspmux: {exc}", file=sys.stderr)
+        return coverage.EXIT_NOT_CHECKED
+    use_daemon = not args.no_daemon and not args.config and daemon_running()
+    argv = command(list(args.config), use_daemon=use_daemon)
+    try:
+        if whole:
+            got = asyncio.run(collect_workspace(root, config, argv=argv, timeout=args.timeout))
+            if files:
+                more = asyncio.run(collect(files, root=root, argv=argv, timeout=args.timeout))
+                got = Collected({**got.results, **more.results}, got.warnings + more.warnings,
+                                {**got.sources, **more.sources})  # fmt: skip
+        else:
+            got = asyncio.run(collect(files, root=root, argv=argv, timeout=args.timeout))
+    except ReportError as exc:
+        print(f"lspmux: {exc}", file=sys.stderr)
+        return coverage.EXIT_NOT_CHECKED
+    for warning in got.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    cwd = Path.cwd()
+    table = rows(got.results, min_severity=SEVERITY_LEVELS[args.min_severity], cwd=cwd)
+    verdicts = {p: coverage.verdict(s, timeout=args.timeout) for p, s in got.sources.items()}
+    unchecked = [
+        {"path": _shown(p, cwd), **row} for p, v in verdicts.items() for row in v.unchecked
+    ]
+    notes = [{"path": _shown(p, cwd), **row} for p, v in verdicts.items() for row in v.notes]
+    checked = not unchecked
+    errors = any(r["severity"] == "error" for r in table)
+    n = len(got.results)
+    if args.json:
+        print(json.dumps({"diagnostics": table, "files": n, "checked": checked,
+                          "unchecked": unchecked, "notes": notes,
+                          "warnings": got.warnings}))  # fmt: skip
+    else:
+        print(format_report(table, n, unchecked, notes))
+    return coverage.exit_status(errors, checked)
+
+
+def format_report(
+    table: list[dict[str, Any]],
+    files: int,
+    unchecked: list[dict[str, Any]],
+    notes: list[dict[str, Any]],
+) -> str:
+    """The diagnostics, then the files not checked (and why), then the summary line; "no
+    problems" only when every file was checked."""
+    from lspmux.diagnostics import coverage
+
+    text = format_text(table, files)
+    if not unchecked and not notes:
+        return text
+    body, _, summary = text.rpartition("\n")
+    lines = [body] if body else []
+    lines += coverage.grouped_lines(notes, note=True)
+    lines += coverage.grouped_lines(unchecked, note=False)
+    if unchecked:
+        count = len({r["path"] for r in unchecked})
+        found = summary.rsplit(" in ", 1)[0]
+        found = "nothing found" if found == "no problems" else found
+        summary = (
+            f"NOT CHECKED: {count} of {files} file{'s' if files != 1 else ''} "
+            f"(see above); {found} in what was checked"
+        )
+    lines.append(summary)
     return "\n".join(lines)

@@ -23,7 +23,7 @@ from typing import Any
 from lsprotocol import types as t
 
 from lspmux.config.model import LinterConfig
-from lspmux.diagnostics.linters.runner import Event
+from lspmux.diagnostics.linters.runner import Event, LinterRun
 from lspmux.diagnostics.linters.scheduler import LinterScheduler
 from lspmux.errors import InvalidParams
 from lspmux.session.documents import uri_to_path
@@ -94,6 +94,10 @@ class SessionLinting:
     def busy(self, uri: str) -> bool:
         """Whether a linter run for `uri` is waiting for its debounce or running."""
         return self._scheduler is not None and self._scheduler.busy(uri)
+
+    def last_run(self, uri: str, linter: str) -> LinterRun | None:
+        """The latest finished run of `linter` on `uri` (None: none yet)."""
+        return self._scheduler.last_run(uri, linter) if self._scheduler is not None else None
 
     def linters_for(self, uri: str, language_id: str | None = None) -> list[LinterConfig]:
         if not uri.startswith("file:"):
@@ -233,8 +237,60 @@ def pending_sources(session: SessionHost, uri: str) -> list[str]:
     return list(dict.fromkeys(pending))
 
 
+def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
+    """Every source that applies to `uri` and where it stands for the document's current
+    text: `reported`, `pending` (still working), `failed` (with why and its stderr's last
+    lines) or `missing` (not installed, with the install command) — what `lspmux diagnostics`
+    needs to tell "clean" from "not checked" (DESIGN principle 9)."""
+    if not uri.startswith("file:"):
+        return []
+    doc = session.documents.get(uri)
+    language_id = doc.language_id if doc is not None else None
+    pending = set(pending_sources(session, uri))
+    reported = session.store.fresh_sources(uri)
+    running = {b.name: b for b in session.backends_for(uri, language_id)}
+    out: list[dict[str, Any]] = []
+    for server in session.config.servers_for(uri_to_path(uri), language_id):
+        if not server.feature_enabled("diagnostics"):
+            continue
+        row: dict[str, Any] = {"name": server.name, "role": server.role}
+        backend = running.get(server.name)
+        if backend is None:
+            exe = server.command[0] if server.command else ""
+            row.update(state="missing", detail=f"{exe!r} is not installed (not found on PATH)")
+            row["install"] = server.install
+        elif backend.state == "failed":
+            row.update(state="failed", detail=backend.failure or "failed")
+            row["stderr"] = list(backend.stderr_tail)
+        elif backend.name in pending or backend.name not in reported:
+            row["state"] = "pending"
+            if backend.restarts and backend.failure:  # crashed, restarting
+                row.update(detail=f"restarting after: {backend.failure}")
+                row["stderr"] = list(backend.stderr_tail)
+        else:
+            row["state"] = "reported"
+        out.append(row)
+    for linter in session.linting.linters_for(uri, language_id):
+        row = {"name": linter.name, "role": "linter"}
+        run = session.linting.last_run(uri, linter.name)
+        if linter.name in pending:
+            row["state"] = "pending"
+        elif run is not None and run.error is not None:
+            missing = getattr(run.error, "kind", "") == "missing"
+            row.update(state="missing" if missing else "failed", detail=str(run.error))
+            row["install"] = linter.install
+        elif store_source(linter.name) in reported:
+            row["state"] = "reported"
+        elif not {"open", "change"} & set(linter.run_on):
+            row.update(state="skipped", detail="runs on save only")
+        else:
+            row["state"] = "pending"
+        out.append(row)
+    return out
+
+
 #: lspmux's own request: which sources of a document have not reported yet (`lspmux
-#: diagnostics` waits for them).
+#: diagnostics` waits for them), and where each source stands.
 
 
 async def diagnostic_status(session: SessionHost, msg: dict[str, Any]) -> dict[str, Any]:
@@ -255,4 +311,5 @@ async def diagnostic_status(session: SessionHost, msg: dict[str, Any]) -> dict[s
         "version": doc.version if doc is not None else None,
         "pending": pending_sources(session, uri),
         "failures": list(session.linting.failures),
+        "sources": source_states(session, uri),
     }

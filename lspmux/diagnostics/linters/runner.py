@@ -31,12 +31,6 @@ log = logging.getLogger(__name__)
 
 Event = Literal["open", "save", "change"]
 
-#: How to install the tools lspmux knows, for the "not found" message.
-INSTALL_HINTS: dict[str, str] = {
-    "biome": "npm install --save-dev --save-exact @biomejs/biome",
-    "swiftlint": "brew install swiftlint, or a release from github.com/realm/SwiftLint",
-    "shellcheck": "apt install shellcheck, or brew install shellcheck",
-}
 TEMP_PREFIX = "lspmux-"
 
 __all__ = ["LinterFailure", "LinterRun", "run_linter", "temp_name"]
@@ -277,7 +271,7 @@ def _stderr_head(stderr: str, lines: int = 5) -> str:
 
 def _not_found(config: LinterConfig, root: Path) -> str:
     exe = config.command[0] if config.command else "(empty command)"
-    hint = INSTALL_HINTS.get(os.path.basename(exe))
+    hint = config.install  # the `install` field of the table (config/defaults.toml)
     where = ", ".join(str(root / d) for d in PROJECT_BIN_DIRS)
     install = f"install it ({hint})" if hint else "install it"
     return (

@@ -33,7 +33,12 @@ def test_verb_arguments() -> None:
     }
     tool = specs.TOOLS["code_actions"]
     ns = cli.build_verb_parser(tool).parse_args(["a.py:1:2", "--apply", "1", "--kind", "quickfix"])
-    assert cli.arguments_of(tool, ns) == {"at": "a.py:1:2", "kind": "quickfix", "apply": 1}
+    assert cli.arguments_of(tool, ns) == {
+        "at": "a.py:1:2",
+        "kind": "quickfix",
+        "apply": 1,
+        "check": True,
+    }
     tool = specs.TOOLS["request"]
     ns = cli.build_verb_parser(tool).parse_args(["workspace/symbol", "--params", '{"query": "x"}'])
     assert cli.arguments_of(tool, ns) == {"method": "workspace/symbol", "params": {"query": "x"}}

@@ -329,6 +329,7 @@ def test_the_example_file_is_valid_and_at_the_defaults(tmp_path: Path) -> None:
             command=("my-server", "--stdio"),
             initialization_options={},  # `initialization_options = {}` uncommented
             root_rule="cargo",  # no value means "unset": the example shows one
+            install="pip install my-server",
         ),
     }
     assert dict(with_example.linters) == {
@@ -339,6 +340,7 @@ def test_the_example_file_is_valid_and_at_the_defaults(tmp_path: Path) -> None:
             json={"items": "", "line": "line", "message": "message"},
             regex=r"^(?P<line>\d+):(?P<column>\d+): (?P<message>.+)$",
             source="my-linter",
+            install="apt install my-linter",
         ),
     }
 

@@ -85,7 +85,7 @@ async def test_missing_executable_says_what_and_how(tmp_path: Path) -> None:
     assert "disabled = true" in message and "[linters.mylint]" in message
 
 
-async def test_missing_known_tool_gets_an_install_hint(
+async def test_missing_tool_gets_its_install_hint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The test setup may have installed the real SwiftLint: hide it, this test needs it missing.
@@ -94,7 +94,12 @@ async def test_missing_known_tool_gets_an_install_hint(
     ]
     monkeypatch.setenv("PATH", os.pathsep.join(path))
     assert shutil.which("swiftlint") is None
-    config = LinterConfig(name="swiftlint", command=["swiftlint", "lint"], format="swiftlint")
+    from lspmux.config.loader import load_config
+
+    shipped = load_config(tmp_path, []).linters["swiftlint"].install  # the table's hint
+    assert shipped == "brew install swiftlint"
+    config = LinterConfig(name="swiftlint", command=["swiftlint", "lint"], format="swiftlint",
+                          install=shipped)  # fmt: skip
     with pytest.raises(LinterFailure, match=r"install it \(brew install swiftlint"):
         await run_linter(config, path=str(tmp_path / "A.swift"), text="", root=tmp_path)
 
