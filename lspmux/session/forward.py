@@ -42,6 +42,14 @@ def dispatch(
     if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
         ex.fit_for = session.client_capabilities
     if route is None:
+        if not backends:  # unknown to lspmux, and no server here to know it
+            ex.reply_error(
+                MethodNotFound(
+                    f"lspmux does not know {method}, and no server runs for this request to "
+                    "take it (none is configured, or installed, for its file)"
+                )
+            )
+            return
         _first(ex, backends, allow_null_fallthrough=False)
         return
     if route.policy is Policy.ORIGIN:

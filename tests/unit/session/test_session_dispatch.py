@@ -699,3 +699,19 @@ async def test_a_file_name_too_long_for_the_os_is_served_from_the_buffer(mem: An
     uri = m.open("x" * 300 + ".py", "x = 1\n")
     answer = await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
     assert answer.get("result") == {"contents": "h"}, answer
+
+
+async def test_an_unknown_method_nobody_can_take_is_method_not_found(mem: Any) -> None:
+    """Before: `null`, as if a server had answered."""
+    a = ScriptedServer("a", HOVER, {"x/known": lambda p: "yes"})
+    m = mem(a=a)
+    await m.initialize()
+    uri = m.open("notes.unclaimed", "text\n")  # a file type no server takes
+    params = {"textDocument": {"uri": uri}}
+    answer = await m.client.answer(m.client.request("x/custom", params))
+    assert answer["error"]["code"] == -32601, answer
+    assert "x/custom" in answer["error"]["message"]
+    # a file a server takes: the unknown method is forwarded to it and answered
+    served = m.open("a.py", "x\n")
+    answer = await m.client.answer(m.client.request("x/known", {"textDocument": {"uri": served}}))
+    assert answer.get("result") == "yes", answer
