@@ -20,7 +20,7 @@ a narrower scope). Pure functions only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -34,17 +34,23 @@ from lspmux.locate.align import (
     Costs,
     align,
     fused,
+    most_kept,
+    same_quote,
 )
-from lspmux.locate.anchors import CountFilter, Token, find_anchors, spans
+from lspmux.locate.anchors import Anchors, CountFilter, Token, find_anchors, spans
 from lspmux.locate.markers import Want, split_markers
+from lspmux.locate.moves import bracket_at, brackets, item_of, lands_on_neighbour, permute
 from lspmux.locate.pattern import MARK, PUNCT, WORD, find_items, sticks_forward
 from lspmux.locate.spec import DEFAULT_THRESHOLD
+from lspmux.locate.weights import ADDED_PUNCT, COUNT_CAP, added, counted, hits, weight
 from lspmux.text import Encoding, to_position, to_range
 
 REPORT_BELOW = 0.2  # when nothing is accepted, candidates down to threshold - 0.2 are shown
 MAX_HITS = 500  # anchor hits beyond which a fuzzy find is refused as too unspecific
 NEAR_HITS = 100  # anchor hits up to which near matches below the threshold are listed
 SHOWN = 5
+MARGIN = 0.1  # a best near match needs a lead of more than this over the runner-up elsewhere
+MOVE_COST = 1.0  # what an argument moved inside its bracket costs
 _EPS = 1e-9
 
 Status = Literal["matched", "changed", "missing"]
@@ -97,7 +103,7 @@ class Edit:
     """One difference between the find and the matched text. Offsets are into the text; a
     missing token has start == end where it would have been."""
 
-    op: Literal["missing", "added", "changed"]
+    op: Literal["missing", "added", "changed", "moved"]
     find: str | None
     text: str | None
     start: int
@@ -155,13 +161,14 @@ class Candidate:
     markers: tuple[Landing, ...]
 
     def summary(self, text: str, starts: list[int], encoding: Encoding) -> dict[str, Any]:
-        """Where it is and how well it scores, for error data listing candidates."""
+        """Where it is, how well it scores and why, for error data listing candidates."""
         rng = to_range(text, starts, self.start, self.end, encoding)
         return {
             "line": rng["start"]["line"] + 1,
             "range": rng,
             "text": text[self.start : self.end],
             "score": round(self.score, 3),
+            "edits": [e.to_lsp(text, starts, encoding) for e in self.edits],
         }
 
     def to_lsp(self, text: str, starts: list[int], encoding: Encoding) -> dict[str, Any]:
@@ -176,8 +183,12 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class FuzzyOutcome:
-    """What a fuzzy search found: the accepted candidates (best first, distinct places), the
-    best ones below the threshold, and what the search looked at."""
+    """What a fuzzy search found: the candidates that reach the threshold (the cheapest run
+    of each place, best first), the run `reported` for the best place when it is an answer, the best ones below the threshold
+    (when none reaches it), and what the search looked at. `refused` says why the best is
+    not an answer: `tie` (the runner-up scores the same), `close` (the runner-up, at another
+    place, scores within `margin` of it; `rivals` are the two), or `moved` (the marker's
+    argument moved in a way the search cannot follow; `moved_item` is that argument)."""
 
     threshold: float
     accepted: tuple[Candidate, ...]
@@ -185,12 +196,16 @@ class FuzzyOutcome:
     anchors: tuple[str, ...]
     hits: int
     too_many: bool = False
+    margin: float = 0.0
+    refused: Literal["tie", "close", "moved"] | None = None
+    rivals: tuple[Candidate, ...] = ()
+    moved_item: str = ""
+    reported: Candidate | None = None  # the answer: set when the best place is not refused
 
     @property
     def tie(self) -> bool:
-        """Whether the two best accepted candidates score the same."""
-        a = self.accepted
-        return len(a) > 1 and abs(a[0].score - a[1].score) < _EPS
+        """Whether the two best candidates score the same."""
+        return self.refused == "tie"
 
 
 def _land(
@@ -237,88 +252,282 @@ def _edits(ft: FindTokens, toks: list[Token], al: Alignment) -> tuple[Edit, ...]
     return tuple(out)
 
 
-def _candidate(ft: FindTokens, toks: list[Token], al: Alignment) -> Candidate:
-    start, end = toks[al.start][0], toks[al.end - 1][1]
-    score = max(0.0, 1.0 - al.cost / len(ft.texts))
-    return Candidate(
-        start,
-        end,
-        al.cost,
-        score,
-        al.exact(),
-        _edits(ft, toks, al),
-        _land(ft, toks, al, start, end),
-    )
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """An alignment `al` over `toks` (a span's tokens, or some of them reordered when
+    `moved` items of a bracket were put back in the find's order)."""
+
+    toks: list[Token]
+    al: Alignment
+    moved: tuple[tuple[str, int, int], ...] = ()  # each moved item: its text, start, end
+
+    @property
+    def cost(self) -> float:
+        return self.al.cost + MOVE_COST * len(self.moved)
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        used = [self.toks[j] for j in range(self.al.start, self.al.end)]
+        return min(t[0] for t in used), max(t[1] for t in used)
 
 
-def _overlap(a: Candidate, b: Candidate) -> bool:
-    return a.start < b.end and b.start < a.end
+class _Search:
+    """One fuzzy search: the find with its weights in this scope, and the rules a run must
+    follow (half the words kept, no glued words)."""
+
+    def __init__(self, ft: FindTokens, weights: list[float], scope: _Scope) -> None:
+        self.ft = ft
+        self.total = sum(weights)
+        self.keep = (sum(ft.words) + 1) // 2
+        self.same = tuple(same_quote(t) for t in ft.texts)
+        self.costs = Costs(ft.texts, ft.words, weights, scope.present, added)
+        self.check = CountFilter.of(self.same, ft.words, self.keep)
+        self.brackets = brackets(self.same)
+
+    def score(self, run: _Run) -> float:
+        return max(0.0, 1.0 - run.cost / self.total)
+
+    def ok(self, texts: list[str], al: Alignment) -> bool:
+        ft = self.ft
+        kept = sum(1 for kind, i, _ in al.ops if kind == MATCH and ft.words[i])
+        return kept >= self.keep and not fused(ft.texts, ft.words, texts, al)
+
+    def places(self, spans: list[list[Token]], budget: float, filtered: bool = True) -> list[_Run]:
+        """The best run of each place (overlapping runs are one place) costing at most
+        `budget`, moves put back where that is cheaper, best first."""
+        width = len(self.ft.texts) + int(budget / ADDED_PUNCT)  # the longest acceptable run
+        out: list[_Run] = []
+        for span in spans:
+            texts = [t for _, _, t in span]
+            same = [same_quote(t) for t in texts]
+            found: list[_Run] = []
+            windows = self.check.ranges(same, width, budget) if filtered else [(0, len(same))]
+            for a, b in windows:
+                lo = max(0, a - 1)  # a neighbour each side, for `fused`
+                for al in align(self.costs, texts[lo : b + 1], budget):
+                    al = _shift(al, lo)
+                    if self.ok(texts, al):
+                        found.append(_Run(span, al))
+            for seed in _seeds(found):
+                moved = self._moved(seed, width, budget) if self.brackets else None
+                out.append(moved if moved is not None and moved.cost < seed.cost else seed)
+        return sorted(out, key=lambda r: (r.cost, r.bounds[0]))
+
+    def _moved(self, seed: _Run, width: int, budget: float) -> _Run | None:
+        """The seed's place aligned again with the items of its brackets in the find's
+        order, when some moved (None when none did, or it costs more than `budget`)."""
+        span = seed.toks
+        same = [same_quote(t) for _, _, t in span]
+        at = {i: j for kind, i, j in seed.al.ops if kind == MATCH}
+        order = list(range(len(span)))
+        moved: list[tuple[str, int, int]] = []
+        for fb in self.brackets:
+            j = at.get(fb.open)
+            if j is None:
+                continue
+            texts = [same[k] for k in order]
+            tb = bracket_at(texts, j)
+            if tb is None:
+                continue
+            perm = permute(self.same, fb, texts, tb)
+            if perm is None:
+                continue
+            for a, e in perm[1]:
+                moved.append(
+                    (
+                        " ".join(t for _, _, t in span[order[a] : order[e - 1] + 1]),
+                        *_extent(span, order[a:e]),
+                    )
+                )
+            order = [order[k] for k in perm[0]]
+        left = budget - MOVE_COST * len(moved)
+        if not moved or left < 0:
+            return None
+        lo, hi = max(0, seed.al.start - width), min(len(span), seed.al.end + width)
+        toks = [span[k] for k in order[lo:hi]]
+        texts = [t for _, _, t in toks]
+        runs = [al for al in align(self.costs, texts, left) if self.ok(texts, al)]
+        if not runs:
+            return None
+        best = min(runs, key=lambda al: (al.cost, -al.exact(), al.start))
+        return _Run(toks, best, tuple(moved))
+
+    def report(self, place: _Run, budget: float) -> _Run:
+        """The run reported for a place: of every run there that passes (not only the
+        cheapest per end token), the one keeping the most of the find (by weight), then the
+        cheapest, then the earliest."""
+        if place.moved or place.al.exact() == len(self.ft.texts):
+            return place
+        span, al = place.toks, place.al
+        reach = len(self.ft.texts) // 2 + 3  # how far a run keeping more may reach out
+        lo, hi = max(0, al.start - reach), min(len(span), al.end + reach)
+        texts = [t for _, _, t in span]
+        a, b = place.bounds
+        for found in most_kept(self.costs, texts[lo:hi], budget):
+            found = _shift(found, lo)
+            run = _Run(span, found)
+            c, d = run.bounds
+            if c < b and a < d and self.ok(texts, found):
+                return run
+        return place
+
+    def candidate(self, run: _Run) -> Candidate:
+        ft, toks, al = self.ft, run.toks, run.al
+        start, end = run.bounds
+        edits = _edits(ft, toks, al) + tuple(
+            Edit("moved", item, item, a, b) for item, a, b in run.moved
+        )
+        return Candidate(
+            start,
+            end,
+            run.cost,
+            self.score(run),
+            al.exact(),
+            edits,
+            _land(ft, toks, al, start, end),
+        )
+
+    def neighbour(self, run: _Run) -> str | None:
+        """The find's item holding a marker when that marker landed in another item of the
+        find in the same bracket (a move the search could not follow), else None."""
+        ft, toks, al = self.ft, run.toks, run.al
+        texts = [same_quote(t) for _, _, t in toks]
+        where = {i: j for _, i, j in al.ops if i >= 0}
+        matched = {i: j for kind, i, j in al.ops if kind == MATCH}
+        for index, _, _ in ft.marks:
+            j = where.get(index, -1)
+            if j < 0:
+                continue
+            for fb in self.brackets:
+                if not fb.open < index < fb.close or item_of(fb, index) is None:
+                    continue
+                tj = matched.get(fb.open)
+                tb = bracket_at(texts, tj) if tj is not None else None
+                if tb is not None and lands_on_neighbour(self.same, fb, index, texts, tb, j):
+                    k = item_of(fb, index)
+                    assert k is not None
+                    a, b = fb.items[k]
+                    return " ".join(ft.texts[a:b])
+                break  # the innermost bracket holding the marker decides
+        return None
 
 
-def _places(found: list[Candidate], threshold: float) -> list[Candidate]:
-    """One candidate per place (overlapping candidates are one place). In a place, the
-    cheapest run seeds it; of the runs there that reach the threshold, the one keeping the
-    most find tokens unchanged is taken (an argument added before the closing `)` is then
-    reported as added, rather than the `)` as missing)."""
-    places: list[list[Candidate]] = []
-    for c in sorted(found, key=lambda c: (c.cost, -c.exact, c.start, c.start - c.end)):
-        place = next((p for p in places if _overlap(c, p[0])), None)
-        if place is None:
-            places.append([c])
-        else:
-            place.append(c)
-    picked: list[Candidate] = []
-    for place in places:
-        passing = [c for c in place if c.score >= threshold - _EPS]
-        picked.append(max(passing, key=lambda c: (c.exact, -c.cost)) if passing else place[0])
-    return picked
+def _extent(span: list[Token], indices: list[int]) -> tuple[int, int]:
+    return min(span[k][0] for k in indices), max(span[k][1] for k in indices)
 
 
-def _search(
-    ft: FindTokens,
-    spans: list[list[Token]],
-    budget: float,
-    threshold: float,
-) -> list[Candidate]:
-    """The candidates costing at most `budget` in each span of tokens, best first."""
-    keep = (sum(ft.words) + 1) // 2
-    costs = Costs(ft.texts, ft.words)
-    check = CountFilter.of(ft.texts, ft.words, keep)
-    width = len(ft.texts) + int(budget)  # the longest run the alignment can accept
-    out: list[Candidate] = []
-    for span in spans:
-        found: list[Candidate] = []
-        for a, b in check.ranges([t for _, _, t in span], width, budget):
-            toks = span[max(0, a - 1) : b + 1]  # a neighbour each side, for `fused`
-            texts = [t for _, _, t in toks]
-            for al in align(costs, texts, budget):
-                kept_words = sum(1 for kind, i, _ in al.ops if kind == MATCH and ft.words[i])
-                if kept_words >= keep and not fused(ft.texts, ft.words, texts, al):
-                    found.append(_candidate(ft, toks, al))
-        out += _places(found, threshold)  # spans are disjoint: places never cross them
-    return sorted(out, key=lambda c: (-c.score, c.start))
+def _shift(al: Alignment, by: int) -> Alignment:
+    if not by:
+        return al
+    ops = tuple((kind, i, j + by if j >= 0 else j) for kind, i, j in al.ops)
+    return Alignment(al.cost, al.start + by, al.end + by, ops)
+
+
+def _seeds(found: list[_Run]) -> list[_Run]:
+    """The cheapest run of each place (overlapping runs are one place)."""
+    seeds: list[_Run] = []
+    for run in sorted(found, key=lambda r: (r.cost, -r.al.exact(), r.al.start, -r.al.end)):
+        a, b = run.bounds
+        if not any(a < d and c < b for c, d in (s.bounds for s in seeds)):
+            seeds.append(run)
+    return seeds
+
+
+@dataclass(slots=True)
+class _Scope:
+    """What a fuzzy search knows of the scope's words: the complete hits of the rare ones
+    (fewer than `COUNT_CAP`), and which words occur at all (scanned on demand)."""
+
+    text: str
+    lo: int
+    hi: int
+    rare: dict[str, list[int]]
+    seen: dict[str, bool]
+
+    def present(self, word: str) -> bool:
+        if word in self.rare:
+            return bool(self.rare[word])
+        if word not in self.seen:
+            self.seen[word] = bool(hits(word, self.text, self.lo, self.hi, 1))
+        return self.seen[word]
+
+
+def _weights(ft: FindTokens, text: str, lo: int, hi: int) -> tuple[list[float], _Scope]:
+    """The weight of each find token in this scope, and what was learnt of its words."""
+    scope = _Scope(text, lo, hi, {}, {})
+    counts: dict[str, int] = {}
+    for t, w in zip(ft.texts, ft.words, strict=True):
+        if w and counted(t) and t not in counts:
+            found = hits(t, text, lo, hi)
+            counts[t] = len(found)
+            if len(found) < COUNT_CAP:
+                scope.rare[t] = found
+    weights = [weight(t, w, counts.get(t, 0)) for t, w in zip(ft.texts, ft.words, strict=True)]
+    return weights, scope
 
 
 def fuzzy_search(
-    ft: FindTokens, text: str, lo: int, hi: int, threshold: float = DEFAULT_THRESHOLD
+    ft: FindTokens,
+    text: str,
+    lo: int,
+    hi: int,
+    threshold: float = DEFAULT_THRESHOLD,
+    margin: float = MARGIN,
 ) -> FuzzyOutcome:
-    """The runs of text[lo:hi] that `ft` nearly matches (see the module docstring). Near
-    matches below the threshold are looked for only when none reaches it (and the find's
-    anchors have at most `NEAR_HITS` hits)."""
+    """The runs of text[lo:hi] that `ft` nearly matches (see the module docstring), and
+    whether the best of them is an answer: the runner-up at another place must score more
+    than `margin` below it. Near matches below the threshold are looked for only when none
+    reaches it (and the find's anchors have at most `NEAR_HITS` hits)."""
     word_count = sum(ft.words)
     if not word_count:  # a find of punctuation only is never matched approximately
-        return FuzzyOutcome(threshold, (), (), (), 0)
-    n = len(ft.texts)
-    accept = (1.0 - threshold) * n + _EPS
-    report = (1.0 - max(0.0, threshold - REPORT_BELOW)) * n + _EPS
+        return FuzzyOutcome(threshold, (), (), (), 0, margin=margin)
+    weights, scope = _weights(ft, text, lo, hi)
+    search = _Search(ft, weights, scope)
+    total = search.total
     words = [t for t, w in zip(ft.texts, ft.words, strict=True) if w]
-    anchors = find_anchors(words, (word_count + 1) // 2, accept, text, lo, hi, MAX_HITS)
-    found_at = list(anchors.hits)
-    if len(found_at) > MAX_HITS:
-        return FuzzyOutcome(threshold, (), (), anchors.words, len(found_at), too_many=True)
-    runs = spans(found_at, text, lo, hi, n + int(report))
-    accepted = _search(ft, runs, accept, threshold)
-    near: list[Candidate] = []
-    if not accepted and len(found_at) <= NEAR_HITS:
-        near = _search(ft, runs, report, threshold)[:SHOWN]
-    return FuzzyOutcome(threshold, tuple(accepted), tuple(near), anchors.words, len(found_at))
+    n = len(ft.texts)
+
+    def places(budget: float) -> tuple[Anchors, list[_Run] | None]:
+        """The places costing at most `budget`, found through anchors complete for that
+        budget (None when the anchors are too common)."""
+        anchors = find_anchors(words, search.keep, budget, text, lo, hi, MAX_HITS, scope.rare)
+        if len(anchors.hits) > MAX_HITS:
+            return anchors, None
+        runs = spans(list(anchors.hits), text, lo, hi, n + int(budget / ADDED_PUNCT))
+        return anchors, search.places(runs, budget)
+
+    accept = (1.0 - threshold) * total + _EPS
+    anchors, found = places(accept)
+    base = FuzzyOutcome(threshold, (), (), anchors.words, len(anchors.hits), margin=margin)
+    if found is None:
+        return replace(base, too_many=True)
+    passing = [p for p in found if search.score(p) >= threshold - _EPS]
+    if not passing:
+        near: list[Candidate] = []
+        if len(anchors.hits) <= NEAR_HITS:
+            report = (1.0 - max(0.0, threshold - REPORT_BELOW)) * total + _EPS
+            below = places(report)[1] or []
+            near = [search.candidate(p) for p in below[:SHOWN]]
+        return replace(base, near=tuple(near))
+    # a runner-up within the margin may score below the threshold: look that far too
+    rivals = (1.0 - max(0.0, search.score(passing[0]) - margin)) * total + _EPS
+    if rivals > accept:
+        wider, more = places(rivals)
+        if more is None:
+            return replace(base, anchors=wider.words, hits=len(wider.hits), too_many=True)
+        found = more
+        passing = [p for p in found if search.score(p) >= threshold - _EPS]
+    best = search.candidate(passing[0])
+    others = tuple(search.candidate(p) for p in found[1:])
+    accepted = (best, *(c for c in others if c.score >= threshold - _EPS))
+    close = tuple(c for c in others if best.score - c.score < margin - _EPS)
+    if close:
+        tie = abs(close[0].score - best.score) < _EPS
+        return replace(
+            base, accepted=accepted, refused="tie" if tie else "close", rivals=(best, *close)
+        )
+    reported = search.report(passing[0], accept)
+    item = search.neighbour(reported)
+    if item is not None:
+        return replace(base, accepted=accepted, refused="moved", rivals=(best,), moved_item=item)
+    return replace(base, accepted=accepted, reported=search.candidate(reported))
