@@ -315,6 +315,13 @@ def _refusal(
             f"the marked item {out.moved_item!r} moved or is gone in the near match on line "
             f"{lines}, and the marker would land on another item of the find"
         )
+    elif out.refused == "lost":
+        runner = shown[1]
+        problem = (
+            f"the best near match (line {_line_of(starts, best.start)}, score "
+            f"{best.score:.2f}) lacks {out.moved_item}, which still occurs in the near match on "
+            f"line {_line_of(starts, runner.start)} (score {runner.score:.2f})"
+        )
     else:
         problem = "find_index applies to exact matches only"
     data = _fuzzy_data(out, shown, text, starts, encoding)

@@ -188,7 +188,10 @@ class FuzzyOutcome:
     (when none reaches it), and what the search looked at. `refused` says why the best is
     not an answer: `tie` (the runner-up scores the same), `close` (the runner-up, at another
     place, scores within `margin` of it; `rivals` are the two), or `moved` (the marker's
-    argument moved in a way the search cannot follow; `moved_item` is that argument)."""
+    argument moved in a way the search cannot follow; `moved_item` is that argument), or
+    `lost` (the best lost an identifier of the find, named in `moved_item`, that still
+    occurs in the scope in a near match elsewhere scoring at least the threshold less
+    `REPORT_BELOW`: `rivals` are the two)."""
 
     threshold: float
     accepted: tuple[Candidate, ...]
@@ -197,7 +200,7 @@ class FuzzyOutcome:
     hits: int
     too_many: bool = False
     margin: float = 0.0
-    refused: Literal["tie", "close", "moved"] | None = None
+    refused: Literal["tie", "close", "moved", "lost"] | None = None
     rivals: tuple[Candidate, ...] = ()
     moved_item: str = ""
     reported: Candidate | None = None  # the answer: set when the best place is not refused
@@ -280,6 +283,7 @@ class _Search:
         self.total = sum(weights)
         self.keep = (sum(ft.words) + 1) // 2
         self.same = tuple(same_quote(t) for t in ft.texts)
+        self.scope = scope
         self.costs = Costs(ft.texts, ft.words, weights, scope.present, added)
         self.check = CountFilter.of(self.same, ft.words, self.keep)
         self.brackets = brackets(self.same)
@@ -387,15 +391,34 @@ class _Search:
             _land(ft, toks, al, start, end),
         )
 
+    def lost(self, run: _Run) -> set[str]:
+        """The identifiers of the find that `run` changed or left out although they still
+        occur in the scope."""
+        ft = self.ft
+        return {
+            ft.texts[i]
+            for kind, i, _ in run.al.ops
+            if kind in (CHANGE, TYPO, MISSING)
+            and ft.words[i]
+            and counted(ft.texts[i])
+            and self.scope.present(ft.texts[i])
+        }
+
     def neighbour(self, run: _Run) -> str | None:
         """The find's item holding a marker when that marker landed in another item of the
         find in the same bracket (a move the search could not follow), else None."""
         ft, toks, al = self.ft, run.toks, run.al
         texts = [same_quote(t) for _, _, t in toks]
-        where = {i: j for _, i, j in al.ops if i >= 0}
+        where = {i: k for k, (_, i, _) in enumerate(al.ops) if i >= 0}
         matched = {i: j for kind, i, j in al.ops if kind == MATCH}
-        for index, _, _ in ft.marks:
-            j = where.get(index, -1)
+        for index, at_start, _ in ft.marks:
+            if index < 0:
+                continue
+            k = where[index]
+            j = al.ops[k][2]
+            if j < 0:  # missing: the text token that took its place
+                rest = al.ops[k + 1 :] if at_start else reversed(al.ops[:k])
+                j = next((jj for _, _, jj in rest if jj >= 0), -1)
             if j < 0:
                 continue
             for fb in self.brackets:
@@ -404,9 +427,9 @@ class _Search:
                 tj = matched.get(fb.open)
                 tb = bracket_at(texts, tj) if tj is not None else None
                 if tb is not None and lands_on_neighbour(self.same, fb, index, texts, tb, j):
-                    k = item_of(fb, index)
-                    assert k is not None
-                    a, b = fb.items[k]
+                    item = item_of(fb, index)
+                    assert item is not None
+                    a, b = fb.items[item]
                     return " ".join(ft.texts[a:b])
                 break  # the innermost bracket holding the marker decides
         return None
@@ -521,12 +544,30 @@ def fuzzy_search(
     others = tuple(search.candidate(p) for p in found[1:])
     accepted = (best, *(c for c in others if c.score >= threshold - _EPS))
     close = tuple(c for c in others if best.score - c.score < margin - _EPS)
+    reported = search.report(passing[0], accept)
+    lost, keeper = search.lost(reported), None
+    if lost:  # an identifier the answer lost still occurs: is the find's place there?
+        floor = max(0.0, threshold - REPORT_BELOW)
+        a, b = reported.bounds
+        for p in places((1.0 - floor) * total + _EPS)[1] or []:
+            c, d = p.bounds
+            keeps = {ft.texts[i] for kind, i, _ in p.al.ops if kind == MATCH} & lost
+            if keeps and (d <= a or c >= b) and search.score(p) >= floor - _EPS:
+                keeper = (search.candidate(p), ", ".join(sorted(keeps)))
+                break
     if close:
         tie = abs(close[0].score - best.score) < _EPS
+        extra = (keeper[0],) if keeper and keeper[0] not in close else ()
         return replace(
-            base, accepted=accepted, refused="tie" if tie else "close", rivals=(best, *close)
+            base,
+            accepted=accepted,
+            refused="tie" if tie else "close",
+            rivals=(best, *close, *extra),
         )
-    reported = search.report(passing[0], accept)
+    if keeper is not None:
+        return replace(
+            base, accepted=accepted, refused="lost", rivals=(best, keeper[0]), moved_item=keeper[1]
+        )
     item = search.neighbour(reported)
     if item is not None:
         return replace(base, accepted=accepted, refused="moved", rivals=(best,), moved_item=item)

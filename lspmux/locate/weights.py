@@ -3,7 +3,8 @@
 A token weighs as much as it tells where the find is. Punctuation weighs `PUNCT`; a keyword
 of Python or C (`return`, `int`, `self`, …) or a number weighs 1; any other word — an
 identifier — weighs `1 + 1/count` rounded to eighths, where `count` is how often it occurs
-as a whole word in the scope (counted up to `COUNT_CAP`): an identifier found once weighs 2, one found twice 1.5, a common one about 1. An
+as a whole word in the scope (counted up to `COUNT_CAP`): an identifier found once weighs 2, one found twice 1.5, a common one about 1; a long identifier
+(8 characters or more) weighs 0.5 more. An
 identifier that no longer occurs in the scope tells nothing about where the find is and
 weighs 1. Weights are multiples of 1/8, so sums of them are exact.
 """
@@ -17,7 +18,11 @@ from itertools import islice
 
 PUNCT = 0.5
 ADDED_WORD, ADDED_PUNCT = 1.0, 0.5  # what a text token the find does not have costs
-COUNT_CAP = 17  # occurrences beyond which an identifier weighs 1
+COUNT_CAP = 17
+LONG, LONG_BONUS = (
+    8,
+    0.5,
+)  # an identifier this long or longer says more: it weighs this more  # occurrences beyond which an identifier weighs 1
 
 _C = (
     "auto break case char const continue default do double else enum extern float for goto if "
@@ -55,7 +60,7 @@ def weight(token: str, word: bool, count: int) -> float:
         return PUNCT
     if not counted(token) or count <= 0:
         return 1.0
-    return 1.0 + round(8 / count) / 8
+    return 1.0 + round(8 / count) / 8 + (LONG_BONUS if len(token) >= LONG else 0.0)
 
 
 def added(token: str) -> float:

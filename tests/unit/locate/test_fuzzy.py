@@ -93,9 +93,9 @@ def test_inserted_argument() -> None:
     assert m["text"] == "receipt = render_receipt(cart, user, currency)"
     assert [(e["op"], e.get("text")) for e in m["edits"]] == [("added", "user"), ("added", ",")]
     assert m["markers"][0]["status"] == "matched"
-    # receipt 1.5 (twice in the file), = 0.5, render_receipt 2 (once), ( 0.5, cart 1.5,
-    # , 0.5, currency 2, ) 0.5: 9; `user` added costs 1 and `,` 0.5
-    assert m["score"] == pytest.approx(1 - 1.5 / 9, abs=1e-3)
+    # receipt 1.5 (twice in the file), = 0.5, render_receipt 2.5 (once, and long), ( 0.5,
+    # cart 1.5, , 0.5, currency 2.5, ) 0.5: 10; `user` added costs 1 and `,` 0.5
+    assert m["score"] == pytest.approx(1 - 1.5 / 10, abs=1e-3)
 
 
 def test_argument_added_before_the_closing_parenthesis_is_reported_as_added() -> None:
