@@ -189,7 +189,8 @@ def most_kept(costs: Costs, text: Sequence[str], budget: float) -> list[Alignmen
     of them. Sorted best first: the most kept weight less half the cost (a token kept is
     worth what it weighs; each unit of cost spent to keep it counts against it by half),
     then the fewest find tokens lost (changed or missing: an argument added before a `)`
-    shows as added rather than the `)` as missing), then the cheapest, then the earliest. A cell keeps at most `FRONTIER` such pairs (the
+    shows as added rather than the `)` as missing), then the cheapest, then the earliest
+    start and the latest end (a last token changed rather than left out). A cell keeps at most `FRONTIER` such pairs (the
     ones keeping the most)."""
     n = len(costs.find)
     weights = costs.weights
@@ -237,7 +238,7 @@ def most_kept(costs: Costs, text: Sequence[str], budget: float) -> list[Alignmen
             if op:
                 found.append(_walk(cols, n, j, k, cost))
     gain = {id(a): sum(weights[i] for kind, i, _ in a.ops if kind == MATCH) for a in found}
-    found.sort(key=lambda a: (a.cost / 2 - gain[id(a)], _losses(a), a.cost, a.start, a.end))
+    found.sort(key=lambda a: (a.cost / 2 - gain[id(a)], _losses(a), a.cost, a.start, -a.end))
     return found
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from lspmux.errors import RequestFailed
 from lspmux.locate.fuzzy import (
+    SCATTERED,
     SHOWN,
     Candidate,
     FuzzyOutcome,
@@ -266,9 +267,10 @@ def _resolve_fuzzy(
             "scope or add a distinctive word to the find",
             data={**where, "fuzzy": {"threshold": out.threshold, "anchors": list(out.anchors)}},
         )
+    if scope.kind == "lines" and out.reported is None:  # nothing here: is it elsewhere?
+        _exact_elsewhere(cf, spec, text, starts, scope, encoding, out.accepted[:1])
     if not out.accepted:
         raise _not_found(cf, text, starts, scope, encoding, out)
-    best = out.accepted[0]
     if out.refused is not None or spec.find_index:
         raise _refusal(out, spec, text, starts, scope, encoding, where)
     assert out.reported is not None
@@ -322,6 +324,13 @@ def _refusal(
             f"{best.score:.2f}) lacks {out.moved_item}, which still occurs in the near match on "
             f"line {_line_of(starts, runner.start)} (score {runner.score:.2f})"
         )
+    elif out.refused == "scattered":
+        problem = (
+            f"its only near match (line {_line_of(starts, best.start)}, score "
+            f"{best.score:.2f}) differs from it in separate places (or stops short of an "
+            "end while the line goes on), which looks more like a neighbouring statement "
+            f"than this one edited (such a match needs a score of {SCATTERED:g})"
+        )
     else:
         problem = "find_index applies to exact matches only"
     data = _fuzzy_data(out, shown, text, starts, encoding)
@@ -332,6 +341,40 @@ def _refusal(
         f"fuzzy find {spec.find!r} is ambiguous in {scope.describe()}: {problem}; narrow "
         "the scope (a line scope such as :LINE) or make the find more specific",
         data={**where, "fuzzy": data},
+    )
+
+
+def _exact_elsewhere(
+    cf: CompiledFind,
+    spec: Spec,
+    text: str,
+    starts: list[int],
+    scope: ScopeSpan,
+    encoding: Encoding,
+    near: tuple[Candidate, ...],
+) -> None:
+    """Raises when a line scope that holds no exact match of the find (at best the near
+    match `near`) is stale: the find matches exactly elsewhere in the file."""
+    found = search(cf, text, 0, len(text))
+    if not found.count or found.match is None:
+        return
+    m = found.match
+    rng = to_range(text, starts, m.start(), m.end(), encoding)
+    there = {"line": rng["start"]["line"] + 1, "range": rng, "text": m.group(), "score": 1.0}
+    here = [c.summary(text, starts, encoding) for c in near]
+    what = (
+        f"only nearly matches {scope.describe()} (score {near[0].score:.2f})"
+        if near
+        else f"does not match {scope.describe()}"
+    )
+    raise RequestFailed(
+        f"fuzzy find {spec.find!r} {what} but matches exactly on line {there['line']}: the "
+        "line scope looks stale; use that line, or a symbol scope",
+        data={
+            "find": spec.find,
+            "scope_range": to_range(text, starts, scope.start, scope.end, encoding),
+            "fuzzy": {"threshold": spec.fuzzy, "stale_scope": True, "candidates": [*here, there]},
+        },
     )
 
 
@@ -351,26 +394,8 @@ def _check_lines(
     near match elsewhere scoring within the margin of it; otherwise this raises, with the
     match elsewhere as a candidate."""
     assert spec.find is not None and spec.fuzzy is not None
+    _exact_elsewhere(cf, spec, text, starts, scope, encoding, (best,))
     here = best.summary(text, starts, encoding)
-    found = search(cf, text, 0, len(text))
-    if found.count and found.match is not None:
-        m = found.match
-        rng = to_range(text, starts, m.start(), m.end(), encoding)
-        there = {"line": rng["start"]["line"] + 1, "range": rng, "text": m.group(), "score": 1.0}
-        raise RequestFailed(
-            f"fuzzy find {spec.find!r} only nearly matches {scope.describe()} (score "
-            f"{best.score:.2f}) but matches exactly on line {there['line']}: the line scope "
-            "looks stale; use that line, or a symbol scope",
-            data={
-                "find": spec.find,
-                "scope_range": to_range(text, starts, scope.start, scope.end, encoding),
-                "fuzzy": {
-                    "threshold": spec.fuzzy,
-                    "stale_scope": True,
-                    "candidates": [here, there],
-                },
-            },
-        )
     whole = fuzzy_search(find_tokens(spec.find, spec.marker, want), text, 0, len(text), spec.fuzzy)
     rivals = [
         c

@@ -51,6 +51,7 @@ NEAR_HITS = 100  # anchor hits up to which near matches below the threshold are 
 SHOWN = 5
 MARGIN = 0.1  # a best near match needs a lead of more than this over the runner-up elsewhere
 MOVE_COST = 1.0  # what an argument moved inside its bracket costs
+SCATTERED = 0.85  # the least score of a near match whose edits are scattered (`_Search.scattered`)
 _EPS = 1e-9
 
 Status = Literal["matched", "changed", "missing"]
@@ -191,7 +192,9 @@ class FuzzyOutcome:
     argument moved in a way the search cannot follow; `moved_item` is that argument), or
     `lost` (the best lost an identifier of the find, named in `moved_item`, that still
     occurs in the scope in a near match elsewhere scoring at least the threshold less
-    `REPORT_BELOW`: `rivals` are the two)."""
+    `REPORT_BELOW`: `rivals` are the two), or `scattered` (the answer's edits lie in
+    separate places and it scores under `SCATTERED`: more likely a neighbour of a statement
+    that is gone than that statement edited)."""
 
     threshold: float
     accepted: tuple[Candidate, ...]
@@ -200,7 +203,7 @@ class FuzzyOutcome:
     hits: int
     too_many: bool = False
     margin: float = 0.0
-    refused: Literal["tie", "close", "moved", "lost"] | None = None
+    refused: Literal["tie", "close", "moved", "lost", "scattered"] | None = None
     rivals: tuple[Candidate, ...] = ()
     moved_item: str = ""
     reported: Candidate | None = None  # the answer: set when the best place is not refused
@@ -305,6 +308,7 @@ class _Search:
             texts = [t for _, _, t in span]
             same = [same_quote(t) for t in texts]
             found: list[_Run] = []
+            short: list[_Run] = []  # runs keeping too few words: unless their items moved
             windows = self.check.ranges(same, width, budget) if filtered else [(0, len(same))]
             for a, b in windows:
                 lo = max(0, a - 1)  # a neighbour each side, for `fused`
@@ -312,9 +316,17 @@ class _Search:
                     al = _shift(al, lo)
                     if self.ok(texts, al):
                         found.append(_Run(span, al))
-            for seed in _seeds(found):
+                    elif self.brackets:
+                        short.append(_Run(span, al))
+            seeds = _seeds(found)
+            for seed in seeds:
                 moved = self._moved(seed, width, budget) if self.brackets else None
                 out.append(moved if moved is not None and moved.cost < seed.cost else seed)
+            for seed in _seeds(short):
+                if not any(_overlap(seed, s) for s in seeds):
+                    moved = self._moved(seed, width, budget)
+                    if moved is not None:
+                        out.append(moved)
         return sorted(out, key=lambda r: (r.cost, r.bounds[0]))
 
     def _moved(self, seed: _Run, width: int, budget: float) -> _Run | None:
@@ -393,16 +405,60 @@ class _Search:
 
     def lost(self, run: _Run) -> set[str]:
         """The identifiers of the find that `run` changed or left out although they still
-        occur in the scope."""
-        ft = self.ft
+        occur in the scope, and that weigh more than any word the run kept (the run lost
+        what identified the find best)."""
+        ft, weights = self.ft, self.costs.weights
+        kept = max(
+            (weights[i] for kind, i, _ in run.al.ops if kind == MATCH and ft.words[i]),
+            default=0.0,
+        )
         return {
             ft.texts[i]
             for kind, i, _ in run.al.ops
             if kind in (CHANGE, TYPO, MISSING)
             and ft.words[i]
             and counted(ft.texts[i])
+            and weights[i] > kept
             and self.scope.present(ft.texts[i])
         }
+
+    def scattered(self, run: _Run, text: str) -> bool:
+        """Whether the run differs from the find in separate places (two groups of edits
+        with kept tokens between them; one substitution repeated counts once; an edge cut
+        short while the line goes on (`truncated`) counts as one more), or changed a find
+        token into another token of the find (a slot shifted): the signs of a neighbouring
+        statement rather than an edited one."""
+        ft, toks = self.ft, run.toks
+        groups: set[tuple[tuple[str, str], ...]] = set()
+        current: list[tuple[str, str]] = []
+        words = set(self.same)
+        shifted = False
+        for kind, i, j in (*run.al.ops, (MATCH, -1, -1)):
+            if kind == MATCH:
+                if current:
+                    groups.add(tuple(current))
+                current = []
+                continue
+            find = ft.texts[i] if i >= 0 else ""
+            text = toks[j][2] if j >= 0 else ""
+            current.append((find, text))
+            if kind == CHANGE and same_quote(text) in words:
+                shifted = True
+        cut = self.truncated(run, text)  # a cut edge is a sign of its own
+        return shifted or len(groups) + len(run.moved) + cut > 1
+
+    def truncated(self, run: _Run, text: str) -> bool:
+        """Whether the run leaves out find tokens at an edge while its line goes on with
+        other tokens right there (the find stops being this statement rather than this
+        statement losing its end)."""
+        if run.moved or not run.al.ops:
+            return False
+        toks, al = run.toks, run.al
+        end = al.ops[-1][0] == MISSING and al.end < len(toks)
+        if end and "\n" not in text[toks[al.end - 1][1] : toks[al.end][0]]:
+            return True
+        start = al.ops[0][0] == MISSING and al.start > 0
+        return start and "\n" not in text[toks[al.start - 1][1] : toks[al.start][0]]
 
     def neighbour(self, run: _Run) -> str | None:
         """The find's item holding a marker when that marker landed in another item of the
@@ -433,6 +489,17 @@ class _Search:
                     return " ".join(ft.texts[a:b])
                 break  # the innermost bracket holding the marker decides
         return None
+
+
+def _overlap(x: _Run, y: _Run) -> bool:
+    a, b = x.bounds
+    c, d = y.bounds
+    return a < d and c < b
+
+
+def _inside(run: _Run, a: int, b: int) -> bool:
+    c, d = run.bounds
+    return a <= c and d <= b
 
 
 def _extent(span: list[Token], indices: list[int]) -> tuple[int, int]:
@@ -525,13 +592,17 @@ def fuzzy_search(
     if found is None:
         return replace(base, too_many=True)
     passing = [p for p in found if search.score(p) >= threshold - _EPS]
+    if not passing and (len(anchors.hits) <= NEAR_HITS or search.brackets):
+        # a run whose items moved costs too much to be seen within the threshold's budget
+        # until its items are put back in order: look further, and keep what then passes
+        report = (1.0 - max(0.0, threshold - REPORT_BELOW)) * total + _EPS
+        found = places(report)[1] or []
+        passing = [p for p in found if search.score(p) >= threshold - _EPS]
+        if not passing:
+            near = [search.candidate(p) for p in found[:SHOWN]]
+            return replace(base, near=tuple(near) if len(anchors.hits) <= NEAR_HITS else ())
     if not passing:
-        near: list[Candidate] = []
-        if len(anchors.hits) <= NEAR_HITS:
-            report = (1.0 - max(0.0, threshold - REPORT_BELOW)) * total + _EPS
-            below = places(report)[1] or []
-            near = [search.candidate(p) for p in below[:SHOWN]]
-        return replace(base, near=tuple(near))
+        return base
     # a runner-up within the margin may score below the threshold: look that far too
     rivals = (1.0 - max(0.0, search.score(passing[0]) - margin)) * total + _EPS
     if rivals > accept:
@@ -541,14 +612,15 @@ def fuzzy_search(
         found = more
         passing = [p for p in found if search.score(p) >= threshold - _EPS]
     best = search.candidate(passing[0])
-    others = tuple(search.candidate(p) for p in found[1:])
+    reported = search.report(passing[0], accept)
+    a, b = reported.bounds
+    # runs inside the reported one are the same place (two halves of an edited statement)
+    others = tuple(search.candidate(p) for p in found[1:] if not _inside(p, a, b))
     accepted = (best, *(c for c in others if c.score >= threshold - _EPS))
     close = tuple(c for c in others if best.score - c.score < margin - _EPS)
-    reported = search.report(passing[0], accept)
     lost, keeper = search.lost(reported), None
     if lost:  # an identifier the answer lost still occurs: is the find's place there?
         floor = max(0.0, threshold - REPORT_BELOW)
-        a, b = reported.bounds
         for p in places((1.0 - floor) * total + _EPS)[1] or []:
             c, d = p.bounds
             keeps = {ft.texts[i] for kind, i, _ in p.al.ops if kind == MATCH} & lost
@@ -571,4 +643,7 @@ def fuzzy_search(
     item = search.neighbour(reported)
     if item is not None:
         return replace(base, accepted=accepted, refused="moved", rivals=(best,), moved_item=item)
-    return replace(base, accepted=accepted, reported=search.candidate(reported))
+    answer = search.candidate(reported)
+    if search.scattered(reported, text) and answer.score < SCATTERED - _EPS:
+        return replace(base, accepted=accepted, refused="scattered", rivals=(answer,))
+    return replace(base, accepted=accepted, reported=answer)

@@ -116,19 +116,18 @@ def test_the_margin_is_a_parameter() -> None:
 
 
 def test_quotes_are_one_quote_for_scoring() -> None:
-    text = (
-        "timeout = cfg.get('net', 'timeout')\n"
-        "retries = cfg.get(section, option)\n"
-        "name = cfg.get('app', 'name')\n"
-    )
-    out = resolve(text, 'retries = cfg.get("net", <|>"retries")')
-    # the quotes changed style and the key changed: the first line keeps every quote
-    assert out["match"]["score"] >= 0.6
-    assert at(text, out)[0] in (1, 2)
+    # four quotes changed style: the line keeps them all, and beats the unquoted line
+    text = "name = cfg.get(app, name)\nname = cfg.get('app', 'name')\n"
     out = resolve(text, 'name = cfg.get("app", <|>"name")')
-    assert at(text, out) == (3, "'name')")
-    assert out["match"]["edits"] == []  # nothing but quotes differ
+    assert at(text, out) == (2, "'name')")
+    assert out["match"]["edits"] == []  # nothing but the quotes differ
     assert out["match"]["score"] == 1.0
+
+
+def test_c_quotes_in_a_string_and_a_char_are_one_quote() -> None:
+    text = "puts(\"x\");\nputc('y', out);\nputc(y, out);\n"
+    out = resolve(text, 'putc(<|>"y", out);')
+    assert at(text, out) == (2, "'y', out);")
 
 
 def test_c_a_function_name_weighs_more_than_a_comma() -> None:
