@@ -372,8 +372,9 @@ class _Search:
         """The run reported for a place: of every run there that passes (not only the
         cheapest per end token), the one keeping the most of the find (by weight), then the
         cheapest, then the earliest."""
-        if place.moved or place.al.exact() == len(self.ft.texts):
-            return place
+        ops = place.al.ops
+        if place.moved or (ops[0][0] == MATCH and ops[-1][0] == MATCH):
+            return place  # only a run that lost an end can be outdone by one keeping it
         span, al = place.toks, place.al
         reach = len(self.ft.texts) // 2 + 3  # how far a run keeping more may reach out
         lo, hi = max(0, al.start - reach), min(len(span), al.end + reach)
