@@ -44,15 +44,17 @@ def word_rx(word: str) -> re.Pattern[str]:
 
 def hits(word: str, text: str, lo: int, hi: int, cap: int = COUNT_CAP) -> list[int]:
     """The starts of `word` as a whole word in text[lo:hi]: all of them when fewer than
-    `cap`, else the first `cap`. A word that is rarely even a substring is found with
-    `str.find` (most words of a find are rare), a common one with the regex."""
-    found = text.count(word, lo, hi)
-    if found > 4 * cap:
-        return [m.start() for m in islice(word_rx(word).finditer(text, lo, hi), cap)]
+    `cap`, else the first `cap`. Found with `str.find` (one fast scan for the rare words
+    most of a find is made of); a word that is often part of longer words is left to the
+    regex."""
     out: list[int] = []
     size = len(word)
-    at = text.find(word, lo, hi) if found else -1
+    seen = 0
+    at = text.find(word, lo, hi)
     while at >= 0 and len(out) < cap:
+        seen += 1
+        if seen > 4 * cap:
+            return [m.start() for m in islice(word_rx(word).finditer(text, lo, hi), cap)]
         end = at + size
         if (at == 0 or not _is_word_char(text[at - 1])) and (
             end >= hi or not _is_word_char(text[end])
