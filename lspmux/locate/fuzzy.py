@@ -425,7 +425,8 @@ class _Search:
 
     def scattered(self, run: _Run, text: str) -> bool:
         """Whether the run differs from the find in separate places (two groups of edits
-        with kept tokens between them; one substitution repeated counts once; an edge cut
+        with kept tokens between them; one substitution repeated counts once, items moved
+        inside brackets count once; an edge cut
         short while the line goes on (`truncated`) counts as one more), or changed a find
         token into another token of the find (a slot shifted): the signs of a neighbouring
         statement rather than an edited one."""
@@ -446,7 +447,7 @@ class _Search:
             if kind == CHANGE and same_quote(text) in words:
                 shifted = True
         cut = self.truncated(run, text)  # a cut edge is a sign of its own
-        return shifted or len(groups) + len(run.moved) + cut > 1
+        return shifted or len(groups) + bool(run.moved) + cut > 1  # a reordering: one edit
 
     def truncated(self, run: _Run, text: str) -> bool:
         """Whether the run leaves out find tokens at an edge while its line goes on with

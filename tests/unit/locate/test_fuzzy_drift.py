@@ -12,6 +12,8 @@ from lspmux.errors import RequestFailed
 from lspmux.locate.engine import resolve_spec
 from lspmux.text import line_starts, position_to_offset
 
+from .helpers import python_symbols
+
 
 def resolve(text: str, find: str, **spec: Any) -> dict[str, Any]:
     res = resolve_spec(text, None, None, {"find": find, "fuzzy": True, **spec})
@@ -218,3 +220,31 @@ def test_a_line_scope_edited_in_place_still_resolves() -> None:
     text = BEFORE.replace("2 * (w + h)", "2 * (w + h + margin)")
     out = resolve(text, "total = 2 * (<|>w + h)", scope={"line": 7})
     assert at(text, out) == (7, "w + h + margin)")
+
+
+def test_reordered_arguments_in_a_symbol_scope() -> None:
+    # the half-the-words rule alone refused this: the slot-by-slot alignment kept too few
+    text = (
+        "class Mixer:\n"
+        "    def mix(self, pair, weight):\n"
+        "        left, right = pair\n"
+        "        out = blend(weight, right, left)\n"
+        "        return out\n"
+    )
+    res = resolve_spec(
+        text,
+        None,
+        python_symbols(text),
+        {
+            "scope": {"symbol_path": ["Mixer", "mix"]},
+            "find": "blend(<|>left, right, weight)",
+            "fuzzy": True,
+        },
+    )
+    assert res.start == text.index("left)")
+
+
+def test_c_reordered_arguments_in_a_function() -> None:
+    text = "int area(int w, int h)\n{\n    return scale(h, w, UNIT);\n}\n"
+    out = resolve(text, "return scale(w, <|>h, UNIT);")
+    assert at(text, out) == (3, "h, w, UNIT);")
