@@ -5,18 +5,22 @@ Tokens are the exact matcher's: word tokens (`\\w+`) and single punctuation char
 whitespace is not a token, so it never costs anything. Each find token is
 
 - *matched* by the same text token (cost 0),
-- *changed* into another token of the same kind (cost 1; two words within a small edit
-  distance of each other are a *typo*, cost 0.5),
-- *missing* from the text (cost 1),
+- *changed* into another token of the same kind (its weight; two words within a small edit
+  distance of each other are a *typo*, half of it — unless the find's word still occurs in
+  the scope),
+- *missing* from the text (its weight),
 
-and each text token the find does not have is *added* (cost 1). A word never turns into
-punctuation or back (that is a missing plus an added token).
+and each text token the find does not have is *added* (`Costs.add`). Without weights every
+token weighs 1 and an added token costs 1. `'` and `"` compare equal. A word never turns
+into punctuation or back (that is a missing plus an added token).
 
 `align` is Sellers' semi-global edit distance — the run may start and end anywhere among
 the text tokens — with Ukkonen's cut-off: rows whose cost already exceeds the budget are not
 computed, so a column costs about as many cells as the budget allows, not as the find has
-tokens. `fused` tells when an alignment glues two words of one side into one word of the
-other (`int a` against `inta`), which fuzzy matching never accepts. Pure functions only.
+tokens. `most_kept` keeps, per cell, every (kept weight, cost) pair that no other beats, so
+that of all the runs within the budget the one keeping the most of the find can be picked.
+`fused` tells when an alignment glues two words of one side into one word of the other
+(`int a` against `inta`), which fuzzy matching never accepts. Pure functions only.
 """
 
 from __future__ import annotations

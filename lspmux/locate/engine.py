@@ -310,7 +310,7 @@ def _refusal(
         problem = (
             f"the best near match (line {_line_of(starts, best.start)}, score {best.score:.2f}) "
             f"is not clearly better than the one on line {_line_of(starts, runner.start)} "
-            f"(score {runner.score:.2f}; a lead of more than {out.margin:g} is needed)"
+            f"(score {runner.score:.2f}; a lead of at least {out.margin:g} is needed)"
         )
     elif out.refused == "moved":
         problem = (

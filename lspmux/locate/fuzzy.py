@@ -5,10 +5,18 @@ an exact match always wins. The find and the text are cut into the exact matcher
 (words and single punctuation characters; whitespace is free) and aligned with
 `align.align`: a few find tokens missing, added or changed, a word changed by a typo.
 
-A candidate must keep at least half of the find's words (rounded up) unchanged, must not
-glue two words into one (`int a` never matches `inta`), and scores
-`1 - cost / tokens of the find` (0..1). Only candidates scoring at least the threshold
-(`DEFAULT_THRESHOLD` unless the spec names one) are accepted.
+Each find token weighs what it tells (`weights.py`: identifiers by rarity in the scope,
+punctuation half a keyword); a word still present in the scope is never a typo; quotes
+compare equal. A candidate must keep at least half of the find's words (rounded up)
+unchanged, must not glue two words into one (`int a` never matches `inta`), and scores
+`1 - cost / total weight` (0..1). Items moved inside a bracket are put back in the find's
+order (`moves.py`) before the place is scored. Only candidates scoring at least the threshold
+(`DEFAULT_THRESHOLD` unless the spec names one) are accepted, and the best is an answer only
+when nothing else could be the place: no runner-up elsewhere within `MARGIN`, no identifier
+it lost that still stands elsewhere in a near match, no marker displaced onto another
+argument, no scattered edits under `SCATTERED` (`FuzzyOutcome.refused` says which). Of the
+best place's passing runs, the one keeping the most of the find is reported
+(`align.most_kept`).
 
 Work stays proportional to where the find's words are, not to the scope: the words needed
 to anchor every acceptable candidate (`anchors.find_anchors`) are found with literal scans,
@@ -49,7 +57,7 @@ REPORT_BELOW = 0.2  # when nothing is accepted, candidates down to threshold - 0
 MAX_HITS = 500  # anchor hits beyond which a fuzzy find is refused as too unspecific
 NEAR_HITS = 100  # anchor hits up to which near matches below the threshold are listed
 SHOWN = 5
-MARGIN = 0.1  # a best near match needs a lead of more than this over the runner-up elsewhere
+MARGIN = 0.1  # a best near match needs a lead of at least this over the runner-up elsewhere
 MOVE_COST = 1.0  # what an argument moved inside its bracket costs
 SCATTERED = 0.85  # the least score of a near match whose edits are scattered (`_Search.scattered`)
 _EPS = 1e-9
