@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lspmux.locate import anchors, fuzzy
+from lspmux.locate import anchors, places
 from lspmux.locate.align import is_typo
 from lspmux.locate.anchors import CountFilter, find_anchors, pieces, spans
 from lspmux.locate.fuzzy import find_tokens, fuzzy_search
@@ -125,8 +125,8 @@ def test_anchored_search_finds_what_a_full_alignment_accepts(
         anchors.CHEAP = old
     # the baseline: every token of the text aligned, no anchors, no counting filter
     toks = [(m.start(), m.end(), m.group()) for m in SOURCE_TOKEN.finditer(text)]
-    weights, scope = fuzzy._weights(ft, text, 0, len(text))
-    search = fuzzy._Search(ft, weights, scope)
+    weights, scope = places.weigh(ft, text, 0, len(text))
+    search = places.Search(ft, weights, scope)
     budget = 0.5 * search.total + 1e-9  # the threshold less the margin
     full = [search.candidate(r) for r in search.places([toks], budget, filtered=False)]
     full = [c for c in full if c.score >= 0.6 - 1e-9]

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lspmux.errors import RequestFailed
-from lspmux.locate import fuzzy
+from lspmux.locate import fuzzy, places
 from lspmux.locate.engine import Resolution, resolve_spec
 from lspmux.locate.markers import Want
 from lspmux.locate.spec import Scope, Spec
@@ -336,7 +336,7 @@ def _check_near_match(text: str, find: str, res: Resolution) -> None:
     c = res.match.fuzzy
     assert c.score >= 0.6
     ft = fuzzy.find_tokens(find)
-    weights, _ = fuzzy._weights(ft, text, 0, len(text))
+    weights, _ = places.weigh(ft, text, 0, len(text))
     weight = dict(zip(ft.texts, weights, strict=True))
 
     def cost_of(e: fuzzy.Edit) -> float:
