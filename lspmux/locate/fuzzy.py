@@ -146,7 +146,7 @@ def fuzzy_search(
         found = more
         passing = [p for p in found if search.score(p) >= threshold - _EPS]
     best = search.candidate(passing[0])
-    reported = search.report(passing[0], accept)
+    reported = search.report(passing[0], accept, text)
     a, b = reported.bounds
     # runs inside the reported one are the same place (two halves of an edited statement)
     others = tuple(search.candidate(p) for p in found[1:] if not inside(p, a, b))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lspmux.locate.align import (
+    ADDED,
     CHANGE,
     MATCH,
     MISSING,
@@ -85,7 +86,9 @@ class Search:
             for a, b in windows:
                 lo = max(0, a - 1)  # a neighbour each side, for `fused`
                 for al in align(self.costs, texts[lo : b + 1], budget):
-                    al = _shift(al, lo)
+                    al = self.trim(span, _shift(al, lo))
+                    if al.cost > budget:
+                        continue
                     if self.ok(texts, al):
                         found.append(Run(span, al))
                     elif self.brackets:
@@ -140,10 +143,43 @@ class Search:
         best = min(runs, key=lambda al: (al.cost, -al.exact(), al.start))
         return Run(toks, best, tuple(moved))
 
-    def report(self, place: Run, budget: float) -> Run:
+    def trim(self, toks: list[Token], al: Alignment) -> Alignment:
+        """`al` without an edge token taken from another line: one changed, or one kept
+        across added tokens (a word of the neighbouring statement, with the line break and
+        whatever stands between): that find token is missing instead. A run must not start
+        or end in another statement for the price of a few added tokens."""
+        ops = list(al.ops)
+        text = self.scope.text
+        weights = self.costs.weights
+        cost = al.cost
+        for edge in (0, 1):
+            seq = ops if edge == 0 else ops[::-1]
+            kind, i, j = seq[0]
+            if kind not in (MATCH, CHANGE, TYPO) or len(seq) < 2:
+                continue
+            k = 1
+            while k < len(seq) and seq[k][0] == ADDED:
+                k += 1
+            if k == len(seq) or (k == 1 and kind == MATCH):
+                continue  # a kept token next to the rest is a statement over lines
+            inner = seq[k][2]
+            a, b = sorted((j, inner))
+            if "\n" not in text[toks[a][1] : toks[b][0]]:
+                continue
+            change = self.costs.row(toks[j][2])[i]
+            cost += weights[i] - change - sum(self.costs.add(toks[jj][2]) for _, _, jj in seq[1:k])
+            seq = [(MISSING, i, -1), *seq[k:]]
+            ops = seq if edge == 0 else seq[::-1]
+        if ops == list(al.ops):
+            return al
+        used = [j for _, _, j in ops if j >= 0]
+        return Alignment(cost, min(used), max(used) + 1, tuple(ops))
+
+    def report(self, place: Run, budget: float, text: str) -> Run:
         """The run reported for a place: of every run there that passes (not only the
-        cheapest per end token), the one keeping the most of the find (by weight), then the
-        cheapest, then the earliest."""
+        cheapest per end token), the one keeping the most of the find (`align.most_kept`).
+        It stays on the lines of the place's cheapest run: a token kept from another
+        statement would take the position there."""
         ops = place.al.ops
         if place.moved or (ops[0][0] == MATCH and ops[-1][0] == MATCH):
             return place  # only a run that lost an end can be outdone by one keeping it
@@ -153,10 +189,13 @@ class Search:
         texts = [t for _, _, t in span]
         a, b = place.bounds
         for found in most_kept(self.costs, texts[lo:hi], budget):
-            found = _shift(found, lo)
+            found = self.trim(span, _shift(found, lo))
+            if found.cost > budget:
+                continue
             run = Run(span, found)
             c, d = run.bounds
-            if c < b and a < d and self.ok(texts, found):
+            same_lines = "\n" not in text[c:a] and "\n" not in text[b:d]
+            if c < b and a < d and same_lines and self.ok(texts, found):
                 return run
         return place
 
