@@ -185,6 +185,14 @@ def fuzzy_in_process(text: str, runs: int) -> dict[str, tuple[list[float], list[
     rows["fuzzy find, symbol-scoped (engine)"] = both(
         lambda: resolve_spec(text, starts, symbols, scoped)
     )
+    # a line scope holding only a near match is checked against the whole file (issue 23)
+    line = text[: text.index("        return unique_marker_value")].count("\n") + 1
+    lined = {"scope": {"line": line}, "find": "return <|>unique_markr_value", "fuzzy": True}
+    res = resolve_spec(text, starts, symbols, lined)
+    assert res.match is not None and res.match.fuzzy is not None
+    rows["fuzzy find, line-scoped, checked against the whole file (engine)"] = both(
+        lambda: resolve_spec(text, starts, symbols, lined)
+    )
     common = {"find": "result = self.size * <|>self.width", "fuzzy": True}
 
     def refused() -> None:

@@ -27,11 +27,11 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import islice
 
 from lspmux.locate.align import is_typo, typo_limit
 from lspmux.locate.pattern import SOURCE_TOKEN
+from lspmux.locate.weights import word_rx as _word_rx
 
 MIN_PIECE = 3  # typo anchors need pieces at least this long to be worth a scan
 CHEAP = 64  # hits few enough that looking for rarer anchors is not worth a scan
@@ -88,13 +88,20 @@ def _pick(
 
 
 def find_anchors(
-    words: list[str], keep: int, budget: float, text: str, lo: int, hi: int, cap: int
+    words: list[str],
+    keep: int,
+    budget: float,
+    text: str,
+    lo: int,
+    hi: int,
+    cap: int,
+    known: dict[str, list[int]] | None = None,
 ) -> Anchors:
     """The cheaper complete anchor set for a find with these `words`, of which a near match
     keeps at least `keep` unchanged and loses at most `floor(budget)`, with its hits (at
-    most `cap + 1` of them)."""
+    most `cap + 1` of them). `known` holds the complete hits of words already scanned."""
     positions = Counter(words)
-    scans: dict[str, list[int]] = {}
+    scans: dict[str, list[int]] = dict(known or {})
     typo_scans: dict[str, tuple[int, set[int]]] = {}
 
     def exact(w: str) -> list[int]:
@@ -127,12 +134,6 @@ def find_anchors(
     for w in by_typo:
         found |= typo_scans[w][1] if w in typo_scans else {*exact(w)}
     return Anchors(by_typo, True, tuple(sorted(found)[: cap + 1]))
-
-
-@lru_cache(maxsize=256)
-def _word_rx(word: str) -> re.Pattern[str]:
-    # The boundary check after the literal keeps the regex's fast literal scan.
-    return re.compile(rf"{re.escape(word)}(?<!\w[\s\S]{{{len(word)}}})(?!\w)")
 
 
 def _typo_hits(word: str, text: str, lo: int, hi: int, limit: int) -> tuple[int, set[int]]:
@@ -222,8 +223,8 @@ class CountFilter:
     def ranges(self, texts: list[str], width: int, budget: float) -> list[tuple[int, int]]:
         """Token ranges [a, b) of `texts` covering every window of `width` tokens that holds
         at least `keep` of the find's words and enough of its tokens to cost at most
-        `budget` (each token of the find not in the window costs at least 1, a word at least
-        0.5: a typo). A run the alignment could accept lies inside one of them."""
+        `budget` (each token of the find not in the window costs at least 0.5: punctuation
+        weighs 0.5, a word at least 1, of which a typo costs half). A run the alignment could accept lies inside one of them."""
         m = len(texts)
         width = min(width, m)
         counts, words = self.counts, self.words
@@ -254,7 +255,7 @@ class CountFilter:
                             ip -= 1
             if s < 0 and j < m - 1:
                 continue
-            lower = (self.punct_total - ip) + 0.5 * (self.word_total - iw)
+            lower = 0.5 * (self.punct_total - ip) + 0.5 * (self.word_total - iw)
             if iw >= self.keep and lower <= budget:
                 a = max(s, 0)
                 if out and a <= out[-1][1]:

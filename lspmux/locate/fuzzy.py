@@ -5,10 +5,18 @@ an exact match always wins. The find and the text are cut into the exact matcher
 (words and single punctuation characters; whitespace is free) and aligned with
 `align.align`: a few find tokens missing, added or changed, a word changed by a typo.
 
-A candidate must keep at least half of the find's words (rounded up) unchanged, must not
-glue two words into one (`int a` never matches `inta`), and scores
-`1 - cost / tokens of the find` (0..1). Only candidates scoring at least the threshold
-(`DEFAULT_THRESHOLD` unless the spec names one) are accepted.
+Each find token weighs what it tells (`weights.py`: identifiers by rarity in the scope,
+punctuation half a keyword); a word still present in the scope is never a typo; quotes
+compare equal. A candidate must keep at least half of the find's words (rounded up)
+unchanged, must not glue two words into one (`int a` never matches `inta`), and scores
+`1 - cost / total weight` (0..1). Items moved inside a bracket are put back in the find's
+order (`moves.py`) before the place is scored. Only candidates scoring at least the threshold
+(`DEFAULT_THRESHOLD` unless the spec names one) are accepted, and the best is an answer only
+when nothing else could be the place: no runner-up elsewhere within `MARGIN`, no identifier
+it lost that still stands elsewhere in a near match, no marker displaced onto another
+argument, no scattered edits under `SCATTERED` (`FuzzyOutcome.refused` says which). Of the
+best place's passing runs, the one keeping the most of the find is reported
+(`align.most_kept`).
 
 Work stays proportional to where the find's words are, not to the scope: the words needed
 to anchor every acceptable candidate (`anchors.find_anchors`) are found with literal scans,
@@ -20,164 +28,49 @@ a narrower scope). Pure functions only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import Literal
 
-from lspmux.locate.align import (
-    ADDED,
-    CHANGE,
-    MATCH,
-    MISSING,
-    TYPO,
-    Alignment,
-    Costs,
-    align,
-    fused,
-)
-from lspmux.locate.anchors import CountFilter, Token, find_anchors, spans
-from lspmux.locate.markers import Want, split_markers
-from lspmux.locate.pattern import MARK, PUNCT, WORD, find_items, sticks_forward
+from lspmux.locate.align import MATCH
+from lspmux.locate.anchors import Anchors, find_anchors, spans
+from lspmux.locate.candidates import Candidate, Edit, FindTokens, Landing, find_tokens
+from lspmux.locate.places import MOVE_COST, Run, Search, inside, weigh
 from lspmux.locate.spec import DEFAULT_THRESHOLD
-from lspmux.text import Encoding, to_position, to_range
+from lspmux.locate.weights import ADDED_PUNCT
+
+__all__ = [
+    "MOVE_COST",
+    "Candidate",
+    "Edit",
+    "FindTokens",
+    "FuzzyOutcome",
+    "Landing",
+    "find_tokens",
+    "fuzzy_search",
+]
 
 REPORT_BELOW = 0.2  # when nothing is accepted, candidates down to threshold - 0.2 are shown
 MAX_HITS = 500  # anchor hits beyond which a fuzzy find is refused as too unspecific
 NEAR_HITS = 100  # anchor hits up to which near matches below the threshold are listed
 SHOWN = 5
+MARGIN = 0.1  # a best near match needs a lead of at least this over the runner-up elsewhere
+SCATTERED = 0.85  # the least score of a near match whose edits are scattered (`Search.scattered`)
 _EPS = 1e-9
-
-Status = Literal["matched", "changed", "missing"]
-
-
-@dataclass(frozen=True, slots=True)
-class FindTokens:
-    """A find as tokens: their texts, which are words, and where each marker sticks:
-    (find token index, True for its start / False for its end, characters into the token
-    for a marker inside a word such as `hel<|>lo`, else 0); index -1 is the start."""
-
-    texts: tuple[str, ...]
-    words: tuple[bool, ...]
-    marks: tuple[tuple[int, bool, int], ...]
-
-
-@lru_cache(maxsize=256)
-def find_tokens(find: str, marker: str | None = None, want: Want = "position") -> FindTokens:
-    """The tokens of `find`, its markers cut as the exact matcher cuts them (a marker
-    between two word characters stays inside the one word)."""
-    marked = split_markers(find, want, marker)
-    items = find_items(marked.parts)
-    count = len(marked.parts) - 1
-    texts: list[str] = []
-    words: list[bool] = []
-    marks: list[tuple[int, bool, int]] = []
-    glue = False  # the next word continues the last one (a marker inside a word)
-    for i, (kind, text) in enumerate(items):
-        if kind == MARK:
-            inside = bool(texts) and words[-1] and items[i - 1][0] in (WORD, MARK)
-            after = next((k for k, _ in items[i + 1 :] if k != MARK), None)
-            if inside and after == WORD:
-                marks.append((len(texts) - 1, True, len(texts[-1])))
-                glue = True
-            elif sticks_forward(items, i, count):
-                marks.append((len(texts), True, 0))
-            else:
-                marks.append((len(texts) - 1, False, 0))
-        elif kind == WORD and glue:
-            texts[-1] += text
-            glue = False
-        elif kind in (WORD, PUNCT):
-            texts.append(text)
-            words.append(kind == WORD)
-    return FindTokens(tuple(texts), tuple(words), tuple(marks))
-
-
-@dataclass(frozen=True, slots=True)
-class Edit:
-    """One difference between the find and the matched text. Offsets are into the text; a
-    missing token has start == end where it would have been."""
-
-    op: Literal["missing", "added", "changed"]
-    find: str | None
-    text: str | None
-    start: int
-    end: int
-    typo: bool = False
-
-    def to_lsp(self, text: str, starts: list[int], encoding: Encoding) -> dict[str, Any]:
-        out: dict[str, Any] = {"op": self.op}
-        if self.find is not None:
-            out["find"] = self.find
-        if self.text is not None:
-            out["text"] = self.text
-        if self.op == "missing":
-            out["position"] = to_position(text, starts, self.start, encoding)
-        else:
-            out["range"] = to_range(text, starts, self.start, self.end, encoding)
-        if self.op == "changed":
-            out["typo"] = self.typo
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class Landing:
-    """Where a marker landed: on the find token it sticks to (`matched`), on the token that
-    replaced it (`changed`), or — the token being `missing` — on the token that took its
-    place (`text`, None at the very end or start of the match)."""
-
-    token: str | None
-    side: Literal["start", "end"]
-    status: Status
-    text: str | None
-    offset: int
-
-    def to_lsp(self, text: str, starts: list[int], encoding: Encoding) -> dict[str, Any]:
-        return {
-            "token": self.token,
-            "side": self.side,
-            "status": self.status,
-            "landed_on": self.text,
-            "position": to_position(text, starts, self.offset, encoding),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A run of the text the find nearly matches: text[start:end], its score (0..1), how
-    many find tokens it keeps unchanged, the edits, and the markers' landings."""
-
-    start: int
-    end: int
-    cost: float
-    score: float
-    exact: int
-    edits: tuple[Edit, ...]
-    markers: tuple[Landing, ...]
-
-    def summary(self, text: str, starts: list[int], encoding: Encoding) -> dict[str, Any]:
-        """Where it is and how well it scores, for error data listing candidates."""
-        rng = to_range(text, starts, self.start, self.end, encoding)
-        return {
-            "line": rng["start"]["line"] + 1,
-            "range": rng,
-            "text": text[self.start : self.end],
-            "score": round(self.score, 3),
-        }
-
-    def to_lsp(self, text: str, starts: list[int], encoding: Encoding) -> dict[str, Any]:
-        """The fuzzy members of a result's `match`."""
-        return {
-            "fuzzy": True,
-            "score": round(self.score, 3),
-            "edits": [e.to_lsp(text, starts, encoding) for e in self.edits],
-            "markers": [m.to_lsp(text, starts, encoding) for m in self.markers],
-        }
 
 
 @dataclass(frozen=True, slots=True)
 class FuzzyOutcome:
-    """What a fuzzy search found: the accepted candidates (best first, distinct places), the
-    best ones below the threshold, and what the search looked at."""
+    """What a fuzzy search found: the candidates that reach the threshold (the cheapest run
+    of each place, best first), the run `reported` for the best place when it is an answer, the best ones below the threshold
+    (when none reaches it), and what the search looked at. `refused` says why the best is
+    not an answer: `tie` (the runner-up scores the same), `close` (the runner-up, at another
+    place, scores within `margin` of it; `rivals` are the two), or `moved` (the marker's
+    argument moved in a way the search cannot follow; `moved_item` is that argument), or
+    `lost` (the best lost an identifier of the find, named in `moved_item`, that still
+    occurs in the scope in a near match elsewhere scoring at least the threshold less
+    `REPORT_BELOW`: `rivals` are the two), or `scattered` (the answer's edits lie in
+    separate places and it scores under `SCATTERED`: more likely a neighbour of a statement
+    that is gone than that statement edited)."""
 
     threshold: float
     accepted: tuple[Candidate, ...]
@@ -185,140 +78,106 @@ class FuzzyOutcome:
     anchors: tuple[str, ...]
     hits: int
     too_many: bool = False
+    margin: float = 0.0
+    refused: Literal["tie", "close", "moved", "lost", "scattered"] | None = None
+    rivals: tuple[Candidate, ...] = ()
+    moved_item: str = ""
+    reported: Candidate | None = None  # the answer: set when the best place is not refused
 
     @property
     def tie(self) -> bool:
-        """Whether the two best accepted candidates score the same."""
-        a = self.accepted
-        return len(a) > 1 and abs(a[0].score - a[1].score) < _EPS
-
-
-def _land(
-    ft: FindTokens, toks: list[Token], al: Alignment, start: int, end: int
-) -> tuple[Landing, ...]:
-    where = {i: k for k, (_, i, _) in enumerate(al.ops) if i >= 0}
-    out: list[Landing] = []
-    for index, at_start, inner in ft.marks:
-        side: Literal["start", "end"] = "start" if at_start else "end"
-        if index < 0:
-            out.append(Landing(None, side, "matched", None, start))
-            continue
-        k = where[index]
-        kind, _, j = al.ops[k]
-        status: Status = "matched" if kind == MATCH else "missing" if kind == MISSING else "changed"
-        if j >= 0 and inner:  # inside the word: as many characters in, at most its end
-            a, b, t = toks[j]
-            out.append(Landing(ft.texts[index], side, status, t, min(a + inner, b)))
-            continue
-        if j < 0:  # the token is missing: the text token that took its place
-            rest = al.ops[k + 1 :] if at_start else reversed(al.ops[:k])
-            j = next((jj for _, _, jj in rest if jj >= 0), -1)
-        if j < 0:
-            offset, landed = (end if at_start else start), None
-        else:
-            offset, landed = (toks[j][0] if at_start else toks[j][1]), toks[j][2]
-        out.append(Landing(ft.texts[index], side, status, landed, offset))
-    return tuple(out)
-
-
-def _edits(ft: FindTokens, toks: list[Token], al: Alignment) -> tuple[Edit, ...]:
-    out: list[Edit] = []
-    at = toks[al.start][0]
-    for kind, i, j in al.ops:
-        if kind == MISSING:
-            out.append(Edit("missing", ft.texts[i], None, at, at))
-            continue
-        a, b, t = toks[j]
-        at = b
-        if kind == ADDED:
-            out.append(Edit("added", None, t, a, b))
-        elif kind in (TYPO, CHANGE):
-            out.append(Edit("changed", ft.texts[i], t, a, b, typo=kind == TYPO))
-    return tuple(out)
-
-
-def _candidate(ft: FindTokens, toks: list[Token], al: Alignment) -> Candidate:
-    start, end = toks[al.start][0], toks[al.end - 1][1]
-    score = max(0.0, 1.0 - al.cost / len(ft.texts))
-    return Candidate(
-        start,
-        end,
-        al.cost,
-        score,
-        al.exact(),
-        _edits(ft, toks, al),
-        _land(ft, toks, al, start, end),
-    )
-
-
-def _overlap(a: Candidate, b: Candidate) -> bool:
-    return a.start < b.end and b.start < a.end
-
-
-def _places(found: list[Candidate], threshold: float) -> list[Candidate]:
-    """One candidate per place (overlapping candidates are one place). In a place, the
-    cheapest run seeds it; of the runs there that reach the threshold, the one keeping the
-    most find tokens unchanged is taken (an argument added before the closing `)` is then
-    reported as added, rather than the `)` as missing)."""
-    places: list[list[Candidate]] = []
-    for c in sorted(found, key=lambda c: (c.cost, -c.exact, c.start, c.start - c.end)):
-        place = next((p for p in places if _overlap(c, p[0])), None)
-        if place is None:
-            places.append([c])
-        else:
-            place.append(c)
-    picked: list[Candidate] = []
-    for place in places:
-        passing = [c for c in place if c.score >= threshold - _EPS]
-        picked.append(max(passing, key=lambda c: (c.exact, -c.cost)) if passing else place[0])
-    return picked
-
-
-def _search(
-    ft: FindTokens,
-    spans: list[list[Token]],
-    budget: float,
-    threshold: float,
-) -> list[Candidate]:
-    """The candidates costing at most `budget` in each span of tokens, best first."""
-    keep = (sum(ft.words) + 1) // 2
-    costs = Costs(ft.texts, ft.words)
-    check = CountFilter.of(ft.texts, ft.words, keep)
-    width = len(ft.texts) + int(budget)  # the longest run the alignment can accept
-    out: list[Candidate] = []
-    for span in spans:
-        found: list[Candidate] = []
-        for a, b in check.ranges([t for _, _, t in span], width, budget):
-            toks = span[max(0, a - 1) : b + 1]  # a neighbour each side, for `fused`
-            texts = [t for _, _, t in toks]
-            for al in align(costs, texts, budget):
-                kept_words = sum(1 for kind, i, _ in al.ops if kind == MATCH and ft.words[i])
-                if kept_words >= keep and not fused(ft.texts, ft.words, texts, al):
-                    found.append(_candidate(ft, toks, al))
-        out += _places(found, threshold)  # spans are disjoint: places never cross them
-    return sorted(out, key=lambda c: (-c.score, c.start))
+        """Whether the two best candidates score the same."""
+        return self.refused == "tie"
 
 
 def fuzzy_search(
-    ft: FindTokens, text: str, lo: int, hi: int, threshold: float = DEFAULT_THRESHOLD
+    ft: FindTokens,
+    text: str,
+    lo: int,
+    hi: int,
+    threshold: float = DEFAULT_THRESHOLD,
+    margin: float = MARGIN,
 ) -> FuzzyOutcome:
-    """The runs of text[lo:hi] that `ft` nearly matches (see the module docstring). Near
-    matches below the threshold are looked for only when none reaches it (and the find's
-    anchors have at most `NEAR_HITS` hits)."""
+    """The runs of text[lo:hi] that `ft` nearly matches (see the module docstring), and
+    whether the best of them is an answer: the runner-up at another place must score more
+    than `margin` below it. Near matches below the threshold are looked for only when none
+    reaches it (and the find's anchors have at most `NEAR_HITS` hits)."""
     word_count = sum(ft.words)
     if not word_count:  # a find of punctuation only is never matched approximately
-        return FuzzyOutcome(threshold, (), (), (), 0)
-    n = len(ft.texts)
-    accept = (1.0 - threshold) * n + _EPS
-    report = (1.0 - max(0.0, threshold - REPORT_BELOW)) * n + _EPS
+        return FuzzyOutcome(threshold, (), (), (), 0, margin=margin)
+    weights, scope = weigh(ft, text, lo, hi)
+    search = Search(ft, weights, scope)
+    total = search.total
     words = [t for t, w in zip(ft.texts, ft.words, strict=True) if w]
-    anchors = find_anchors(words, (word_count + 1) // 2, accept, text, lo, hi, MAX_HITS)
-    found_at = list(anchors.hits)
-    if len(found_at) > MAX_HITS:
-        return FuzzyOutcome(threshold, (), (), anchors.words, len(found_at), too_many=True)
-    runs = spans(found_at, text, lo, hi, n + int(report))
-    accepted = _search(ft, runs, accept, threshold)
-    near: list[Candidate] = []
-    if not accepted and len(found_at) <= NEAR_HITS:
-        near = _search(ft, runs, report, threshold)[:SHOWN]
-    return FuzzyOutcome(threshold, tuple(accepted), tuple(near), anchors.words, len(found_at))
+    n = len(ft.texts)
+
+    def places(budget: float) -> tuple[Anchors, list[Run] | None]:
+        """The places costing at most `budget`, found through anchors complete for that
+        budget (None when the anchors are too common)."""
+        anchors = find_anchors(words, search.keep, budget, text, lo, hi, MAX_HITS, scope.rare)
+        if len(anchors.hits) > MAX_HITS:
+            return anchors, None
+        runs = spans(list(anchors.hits), text, lo, hi, n + int(budget / ADDED_PUNCT))
+        return anchors, search.places(runs, budget)
+
+    accept = (1.0 - threshold) * total + _EPS
+    anchors, found = places(accept)
+    base = FuzzyOutcome(threshold, (), (), anchors.words, len(anchors.hits), margin=margin)
+    if found is None:
+        return replace(base, too_many=True)
+    passing = [p for p in found if search.score(p) >= threshold - _EPS]
+    if not passing and (len(anchors.hits) <= NEAR_HITS or search.brackets):
+        # a run whose items moved costs too much to be seen within the threshold's budget
+        # until its items are put back in order: look further, and keep what then passes
+        report = (1.0 - max(0.0, threshold - REPORT_BELOW)) * total + _EPS
+        found = places(report)[1] or []
+        passing = [p for p in found if search.score(p) >= threshold - _EPS]
+        if not passing:
+            near = [search.candidate(p) for p in found[:SHOWN]]
+            return replace(base, near=tuple(near) if len(anchors.hits) <= NEAR_HITS else ())
+    if not passing:
+        return base
+    # a runner-up within the margin may score below the threshold: look that far too
+    rivals = (1.0 - max(0.0, search.score(passing[0]) - margin)) * total + _EPS
+    if rivals > accept:
+        wider, more = places(rivals)
+        if more is None:
+            return replace(base, anchors=wider.words, hits=len(wider.hits), too_many=True)
+        found = more
+        passing = [p for p in found if search.score(p) >= threshold - _EPS]
+    best = search.candidate(passing[0])
+    reported = search.report(passing[0], accept, text)
+    a, b = reported.bounds
+    # runs inside the reported one are the same place (two halves of an edited statement)
+    others = tuple(search.candidate(p) for p in found[1:] if not inside(p, a, b))
+    accepted = (best, *(c for c in others if c.score >= threshold - _EPS))
+    close = tuple(c for c in others if best.score - c.score < margin - _EPS)
+    lost, keeper = search.lost(reported), None
+    if lost:  # an identifier the answer lost still occurs: is the find's place there?
+        floor = max(0.0, threshold - REPORT_BELOW)
+        for p in places((1.0 - floor) * total + _EPS)[1] or []:
+            c, d = p.bounds
+            keeps = {ft.texts[i] for kind, i, _ in p.al.ops if kind == MATCH} & lost
+            if keeps and (d <= a or c >= b) and search.score(p) >= floor - _EPS:
+                keeper = (search.candidate(p), ", ".join(sorted(keeps)))
+                break
+    if close:
+        tie = abs(close[0].score - best.score) < _EPS
+        extra = (keeper[0],) if keeper and keeper[0] not in close else ()
+        return replace(
+            base,
+            accepted=accepted,
+            refused="tie" if tie else "close",
+            rivals=(best, *close, *extra),
+        )
+    if keeper is not None:
+        return replace(
+            base, accepted=accepted, refused="lost", rivals=(best, keeper[0]), moved_item=keeper[1]
+        )
+    item = search.neighbour(reported)
+    if item is not None:
+        return replace(base, accepted=accepted, refused="moved", rivals=(best,), moved_item=item)
+    answer = search.candidate(reported)
+    if search.scattered(reported, text) and answer.score < SCATTERED - _EPS:
+        return replace(base, accepted=accepted, refused="scattered", rivals=(answer,))
+    return replace(base, accepted=accepted, reported=answer)

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lspmux.locate import anchors, fuzzy
-from lspmux.locate.align import MATCH, Costs, align, fused, is_typo
+from lspmux.locate import anchors, places
+from lspmux.locate.align import is_typo
 from lspmux.locate.anchors import CountFilter, find_anchors, pieces, spans
 from lspmux.locate.fuzzy import find_tokens, fuzzy_search
 from lspmux.locate.pattern import SOURCE_TOKEN
@@ -125,15 +125,11 @@ def test_anchored_search_finds_what_a_full_alignment_accepts(
         anchors.CHEAP = old
     # the baseline: every token of the text aligned, no anchors, no counting filter
     toks = [(m.start(), m.end(), m.group()) for m in SOURCE_TOKEN.finditer(text)]
-    texts = [t for _, _, t in toks]
-    keep = (sum(ft.words) + 1) // 2
-    found = [
-        fuzzy._candidate(ft, toks, al)
-        for al in align(Costs(ft.texts, ft.words), texts, 0.4 * len(ft.texts) + 1e-9)
-        if sum(1 for k, i, _ in al.ops if k == MATCH and ft.words[i]) >= keep
-        and not fused(ft.texts, ft.words, texts, al)
-    ]
-    full = [c for c in fuzzy._places(found, 0.6) if c.score >= 0.6 - 1e-9]
+    weights, scope = places.weigh(ft, text, 0, len(text))
+    search = places.Search(ft, weights, scope)
+    budget = 0.5 * search.total + 1e-9  # the threshold less the margin
+    full = [search.candidate(r) for r in search.places([toks], budget, filtered=False)]
+    full = [c for c in full if c.score >= 0.6 - 1e-9]
     assert {(c.start, c.end, c.score) for c in got.accepted} == {
         (c.start, c.end, c.score) for c in full
     }

@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lspmux.errors import RequestFailed
-from lspmux.locate import fuzzy
+from lspmux.locate import fuzzy, places
 from lspmux.locate.engine import Resolution, resolve_spec
 from lspmux.locate.markers import Want
 from lspmux.locate.spec import Scope, Spec
+from lspmux.locate.weights import added
 from lspmux.text import Encoding, line_starts, position_to_offset
 
 from .helpers import near_find
@@ -68,7 +69,9 @@ def test_renamed_identifier() -> None:
     m = out["match"]
     assert m["fuzzy"] is True
     assert m["text"] == "total = price * quantity + tax"
-    assert m["score"] == pytest.approx(1 - 1 / 7, abs=1e-3)
+    # weights: total 1.5 (twice in the file), price 2 and tax 2 (once), count 1 (gone), the
+    # four operators 0.5 each: 8 in all; `count` changed costs its weight, 1
+    assert m["score"] == pytest.approx(1 - 1 / 8, abs=1e-3)
     assert [(e["op"], e.get("find"), e.get("text"), e["typo"]) for e in m["edits"]] == [
         ("changed", "count", "quantity", False)
     ]
@@ -90,7 +93,9 @@ def test_inserted_argument() -> None:
     assert m["text"] == "receipt = render_receipt(cart, user, currency)"
     assert [(e["op"], e.get("text")) for e in m["edits"]] == [("added", "user"), ("added", ",")]
     assert m["markers"][0]["status"] == "matched"
-    assert m["score"] == pytest.approx(1 - 2 / 8, abs=1e-3)
+    # receipt 1.5 (twice in the file), = 0.5, render_receipt 2.5 (once, and long), ( 0.5,
+    # cart 1.5, , 0.5, currency 2.5, ) 0.5: 10; `user` added costs 1 and `,` 0.5
+    assert m["score"] == pytest.approx(1 - 1.5 / 10, abs=1e-3)
 
 
 def test_argument_added_before_the_closing_parenthesis_is_reported_as_added() -> None:
@@ -123,7 +128,8 @@ def test_typo_in_a_word() -> None:
         True,
     )
     # a typo costs half a renamed word
-    assert out["match"]["score"] == pytest.approx(1 - 0.5 / 19, abs=1e-3)  # 19 tokens
+    # a typo costs half the word's weight (1: `reasn` is nowhere in the file)
+    assert out["match"]["score"] == pytest.approx(0.973, abs=1e-3)
 
 
 def test_reformatted_whitespace_plus_one_change() -> None:
@@ -144,8 +150,8 @@ def test_a_tie_is_an_error_listing_both_candidates() -> None:
     data = err.data["fuzzy"]
     assert data["threshold"] == 0.6
     assert [(c["line"], c["text"], c["score"]) for c in data["candidates"]] == [
-        (1, "a = compute(x, y)", pytest.approx(0.875, abs=1e-3)),
-        (3, "a = compute(x, z)", pytest.approx(0.875, abs=1e-3)),
+        (1, "a = compute(x, y)", pytest.approx(1 - 1 / 7.5, abs=1e-3)),
+        (3, "a = compute(x, z)", pytest.approx(1 - 1 / 7.5, abs=1e-3)),
     ]
     assert data["candidates"][1]["range"] == {
         "start": {"line": 2, "character": 0},
@@ -177,11 +183,12 @@ def test_two_words_never_fuse(find: str, text: str) -> None:
 def test_a_word_is_changed_whole_never_matched_inside_another() -> None:
     # a renamed local: `value` stands where `my_value` is, as a whole token
     text = "total = 0\nmy_value = compute(x, y)\n"
-    out = run("value = compute(x, z)", text)
+    out = run("value: int = compute(x, y)", text)
     assert out["position"] == {"line": 1, "character": 0}  # not inside `my_value`
     assert [(e["op"], e.get("find"), e.get("text")) for e in out["match"]["edits"]] == [
         ("changed", "value", "my_value"),
-        ("changed", "z", "y"),
+        ("missing", ":", None),
+        ("missing", "int", None),
     ]
 
 
@@ -202,14 +209,14 @@ def test_partial_exact_match_wins_too() -> None:
 
 def test_below_the_threshold_is_an_error_with_the_best_candidates() -> None:
     text = "a = compute(x, y)\n"
-    err = fails("a = compute(x, p, q, r)", text)
-    assert "not even approximately" in err.message and "0.6" in err.message
+    err = fails("a = compute(x, p, q, r)", text, fuzzy_on=0.8)
+    assert "not even approximately" in err.message and "0.8" in err.message
     (cand,) = err.data["fuzzy"]["candidates"]
-    assert cand["text"] == "a = compute(x, y)" and cand["score"] < 0.6
+    assert cand["text"] == "a = compute(x, y)" and cand["score"] < 0.8
     assert cand["range"]["start"] == {"line": 0, "character": 0}
     assert err.data["closest"]["line"] == 1  # the exact matcher's hint stays
     # a lower threshold accepts it
-    assert run("a = compute(x, p, q, r)", text, fuzzy_on=0.5)["match"]["score"] == cand["score"]
+    assert run("a = compute(x, p, q, r)", text)["match"]["score"] == cand["score"]
 
 
 def test_a_higher_threshold_refuses_a_weaker_match() -> None:
@@ -328,9 +335,22 @@ def _check_near_match(text: str, find: str, res: Resolution) -> None:
     assert res.match is not None and res.match.fuzzy is not None
     c = res.match.fuzzy
     assert c.score >= 0.6
-    cost = sum(0.5 if e.typo else 1.0 for e in c.edits)
+    ft = fuzzy.find_tokens(find)
+    weights, _ = places.weigh(ft, text, 0, len(text))
+    weight = dict(zip(ft.texts, weights, strict=True))
+
+    def cost_of(e: fuzzy.Edit) -> float:
+        if e.op == "added":
+            assert e.text is not None
+            return added(e.text)
+        if e.op == "moved":
+            return fuzzy.MOVE_COST
+        assert e.find is not None
+        return weight[e.find] * (0.5 if e.typo else 1.0)
+
+    cost = sum(cost_of(e) for e in c.edits)
     assert cost == c.cost
-    assert c.score == pytest.approx(1 - cost / len(fuzzy.find_tokens(find).texts))
+    assert c.score == pytest.approx(1 - cost / sum(weights))
     for e in c.edits:
         if e.op == "missing":
             assert c.start <= e.start == e.end <= c.end
