@@ -165,6 +165,7 @@ def workspace(tmp_path: Path) -> Path:
 def proxy_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)  # pytest-lsp's server_env replaces the environment: start from ours
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")  # the trust database: nothing trusted
     # Short: Unix socket paths (Biome's daemon socket lives in the cache folder, lspmux's in
     # the runtime folder) must stay under 108 bytes.
     env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="lspmux-cache-")

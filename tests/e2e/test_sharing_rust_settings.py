@@ -3,8 +3,8 @@ schema has `checkOnSave.enable`) through `lspmux server`: with checkOnSave on, s
 runs `cargo check` (rust-analyzer reports it as `$/progress` "cargo check"); with it off,
 never. The two settings conflict, so the two clients get two instances, and status says why.
 
-(rust-analyzer 2022-05 runs `cargo check` but cannot read today's cargo's messages, so no rustc
-diagnostics come back: the progress is the visible effect.) Proving that something did not
+The crate is the user's own: trusted (`lspmux trust`), since in an untrusted folder restricted
+mode turns checkOnSave off whatever a client says (docs/configuration.md). Proving that something did not
 happen: both clients save; the one with checkOnSave on is the control — once its cargo check
 after the save has ended, the other's, saved first on an equally loaded instance, would have
 begun had it been enabled.
@@ -87,8 +87,11 @@ def send(raw: RawClient, method: str, document: dict[str, Any]) -> None:
 
 
 async def test_check_on_save_reaches_rust_analyzer(daemon: DaemonUnderTest, tmp_path: Path) -> None:
-    await daemon.start()
+    daemon.env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")  # a private trust database
     root = crate(tmp_path / "demo")
+    trusted = daemon.run_cli("trust", str(root))
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+    await daemon.start()
     main = root / "src" / "main.rs"
     doc = {"uri": main.as_uri(), "languageId": "rust", "version": 1, "text": MAIN}
     off = await client(daemon, root, check_on_save=False)
