@@ -367,6 +367,7 @@ async def bench_latency(
 ) -> dict[str, list[float]]:
     async def run(client: StdioClient) -> list[float]:
         uri = await client.start(workspace, spec)
+        await client.first_hover(uri, spec)  # loaded (rust-analyzer answers null or an error)
         for _ in range(20):  # warm up: the server has parsed the file
             await client.hover(uri, spec)
         times = []
