@@ -136,3 +136,21 @@ def test_check_edit_on_rust_reports_the_module_it_leaves_unresolved_and_writes_n
     assert fixed == {("b/src/lib.rs:1:1", "rust-analyzer", "unresolved-module")}, data
     assert data["introduced"] == [] and data["checked"] is True
     assert b_lib.read_bytes() == on_disk
+
+
+def test_a_trusted_folder_waits_for_cargo_check(cargo: tuple[Path, Path], tmp_path: Path) -> None:
+    """Trusted, rust-analyzer runs `cargo check` on start; its native diagnostics (none here)
+    come first, and it ends one `cargo check` and begins another when it reloads the workspace
+    (~50 ms apart). Answering in that gap was a false all-clear in 3 of 5 runs; each run here
+    has a fresh target folder, so cargo really compiles."""
+    root, config = cargo
+    env = {**proxy_env(tmp_path), "XDG_DATA_HOME": str(tmp_path / "xdg-data")}
+    trust = run_verb(root, env, "trust", str(root))
+    assert trust.returncode == 0, trust.stdout + trust.stderr
+    (root / "b" / "src" / "lib.rs").write_text('pub fn f() -> u32 {\n    "no"\n}\n')
+    for run in range(2):
+        target = {**env, "CARGO_TARGET_DIR": str(tmp_path / f"target-{run}")}
+        proc = _diagnostics(root, target, "--config", str(config), "--json", "b/src/lib.rs")
+        assert proc.returncode == 1, f"run {run}: {proc.stdout}{proc.stderr}"
+        found = _found(json.loads(proc.stdout))
+        assert ("b/src/lib.rs", 2, 5, "rustc", "E0308") in found, found
