@@ -10,8 +10,10 @@ When "all diagnostics are in" (the rule, also in docs/linters.md): every file's 
 sources have reported for the text that was opened (lspmux's own `lspmux/diagnosticStatus`
 says which servers and linters it still waits for: a linter running, a pull unanswered, a
 server that has not published yet — a failed server or linter is not waited for), no
-`$/progress` begun by a server is still open, and no `publishDiagnostics` has arrived for a
-quiet period (1.5 s). All of it bounded by `--timeout` (60 s): what arrived by then is printed,
+`$/progress` begun by a server is still open, and no `publishDiagnostics` nor `$/progress`
+has arrived for a quiet period (1.5 s) — a progress that just ended does not mean the server is
+done: rust-analyzer ends its `cargo check` when it reloads the workspace and begins a new one
+some 50 ms later, and the native diagnostics it published before are not rustc's. All of it bounded by `--timeout` (60 s): what arrived by then is printed,
 with a warning naming the sources that never reported.
 """
 
@@ -169,7 +171,8 @@ async def wait_settled(
             if names:
                 pending[uri] = names
         settled = not pending and not client.progress
-        if settled and time.monotonic() - client.last_publish >= quiet:
+        last = max(client.last_publish, client.last_progress)
+        if settled and time.monotonic() - last >= quiet:
             return {}
         if loop.time() >= deadline:
             return pending
