@@ -6,12 +6,14 @@ an unchanged document is asked once.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from lsprotocol import types as t
 
 from lspmux.backends.documents import HeldText
+from lspmux.errors import ContentModified, JsonRpcError
 from lspmux.routing.table import ROUTES
 from lspmux.session import forward, positions
 from lspmux.session.host import SessionHost
@@ -50,6 +52,26 @@ async def document_symbols(
     return result
 
 
+#: How long a server still loading its project (rust-analyzer answers ContentModified, "waiting
+#: for cargo metadata", until it has) is asked again for a document's symbols.
+LOADING_WAIT = 30.0
+
+
+async def _call_loaded(backend: Any, params: dict[str, Any]) -> Any:
+    """documentSymbol, asked again while the server answers ContentModified (still loading)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LOADING_WAIT
+    delay = 0.05
+    while True:
+        try:
+            return await backend.call(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
+        except JsonRpcError as exc:
+            if exc.CODE != ContentModified.CODE or loop.time() + delay > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
 async def _ask(session: SessionHost, backends: list[Any], uri: str) -> list[Any] | None:
     result: list[Any] | None = None
     for backend in backends:
@@ -57,7 +79,7 @@ async def _ask(session: SessionHost, backends: list[Any], uri: str) -> list[Any]
             continue
         params = {"textDocument": {"uri": uri}}
         try:
-            answer = await backend.call(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
+            answer = await _call_loaded(backend, params)
             if backend.position_encoding != session.encoding:
                 convert = positions.answer_from(
                     session, backend, t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params

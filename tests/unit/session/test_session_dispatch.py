@@ -715,3 +715,30 @@ async def test_an_unknown_method_nobody_can_take_is_method_not_found(mem: Any) -
     served = m.open("a.py", "x\n")
     answer = await m.client.answer(m.client.request("x/known", {"textDocument": {"uri": served}}))
     assert answer.get("result") == "yes", answer
+
+
+async def test_symbols_are_asked_again_while_the_server_is_still_loading(mem: Any) -> None:
+    """rust-analyzer answers documentSymbol with ContentModified ("waiting for cargo
+    metadata") until it has loaded its project: a symbol-scoped Locate waits for it instead of
+    saying that no server offers document symbols."""
+    calls = []
+
+    def symbols(params: Any) -> Any:
+        calls.append(params)
+        if len(calls) < 3:
+            raise Fail(-32801, "waiting for cargo metadata or cargo check")
+        return [
+            {"name": "greet", "kind": 12, "range": {"start": {"line": 0, "character": 0},
+             "end": {"line": 1, "character": 12}}, "selectionRange": {"start": {"line": 0,
+             "character": 3}, "end": {"line": 0, "character": 8}}}
+        ]  # fmt: skip
+
+    caps = {**HOVER, "documentSymbolProvider": True}
+    m = mem(a=ScriptedServer("a", caps, {"textDocument/documentSymbol": symbols}))
+    await m.initialize()
+    m.open("a.py", "def greet():\n    return 1\n")
+    answer = await m.client.answer(
+        m.client.request("locate/resolve", {"locate": "a.py:greet@return <|>1"})
+    )
+    assert len(calls) == 3, answer
+    assert answer["result"]["position"] == {"line": 1, "character": 11}, answer
