@@ -25,13 +25,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as t
-
 from lspmux.backends import capabilities as caps
 from lspmux.backends.provided import BY_METHOD, effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.daemon.admission import OneServerConfig
 from lspmux.errors import RequestFailed
+from lspmux.routing import methods as lsp
 from lspmux.routing.table import ROUTES
 from lspmux.session.host import SessionHost
 from lspmux.workspace.roots import root_for
@@ -317,10 +316,10 @@ class ClientRegistrations:
                 told[key] = options or True
         stale = caps.stale_client_registrations(self.sent, current)
         if registrations:
-            self._send(t.CLIENT_REGISTER_CAPABILITY, {"registrations": registrations})
+            self._send(lsp.CLIENT_REGISTER_CAPABILITY, {"registrations": registrations})
         if stale:
             gone = [{"id": i, "method": self.sent.pop(i)[0]} for i in stale]
-            self._send(t.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone})
+            self._send(lsp.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone})
 
     def _send(self, method: str, params: Any) -> None:
         conn = getattr(self.session, "conn", None)

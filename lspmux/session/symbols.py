@@ -9,16 +9,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from lsprotocol import types as t
-
 from lspmux.backends.documents import HeldText
+from lspmux.routing import methods as lsp
 from lspmux.routing.table import ROUTES
 from lspmux.session import forward, positions
 from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.session")
 
-_ROUTE = ROUTES[t.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
+_ROUTE = ROUTES[lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
 
 
 async def document_symbols(
@@ -53,14 +52,14 @@ async def document_symbols(
 async def _ask(session: SessionHost, backends: list[Any], uri: str) -> list[Any] | None:
     result: list[Any] | None = None
     for backend in backends:
-        if not backend.supports(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):
+        if not backend.supports(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):
             continue
         params = {"textDocument": {"uri": uri}}
         try:
-            answer = await backend.call(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
+            answer = await backend.call(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
             if backend.position_encoding != session.encoding:
                 convert = positions.answer_from(
-                    session, backend, t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params
+                    session, backend, lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params
                 )
                 answer = convert({"result": answer})["result"]
         except Exception as exc:

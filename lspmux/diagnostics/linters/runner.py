@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import attrs
-import psutil
 
 from lspmux.config.model import PROJECT_BIN_DIRS, LinterConfig
 from lspmux.diagnostics.linters import LinterFailure, LinterOutputError, excerpt
@@ -210,6 +209,8 @@ async def _execute(
 
 async def _kill(proc: asyncio.subprocess.Process) -> None:
     """Kill the process, its process group, and any descendant that left the group."""
+    import psutil  # here, not at start: only a linter that must be killed needs it
+
     try:
         descendants = psutil.Process(proc.pid).children(recursive=True)
     except psutil.Error:
