@@ -140,6 +140,15 @@ def _check_document(doc: Mapping[str, Any], where: _Where, label: str) -> _Layer
 _PARSED: dict[tuple[Path, int, int], dict[str, Any]] = {}
 
 
+def _copy(value: Any) -> Any:
+    """A copy of parsed TOML: tables and arrays copied, the rest (str, numbers, dates) shared."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
 def _read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
     """The parsed file (from `data` when the caller already read its bytes)."""
     try:
@@ -151,7 +160,7 @@ def _read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
                 for stale in [k for k in _PARSED if k[0] == path]:  # one version per file
                     del _PARSED[stale]
                 _PARSED[key] = doc
-            return copy.deepcopy(_PARSED[key])  # the caller's to change
+            return _copy(_PARSED[key])  # the caller's to change
         return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found", file=str(path)) from None
