@@ -22,13 +22,13 @@ import asyncio
 import itertools
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lspmux.backends import capabilities as caps
 from lspmux.backends.provided import BY_METHOD, effective
 from lspmux.config.model import Config, ServerConfig
-from lspmux.daemon.admission import OneServerConfig
 from lspmux.errors import RequestFailed
 from lspmux.routing import methods as lsp
 from lspmux.routing.table import ROUTES
@@ -226,7 +226,10 @@ async def after_starting(
 def one_server(config: Config) -> ServerConfig | None:
     """The server of a transparent share (`--server-path`, `lspMux.server`), or None when the
     session routes by file type."""
-    if not isinstance(config, OneServerConfig):
+    # Only the daemon makes a OneServerConfig: a proxy, which never imports it, has none (and
+    # does not pay ~5 ms at every start to define the class)
+    admission = sys.modules.get("lspmux.daemon.admission")
+    if admission is None or not isinstance(config, admission.OneServerConfig):
         return None
     servers = [s for s in config.servers.values() if not s.disabled]
     return servers[0] if len(servers) == 1 else None

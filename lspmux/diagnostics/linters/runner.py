@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import signal
 import time
 from pathlib import Path
@@ -23,7 +22,6 @@ import attrs
 
 from lspmux.config.model import PROJECT_BIN_DIRS, LinterConfig
 from lspmux.diagnostics.linters import LinterFailure, LinterOutputError, excerpt
-from lspmux.diagnostics.linters.generic import parse_output
 from lspmux.text import Encoding
 
 log = logging.getLogger(__name__)
@@ -84,7 +82,7 @@ def temp_name(original: str) -> str:
     a dotfile: tools and configurations that skip hidden files (Biome with `!**/.*`, ESLint's
     old defaults) would otherwise lint nothing and report no problems.
     """
-    return f"{TEMP_PREFIX}{secrets.token_hex(4)}-{original}"
+    return f"{TEMP_PREFIX}{os.urandom(4).hex()}-{original}"  # secrets.token_hex, without its import
 
 
 async def run_linter(
@@ -248,6 +246,8 @@ def _interpret(
             f"{_stderr_head(stderr)}",
             "crash",
         )
+    from lspmux.diagnostics.linters.generic import parse_output  # the adapters: at first run
+
     try:
         diagnostics = parse_output(config, stdout, path=target, text=text, encoding=encoding)
     except LinterOutputError as err:

@@ -30,12 +30,13 @@ def test_semantic_token_legend_is_lsprotocols() -> None:
 
 #: What `lspmux proxy` must not load before it reads the client's first message: each is loaded
 #: where it is used (typed objects, `locate/*`, a linter to kill, a watched folder, the agent).
-NOT_AT_START = ("lsprotocol", "cattrs", "mcp", "watchfiles", "psutil")
-LSPMUX_LATE = ("lspmux.locate", "lspmux.agent.mcp_server")
+NOT_AT_START = ("lsprotocol", "cattrs", "mcp", "watchfiles", "psutil", "ctypes")
+LSPMUX_LATE = ("lspmux.locate", "lspmux.agent.mcp_server", "lspmux.daemon.admission")
+LSPMUX_LATE += ("lspmux.diagnostics.linters.generic",)
 
 
 def test_the_proxy_start_path_imports_nothing_the_first_message_does_not_need() -> None:
-    code = "import sys\nimport lspmux.cli, lspmux.proxy\nprint(' '.join(sorted(sys.modules)))\n"
+    code = "import sys\nimport lspmux.cli, lspmux.config.loader, lspmux.proxy\nprint(' '.join(sorted(sys.modules)))\n"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
