@@ -19,6 +19,7 @@ lint:
 
 bench: setup
 	.venv/bin/python scripts/bench.py
+	.venv/bin/python scripts/bench_start.py --write
 	.venv/bin/python scripts/bench_edits.py
 	.venv/bin/python scripts/bench_agent.py --write
 	.venv/bin/python scripts/bench_sharing.py --server rust-analyzer --clients 4 --requests 200

@@ -52,7 +52,9 @@ docs: docs/editors.md (editor setups), docs/configuration.md (every key)
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
+    """The full parser; `agent_help=False` leaves out the agent verbs' help entries (they import
+    the agent's tool table), for a command that is none of them and prints no list of them."""
     parser = argparse.ArgumentParser(
         prog="lspmux",
         description=DESCRIPTION,
@@ -90,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trust_command(sub)
     _add_diagnostics_commands(sub)
     _add_locate_commands(sub)
-    _add_agent_commands(sub)
+    if agent_help:
+        _add_agent_commands(sub)
     return parser
 
 
@@ -114,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.close(devnull)
         return EXIT_BROKEN_PIPE
     return code
+
+
+#: Commands whose parsing never prints the list of commands (unlike `help`, `--help` or a typo).
+_PARSED_QUIETLY = frozenset({"proxy", *DAEMON_COMMANDS})
 
 
 def _help(parser: argparse.ArgumentParser, words: Sequence[str]) -> int:
@@ -146,7 +153,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if words[0] == "mcp":
             return agent_cli.mcp_main(words[1:])
         return agent_cli.main(words)
-    parser = build_parser()
+    # `lspmux proxy` and the daemon commands skip the agent verbs' help: an editor waits for them
+    parser = build_parser(agent_help=not words or words[0] not in _PARSED_QUIETLY)
     if words and words[0] == "help":
         return _help(parser, words[1:])
     args = parser.parse_args(words)

@@ -12,10 +12,9 @@ burst of large messages costs one trim); elsewhere than glibc it does nothing.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import logging
 from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("lspmux.memory")
 
@@ -25,6 +24,9 @@ DELAY = 0.5
 
 
 def _load_trim() -> Callable[[int], int] | None:
+    import ctypes  # here, not at start: ctypes and the library lookup cost ~5 ms
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         trim: Callable[[int], int] = libc.malloc_trim
@@ -33,7 +35,18 @@ def _load_trim() -> Callable[[int], int] | None:
     return trim
 
 
-_trim = _load_trim()
+_UNLOADED: Any = object()
+#: glibc's malloc_trim, None elsewhere; looked up at the first large document.
+_trim: Callable[[int], int] | None = _UNLOADED
+
+
+def _trimmer() -> Callable[[int], int] | None:
+    global _trim
+    if _trim is _UNLOADED:
+        _trim = _load_trim()
+    return _trim
+
+
 _pending: asyncio.TimerHandle | None = None
 
 
@@ -41,7 +54,7 @@ def release_soon(size: int) -> None:
     """`size` characters of text were just handled: when that is large, return the freed
     memory to the system in `DELAY` seconds (once, however many calls come meanwhile)."""
     global _pending
-    if size < TRIM_ABOVE or _trim is None:
+    if size < TRIM_ABOVE or _trimmer() is None:
         return
     try:
         loop = asyncio.get_running_loop()
@@ -56,8 +69,9 @@ def release_now() -> bool:
     """Trim now; whether memory was given back."""
     global _pending
     _pending = None
-    if _trim is None:
+    trim = _trimmer()
+    if trim is None:
         return False
-    released = bool(_trim(0))
+    released = bool(trim(0))
     log.debug("malloc_trim: %s", "memory returned" if released else "nothing to return")
     return released

@@ -64,7 +64,7 @@ async def run_proxy(load_config: ConfigLoader) -> int:
 
 
 def settle_heap() -> None:
-    """After start-up: move the long-lived objects (lsprotocol's and cattrs' tables, the
+    """After start-up: move the long-lived objects (the routing tables, the modules, the
     config) out of the cyclic collector's reach, so its full passes stop walking them on the
     message path."""
     gc.collect()

@@ -22,14 +22,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from lsprotocol import types as t
-
 from lspmux.backends import capabilities as caps
 from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments, DocumentHolder
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.errors import RequestFailed
+from lspmux.routing import methods as lsp
 from lspmux.routing.table import SERVER_REQUESTS, Policy, Route
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
@@ -480,7 +479,7 @@ class Backend:
     def _record_registrations(self, method: str, params: Any) -> None:
         if not isinstance(params, dict):
             return
-        if method == t.CLIENT_REGISTER_CAPABILITY:
+        if method == lsp.CLIENT_REGISTER_CAPABILITY:
             for reg in params.get("registrations") or []:
                 if isinstance(reg, dict) and "id" in reg and "method" in reg:
                     self.registrations[reg["id"]] = (reg["method"], reg.get("registerOptions"))

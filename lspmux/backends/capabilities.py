@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types as t
-
 from lspmux.backends.client_caps import (
     LSPMUX_CLIENT_CAPABILITIES,
     for_backend,
@@ -50,6 +48,7 @@ from lspmux.backends.provided import (
     registered_capabilities,
     union,
 )
+from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
 from lspmux.routing.table import Route
 
@@ -66,9 +65,9 @@ __all__ = [
 
 #: The option a backend must have, beyond the capability itself, to serve these methods.
 _NEEDS_OPTION = {
-    t.TEXT_DOCUMENT_PREPARE_RENAME: "prepareProvider",
-    t.TEXT_DOCUMENT_RANGES_FORMATTING: "rangesSupport",
-    t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: "range",
+    lsp.TEXT_DOCUMENT_PREPARE_RENAME: "prepareProvider",
+    lsp.TEXT_DOCUMENT_RANGES_FORMATTING: "rangesSupport",
+    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: "range",
 }
 
 
@@ -191,7 +190,7 @@ def client_registrations(
             if new:
                 out.append((method, {"commands": new}))
         elif not offered(announced.get(key)):
-            if method != t.WORKSPACE_SYMBOL and method != t.WORKSPACE_EXECUTE_COMMAND:
+            if method != lsp.WORKSPACE_SYMBOL and method != lsp.WORKSPACE_EXECUTE_COMMAND:
                 options["documentSelector"] = None  # the client's own selector
             out.append((method, options))
     return out

@@ -20,9 +20,20 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from lsprotocol import types as t
-
 from lspmux.backends.provided import PROVIDERS
+
+#: The token types and modifiers of LSP 3.17 (lsprotocol's `SemanticTokenTypes` and
+#: `SemanticTokenModifiers`, spelled out: that module is too slow to import at start).
+SEMANTIC_TOKEN_TYPES = (
+    *("namespace", "type", "class", "enum", "interface", "struct", "typeParameter"),
+    *("parameter", "variable", "property", "enumMember", "event", "function", "method"),
+    *("macro", "keyword", "modifier", "comment", "string", "number", "regexp", "operator"),
+    *("decorator", "label"),
+)
+SEMANTIC_TOKEN_MODIFIERS = (
+    *("declaration", "definition", "readonly", "static", "deprecated", "abstract", "async"),
+    *("modification", "documentation", "defaultLibrary"),
+)
 
 #: Client capability sections whose dynamic registration lspmux honours (it keeps registrations
 #: per backend and routes by them, whatever the client can do): document synchronisation and
@@ -111,8 +122,8 @@ LSPMUX_CLIENT_CAPABILITIES: dict[str, Any] = {
         "inlayHint": {},
         "semanticTokens": {
             "requests": {"full": True, "range": True},
-            "tokenTypes": [v.value for v in t.SemanticTokenTypes],
-            "tokenModifiers": [v.value for v in t.SemanticTokenModifiers],
+            "tokenTypes": list(SEMANTIC_TOKEN_TYPES),
+            "tokenModifiers": list(SEMANTIC_TOKEN_MODIFIERS),
             "formats": ["relative"],
             "overlappingTokenSupport": False,
             "multilineTokenSupport": False,

@@ -14,90 +14,89 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lsprotocol import types as t
-
+from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
 
 #: Registration method, ServerCapabilities key, client capability section (textDocument.X or
 #: workspace.X) of every provider a server may offer statically or register dynamically.
 PROVIDERS: tuple[tuple[str, str, str], ...] = (
-    (t.TEXT_DOCUMENT_COMPLETION, "completionProvider", "textDocument.completion"),
-    (t.TEXT_DOCUMENT_HOVER, "hoverProvider", "textDocument.hover"),
-    (t.TEXT_DOCUMENT_SIGNATURE_HELP, "signatureHelpProvider", "textDocument.signatureHelp"),
-    (t.TEXT_DOCUMENT_DECLARATION, "declarationProvider", "textDocument.declaration"),
-    (t.TEXT_DOCUMENT_DEFINITION, "definitionProvider", "textDocument.definition"),
-    (t.TEXT_DOCUMENT_TYPE_DEFINITION, "typeDefinitionProvider", "textDocument.typeDefinition"),
-    (t.TEXT_DOCUMENT_IMPLEMENTATION, "implementationProvider", "textDocument.implementation"),
-    (t.TEXT_DOCUMENT_REFERENCES, "referencesProvider", "textDocument.references"),
+    (lsp.TEXT_DOCUMENT_COMPLETION, "completionProvider", "textDocument.completion"),
+    (lsp.TEXT_DOCUMENT_HOVER, "hoverProvider", "textDocument.hover"),
+    (lsp.TEXT_DOCUMENT_SIGNATURE_HELP, "signatureHelpProvider", "textDocument.signatureHelp"),
+    (lsp.TEXT_DOCUMENT_DECLARATION, "declarationProvider", "textDocument.declaration"),
+    (lsp.TEXT_DOCUMENT_DEFINITION, "definitionProvider", "textDocument.definition"),
+    (lsp.TEXT_DOCUMENT_TYPE_DEFINITION, "typeDefinitionProvider", "textDocument.typeDefinition"),
+    (lsp.TEXT_DOCUMENT_IMPLEMENTATION, "implementationProvider", "textDocument.implementation"),
+    (lsp.TEXT_DOCUMENT_REFERENCES, "referencesProvider", "textDocument.references"),
     (
-        t.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT,
+        lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT,
         "documentHighlightProvider",
         "textDocument.documentHighlight",
     ),
-    (t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, "documentSymbolProvider", "textDocument.documentSymbol"),
-    (t.TEXT_DOCUMENT_CODE_ACTION, "codeActionProvider", "textDocument.codeAction"),
-    (t.TEXT_DOCUMENT_CODE_LENS, "codeLensProvider", "textDocument.codeLens"),
-    (t.TEXT_DOCUMENT_DOCUMENT_LINK, "documentLinkProvider", "textDocument.documentLink"),
-    (t.TEXT_DOCUMENT_DOCUMENT_COLOR, "colorProvider", "textDocument.colorProvider"),
-    (t.TEXT_DOCUMENT_FORMATTING, "documentFormattingProvider", "textDocument.formatting"),
+    (lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, "documentSymbolProvider", "textDocument.documentSymbol"),
+    (lsp.TEXT_DOCUMENT_CODE_ACTION, "codeActionProvider", "textDocument.codeAction"),
+    (lsp.TEXT_DOCUMENT_CODE_LENS, "codeLensProvider", "textDocument.codeLens"),
+    (lsp.TEXT_DOCUMENT_DOCUMENT_LINK, "documentLinkProvider", "textDocument.documentLink"),
+    (lsp.TEXT_DOCUMENT_DOCUMENT_COLOR, "colorProvider", "textDocument.colorProvider"),
+    (lsp.TEXT_DOCUMENT_FORMATTING, "documentFormattingProvider", "textDocument.formatting"),
     (
-        t.TEXT_DOCUMENT_RANGE_FORMATTING,
+        lsp.TEXT_DOCUMENT_RANGE_FORMATTING,
         "documentRangeFormattingProvider",
         "textDocument.rangeFormatting",
     ),
     (
-        t.TEXT_DOCUMENT_ON_TYPE_FORMATTING,
+        lsp.TEXT_DOCUMENT_ON_TYPE_FORMATTING,
         "documentOnTypeFormattingProvider",
         "textDocument.onTypeFormatting",
     ),
-    (t.TEXT_DOCUMENT_RENAME, "renameProvider", "textDocument.rename"),
-    (t.TEXT_DOCUMENT_FOLDING_RANGE, "foldingRangeProvider", "textDocument.foldingRange"),
-    (t.TEXT_DOCUMENT_SELECTION_RANGE, "selectionRangeProvider", "textDocument.selectionRange"),
+    (lsp.TEXT_DOCUMENT_RENAME, "renameProvider", "textDocument.rename"),
+    (lsp.TEXT_DOCUMENT_FOLDING_RANGE, "foldingRangeProvider", "textDocument.foldingRange"),
+    (lsp.TEXT_DOCUMENT_SELECTION_RANGE, "selectionRangeProvider", "textDocument.selectionRange"),
     (
-        t.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY,
+        lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY,
         "callHierarchyProvider",
         "textDocument.callHierarchy",
     ),
     # the one registration method that is not a request method
     ("textDocument/semanticTokens", "semanticTokensProvider", "textDocument.semanticTokens"),
     (
-        t.TEXT_DOCUMENT_LINKED_EDITING_RANGE,
+        lsp.TEXT_DOCUMENT_LINKED_EDITING_RANGE,
         "linkedEditingRangeProvider",
         "textDocument.linkedEditingRange",
     ),
-    (t.TEXT_DOCUMENT_MONIKER, "monikerProvider", "textDocument.moniker"),
+    (lsp.TEXT_DOCUMENT_MONIKER, "monikerProvider", "textDocument.moniker"),
     (
-        t.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY,
+        lsp.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY,
         "typeHierarchyProvider",
         "textDocument.typeHierarchy",
     ),
-    (t.TEXT_DOCUMENT_INLINE_VALUE, "inlineValueProvider", "textDocument.inlineValue"),
-    (t.TEXT_DOCUMENT_INLAY_HINT, "inlayHintProvider", "textDocument.inlayHint"),
+    (lsp.TEXT_DOCUMENT_INLINE_VALUE, "inlineValueProvider", "textDocument.inlineValue"),
+    (lsp.TEXT_DOCUMENT_INLAY_HINT, "inlayHintProvider", "textDocument.inlayHint"),
     (
-        t.TEXT_DOCUMENT_INLINE_COMPLETION,
+        lsp.TEXT_DOCUMENT_INLINE_COMPLETION,
         "inlineCompletionProvider",
         "textDocument.inlineCompletion",
     ),
-    (t.TEXT_DOCUMENT_DIAGNOSTIC, "diagnosticProvider", "textDocument.diagnostic"),
-    (t.WORKSPACE_SYMBOL, "workspaceSymbolProvider", "workspace.symbol"),
-    (t.WORKSPACE_EXECUTE_COMMAND, "executeCommandProvider", "workspace.executeCommand"),
+    (lsp.TEXT_DOCUMENT_DIAGNOSTIC, "diagnosticProvider", "textDocument.diagnostic"),
+    (lsp.WORKSPACE_SYMBOL, "workspaceSymbolProvider", "workspace.symbol"),
+    (lsp.WORKSPACE_EXECUTE_COMMAND, "executeCommandProvider", "workspace.executeCommand"),
 )
 BY_METHOD = {method: key for method, key, _ in PROVIDERS}
 BY_KEY = {key: (method, section) for method, key, section in PROVIDERS}
 
 #: File operation registrations → workspace.fileOperations.<op>.
 FILE_OPERATIONS = {
-    t.WORKSPACE_WILL_CREATE_FILES: "willCreate",
-    t.WORKSPACE_DID_CREATE_FILES: "didCreate",
-    t.WORKSPACE_WILL_RENAME_FILES: "willRename",
-    t.WORKSPACE_DID_RENAME_FILES: "didRename",
-    t.WORKSPACE_WILL_DELETE_FILES: "willDelete",
-    t.WORKSPACE_DID_DELETE_FILES: "didDelete",
+    lsp.WORKSPACE_WILL_CREATE_FILES: "willCreate",
+    lsp.WORKSPACE_DID_CREATE_FILES: "didCreate",
+    lsp.WORKSPACE_WILL_RENAME_FILES: "willRename",
+    lsp.WORKSPACE_DID_RENAME_FILES: "didRename",
+    lsp.WORKSPACE_WILL_DELETE_FILES: "willDelete",
+    lsp.WORKSPACE_DID_DELETE_FILES: "didDelete",
 }
 #: Synchronisation registrations that change what lspmux must announce.
 _SYNC = {
-    t.TEXT_DOCUMENT_WILL_SAVE: "willSave",
-    t.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL: "willSaveWaitUntil",
+    lsp.TEXT_DOCUMENT_WILL_SAVE: "willSave",
+    lsp.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL: "willSaveWaitUntil",
 }
 
 

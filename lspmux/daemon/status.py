@@ -9,8 +9,10 @@ prints the object as it came.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux status` would import typing (~5 ms)
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 
 def human_bytes(n: Any) -> str:

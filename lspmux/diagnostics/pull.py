@@ -13,8 +13,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as t
-
+from lspmux.routing import methods as lsp
 from lspmux.session import positions
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ DEBOUNCE = 0.15
 
 def offers_pull(backend: Backend) -> bool:
     return bool(backend.capabilities.get("diagnosticProvider")) or (
-        t.TEXT_DOCUMENT_DIAGNOSTIC in backend.registered
+        lsp.TEXT_DOCUMENT_DIAGNOSTIC in backend.registered
     )
 
 
@@ -110,7 +109,7 @@ class Puller:
                 return
             if backend.position_encoding != self.session.encoding:
                 resp = positions.answer_from(
-                    self.session, backend, t.TEXT_DOCUMENT_DIAGNOSTIC, params
+                    self.session, backend, lsp.TEXT_DOCUMENT_DIAGNOSTIC, params
                 )(resp)
             report = resp.get("result") or {}
             current = self.session.documents.get(uri)
@@ -124,5 +123,5 @@ class Puller:
             if self.session.store.update(uri, backend.name, items, version):
                 self.session.publish(uri)
 
-        if backend.request(t.TEXT_DOCUMENT_DIAGNOSTIC, params, done) is not None:
+        if backend.request(lsp.TEXT_DOCUMENT_DIAGNOSTIC, params, done) is not None:
             self._inflight[key] = self._inflight.get(key, 0) + 1

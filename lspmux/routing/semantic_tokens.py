@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsprotocol import types as t
+from lspmux.routing import methods as lsp
 
 #: Integers per token in the relative encoding.
 TOKEN = 5
@@ -81,9 +81,9 @@ def apply(old: Sequence[int], edits: Sequence[Mapping[str, Any]]) -> list[int]:
 def backend_request(method: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """What to ask the serving backend for a client's semantic tokens request: a delta
     request becomes a full one (lspmux computes the delta); the others go as they are."""
-    if method == t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA:
+    if method == lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA:
         rest = {k: v for k, v in params.items() if k != "previousResultId"}
-        return t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, rest
+        return lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, rest
     return method, dict(params)
 
 
@@ -140,9 +140,9 @@ class DeltaBridge:
         if result is not None and legend_map is not None:
             result = {**result, "data": remap(result.get("data") or [], legend_map)}
         uri = str((params.get("textDocument") or {}).get("uri"))
-        if method == t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL:
+        if method == lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL:
             return self.full(uri, result)
-        if method == t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA:
+        if method == lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA:
             return self.delta(uri, params.get("previousResultId"), result)
         return None if result is None else dict(result)
 

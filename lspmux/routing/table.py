@@ -1,6 +1,6 @@
 """The one method table: every method lspmux knows, in all four directions, and who answers it.
 
-Four dictionaries, one per direction, map a method name (an `lsprotocol.types` constant, or one
+Four dictionaries, one per direction, map a method name (a `routing/methods.py` constant, or one
 of lspmux's own `locate/*` / `lspmux/*` names below) to a `Route`:
 
 - `CLIENT_REQUESTS`: what the client asks. Routed to backends (`first`, `merge`, `origin`) or
@@ -34,9 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lsprotocol import types as t
-
 from lspmux.routing import merge
+from lspmux.routing import methods as lsp
 
 
 class Direction(enum.Enum):
@@ -120,57 +119,61 @@ DIAGNOSTIC_STATUS = "lspmux/diagnosticStatus"
 #: Client → server requests.
 CLIENT_REQUESTS: dict[str, Route] = {
     # -- lifecycle and lspmux's own methods -------------------------------------------------
-    t.INITIALIZE: _r(L, "lifecycle", handler="initialize"),
-    t.SHUTDOWN: _r(L, "lifecycle", handler="shutdown"),
+    lsp.INITIALIZE: _r(L, "lifecycle", handler="initialize"),
+    lsp.SHUTDOWN: _r(L, "lifecycle", handler="shutdown"),
     LOCATE_RESOLVE: _r(L, "locate", handler="locate_resolve"),
     LOCATE_RESOLVE_RANGE: _r(L, "locate", handler="locate_resolve_range"),
     LOCATE_DESCRIBE: _r(L, "locate", handler="locate_describe"),
     DIAGNOSTIC_STATUS: _r(L, "diagnostics", handler="diagnostic_status"),
     # -- first eligible -------------------------------------------------------------------
-    t.TEXT_DOCUMENT_HOVER: _r(F, "hover", "hoverProvider", position=True),
-    t.TEXT_DOCUMENT_SIGNATURE_HELP: _r(F, "signatureHelp", "signatureHelpProvider", position=True),
-    t.TEXT_DOCUMENT_RENAME: _r(F, "rename", "renameProvider", position=True),
-    t.TEXT_DOCUMENT_PREPARE_RENAME: _r(F, "rename", "renameProvider", position=True),
-    t.TEXT_DOCUMENT_FORMATTING: _r(F, "formatting", "documentFormattingProvider"),
-    t.TEXT_DOCUMENT_RANGE_FORMATTING: _r(
+    lsp.TEXT_DOCUMENT_HOVER: _r(F, "hover", "hoverProvider", position=True),
+    lsp.TEXT_DOCUMENT_SIGNATURE_HELP: _r(
+        F, "signatureHelp", "signatureHelpProvider", position=True
+    ),
+    lsp.TEXT_DOCUMENT_RENAME: _r(F, "rename", "renameProvider", position=True),
+    lsp.TEXT_DOCUMENT_PREPARE_RENAME: _r(F, "rename", "renameProvider", position=True),
+    lsp.TEXT_DOCUMENT_FORMATTING: _r(F, "formatting", "documentFormattingProvider"),
+    lsp.TEXT_DOCUMENT_RANGE_FORMATTING: _r(
         F, "rangeFormatting", "documentRangeFormattingProvider", range=True
     ),
-    t.TEXT_DOCUMENT_RANGES_FORMATTING: _r(F, "rangeFormatting", "documentRangeFormattingProvider"),
-    t.TEXT_DOCUMENT_ON_TYPE_FORMATTING: _r(
+    lsp.TEXT_DOCUMENT_RANGES_FORMATTING: _r(
+        F, "rangeFormatting", "documentRangeFormattingProvider"
+    ),
+    lsp.TEXT_DOCUMENT_ON_TYPE_FORMATTING: _r(
         F, "onTypeFormatting", "documentOnTypeFormattingProvider", position=True
     ),
-    t.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT: _r(
+    lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT: _r(
         F, "documentHighlight", "documentHighlightProvider", position=True
     ),
-    t.TEXT_DOCUMENT_INLAY_HINT: _r(
+    lsp.TEXT_DOCUMENT_INLAY_HINT: _r(
         F, "inlayHint", "inlayHintProvider", range=True, family="inlayHint"
     ),
-    t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: _r(F, "semanticTokens", "semanticTokensProvider"),
-    t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA: _r(F, "semanticTokens", "semanticTokensProvider"),
-    t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: _r(
+    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: _r(F, "semanticTokens", "semanticTokensProvider"),
+    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA: _r(F, "semanticTokens", "semanticTokensProvider"),
+    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: _r(
         F, "semanticTokens", "semanticTokensProvider", range=True
     ),
-    t.TEXT_DOCUMENT_FOLDING_RANGE: _r(F, "foldingRange", "foldingRangeProvider"),
-    t.TEXT_DOCUMENT_SELECTION_RANGE: _r(F, "selectionRange", "selectionRangeProvider"),
-    t.TEXT_DOCUMENT_LINKED_EDITING_RANGE: _r(
+    lsp.TEXT_DOCUMENT_FOLDING_RANGE: _r(F, "foldingRange", "foldingRangeProvider"),
+    lsp.TEXT_DOCUMENT_SELECTION_RANGE: _r(F, "selectionRange", "selectionRangeProvider"),
+    lsp.TEXT_DOCUMENT_LINKED_EDITING_RANGE: _r(
         F, "linkedEditingRange", "linkedEditingRangeProvider", position=True
     ),
-    t.TEXT_DOCUMENT_DOCUMENT_COLOR: _r(F, "color", "colorProvider"),
-    t.TEXT_DOCUMENT_COLOR_PRESENTATION: _r(F, "color", "colorProvider", range=True),
-    t.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY: _r(
+    lsp.TEXT_DOCUMENT_DOCUMENT_COLOR: _r(F, "color", "colorProvider"),
+    lsp.TEXT_DOCUMENT_COLOR_PRESENTATION: _r(F, "color", "colorProvider", range=True),
+    lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY: _r(
         F, "callHierarchy", "callHierarchyProvider", position=True, family="callHierarchy"
     ),
-    t.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY: _r(
+    lsp.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY: _r(
         F, "typeHierarchy", "typeHierarchyProvider", position=True, family="typeHierarchy"
     ),
-    t.TEXT_DOCUMENT_MONIKER: _r(F, "moniker", "monikerProvider", position=True),
-    t.TEXT_DOCUMENT_INLINE_VALUE: _r(F, "inlineValue", "inlineValueProvider", range=True),
-    t.TEXT_DOCUMENT_INLINE_COMPLETION: _r(
+    lsp.TEXT_DOCUMENT_MONIKER: _r(F, "moniker", "monikerProvider", position=True),
+    lsp.TEXT_DOCUMENT_INLINE_VALUE: _r(F, "inlineValue", "inlineValueProvider", range=True),
+    lsp.TEXT_DOCUMENT_INLINE_COMPLETION: _r(
         F, "inlineCompletion", "inlineCompletionProvider", position=True
     ),
-    t.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL: _r(F, "willSaveWaitUntil", "textDocumentSync"),
+    lsp.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL: _r(F, "willSaveWaitUntil", "textDocumentSync"),
     # -- all eligible, merged ---------------------------------------------------------------
-    t.TEXT_DOCUMENT_COMPLETION: _r(
+    lsp.TEXT_DOCUMENT_COMPLETION: _r(
         M,
         "completion",
         "completionProvider",
@@ -178,7 +181,7 @@ CLIENT_REQUESTS: dict[str, Route] = {
         merger=merge.completion,
         family="completion",
     ),
-    t.TEXT_DOCUMENT_CODE_ACTION: _r(
+    lsp.TEXT_DOCUMENT_CODE_ACTION: _r(
         M,
         "codeAction",
         "codeActionProvider",
@@ -186,166 +189,170 @@ CLIENT_REQUESTS: dict[str, Route] = {
         merger=merge.code_actions,
         family="codeAction",
     ),
-    t.TEXT_DOCUMENT_CODE_LENS: _r(
+    lsp.TEXT_DOCUMENT_CODE_LENS: _r(
         M, "codeLens", "codeLensProvider", merger=merge.tagged_list, family="codeLens"
     ),
-    t.TEXT_DOCUMENT_DEFINITION: _r(
+    lsp.TEXT_DOCUMENT_DEFINITION: _r(
         M, "definition", "definitionProvider", position=True, merger=merge.locations
     ),
-    t.TEXT_DOCUMENT_DECLARATION: _r(
+    lsp.TEXT_DOCUMENT_DECLARATION: _r(
         M, "declaration", "declarationProvider", position=True, merger=merge.locations
     ),
-    t.TEXT_DOCUMENT_TYPE_DEFINITION: _r(
+    lsp.TEXT_DOCUMENT_TYPE_DEFINITION: _r(
         M, "typeDefinition", "typeDefinitionProvider", position=True, merger=merge.locations
     ),
-    t.TEXT_DOCUMENT_IMPLEMENTATION: _r(
+    lsp.TEXT_DOCUMENT_IMPLEMENTATION: _r(
         M, "implementation", "implementationProvider", position=True, merger=merge.locations
     ),
-    t.TEXT_DOCUMENT_REFERENCES: _r(
+    lsp.TEXT_DOCUMENT_REFERENCES: _r(
         M, "references", "referencesProvider", position=True, merger=merge.locations
     ),
-    t.TEXT_DOCUMENT_DOCUMENT_SYMBOL: _r(
+    lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL: _r(
         M, "documentSymbol", "documentSymbolProvider", merger=merge.concat
     ),
-    t.TEXT_DOCUMENT_DOCUMENT_LINK: _r(
+    lsp.TEXT_DOCUMENT_DOCUMENT_LINK: _r(
         M, "documentLink", "documentLinkProvider", merger=merge.tagged_list, family="documentLink"
     ),
-    t.WORKSPACE_SYMBOL: _r(
+    lsp.WORKSPACE_SYMBOL: _r(
         M,
         "workspaceSymbol",
         "workspaceSymbolProvider",
         merger=merge.tagged_list,
         family="workspaceSymbol",
     ),
-    t.WORKSPACE_WILL_CREATE_FILES: _r(
+    lsp.WORKSPACE_WILL_CREATE_FILES: _r(
         M, "fileOperations", "workspace", merger=merge.workspace_edits
     ),
-    t.WORKSPACE_WILL_RENAME_FILES: _r(
+    lsp.WORKSPACE_WILL_RENAME_FILES: _r(
         M, "fileOperations", "workspace", merger=merge.workspace_edits
     ),
-    t.WORKSPACE_WILL_DELETE_FILES: _r(
+    lsp.WORKSPACE_WILL_DELETE_FILES: _r(
         M, "fileOperations", "workspace", merger=merge.workspace_edits
     ),
     # -- diagnostics ------------------------------------------------------------------------
-    t.TEXT_DOCUMENT_DIAGNOSTIC: _r(
+    lsp.TEXT_DOCUMENT_DIAGNOSTIC: _r(
         Policy.DIAGNOSTICS, "diagnostics", "diagnosticProvider", handler="document_diagnostic"
     ),
-    t.WORKSPACE_DIAGNOSTIC: _r(
+    lsp.WORKSPACE_DIAGNOSTIC: _r(
         Policy.DIAGNOSTICS, "diagnostics", "diagnosticProvider", handler="workspace_diagnostic"
     ),
     # -- back to the origin -------------------------------------------------------------------
-    t.COMPLETION_ITEM_RESOLVE: _r(
+    lsp.COMPLETION_ITEM_RESOLVE: _r(
         OR, "completion", family="completion", resolved_by="completionProvider"
     ),
-    t.CODE_ACTION_RESOLVE: _r(
+    lsp.CODE_ACTION_RESOLVE: _r(
         OR, "codeAction", family="codeAction", resolved_by="codeActionProvider"
     ),
-    t.CODE_LENS_RESOLVE: _r(OR, "codeLens", family="codeLens", resolved_by="codeLensProvider"),
-    t.DOCUMENT_LINK_RESOLVE: _r(
+    lsp.CODE_LENS_RESOLVE: _r(OR, "codeLens", family="codeLens", resolved_by="codeLensProvider"),
+    lsp.DOCUMENT_LINK_RESOLVE: _r(
         OR, "documentLink", family="documentLink", resolved_by="documentLinkProvider"
     ),
-    t.INLAY_HINT_RESOLVE: _r(OR, "inlayHint", family="inlayHint", resolved_by="inlayHintProvider"),
-    t.WORKSPACE_SYMBOL_RESOLVE: _r(
+    lsp.INLAY_HINT_RESOLVE: _r(
+        OR, "inlayHint", family="inlayHint", resolved_by="inlayHintProvider"
+    ),
+    lsp.WORKSPACE_SYMBOL_RESOLVE: _r(
         OR, "workspaceSymbol", family="workspaceSymbol", resolved_by="workspaceSymbolProvider"
     ),
-    t.WORKSPACE_EXECUTE_COMMAND: _r(
+    lsp.WORKSPACE_EXECUTE_COMMAND: _r(
         OR, "executeCommand", "executeCommandProvider", family="codeAction"
     ),
-    t.CALL_HIERARCHY_INCOMING_CALLS: _r(OR, "callHierarchy", family="callHierarchy"),
-    t.CALL_HIERARCHY_OUTGOING_CALLS: _r(OR, "callHierarchy", family="callHierarchy"),
-    t.TYPE_HIERARCHY_SUPERTYPES: _r(OR, "typeHierarchy", family="typeHierarchy"),
-    t.TYPE_HIERARCHY_SUBTYPES: _r(OR, "typeHierarchy", family="typeHierarchy"),
+    lsp.CALL_HIERARCHY_INCOMING_CALLS: _r(OR, "callHierarchy", family="callHierarchy"),
+    lsp.CALL_HIERARCHY_OUTGOING_CALLS: _r(OR, "callHierarchy", family="callHierarchy"),
+    lsp.TYPE_HIERARCHY_SUPERTYPES: _r(OR, "typeHierarchy", family="typeHierarchy"),
+    lsp.TYPE_HIERARCHY_SUBTYPES: _r(OR, "typeHierarchy", family="typeHierarchy"),
 }
 
 #: Client → server notifications.
 CLIENT_NOTIFICATIONS: dict[str, Route] = {
-    t.INITIALIZED: _r(L, "lifecycle", handler="initialized"),
-    t.EXIT: _r(L, "lifecycle", handler="exit"),
-    t.CANCEL_REQUEST: _r(L, "lifecycle", handler="cancel"),
-    t.WINDOW_WORK_DONE_PROGRESS_CANCEL: _r(L, "sync", handler="progress_cancel"),
-    t.TEXT_DOCUMENT_DID_OPEN: _r(B, "sync", handler="did_open"),
-    t.TEXT_DOCUMENT_DID_CHANGE: _r(B, "sync", handler="did_change"),
-    t.TEXT_DOCUMENT_DID_SAVE: _r(B, "sync", handler="did_save"),
-    t.TEXT_DOCUMENT_DID_CLOSE: _r(B, "sync", handler="did_close"),
-    t.TEXT_DOCUMENT_WILL_SAVE: _r(B, "sync"),
-    t.WORKSPACE_DID_CHANGE_CONFIGURATION: _r(B, "sync"),
-    t.WORKSPACE_DID_CHANGE_WATCHED_FILES: _r(B, "sync", handler="did_change_watched_files"),
-    t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS: _r(B, "sync", handler="did_change_workspace_folders"),
-    t.WORKSPACE_DID_CREATE_FILES: _r(B, "sync"),
-    t.WORKSPACE_DID_RENAME_FILES: _r(B, "sync"),
-    t.WORKSPACE_DID_DELETE_FILES: _r(B, "sync"),
-    t.SET_TRACE: _r(B, "sync"),
+    lsp.INITIALIZED: _r(L, "lifecycle", handler="initialized"),
+    lsp.EXIT: _r(L, "lifecycle", handler="exit"),
+    lsp.CANCEL_REQUEST: _r(L, "lifecycle", handler="cancel"),
+    lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL: _r(L, "sync", handler="progress_cancel"),
+    lsp.TEXT_DOCUMENT_DID_OPEN: _r(B, "sync", handler="did_open"),
+    lsp.TEXT_DOCUMENT_DID_CHANGE: _r(B, "sync", handler="did_change"),
+    lsp.TEXT_DOCUMENT_DID_SAVE: _r(B, "sync", handler="did_save"),
+    lsp.TEXT_DOCUMENT_DID_CLOSE: _r(B, "sync", handler="did_close"),
+    lsp.TEXT_DOCUMENT_WILL_SAVE: _r(B, "sync"),
+    lsp.WORKSPACE_DID_CHANGE_CONFIGURATION: _r(B, "sync"),
+    lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES: _r(B, "sync", handler="did_change_watched_files"),
+    lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS: _r(
+        B, "sync", handler="did_change_workspace_folders"
+    ),
+    lsp.WORKSPACE_DID_CREATE_FILES: _r(B, "sync"),
+    lsp.WORKSPACE_DID_RENAME_FILES: _r(B, "sync"),
+    lsp.WORKSPACE_DID_DELETE_FILES: _r(B, "sync"),
+    lsp.SET_TRACE: _r(B, "sync"),
 }
 
 #: Server → client requests.
 SERVER_REQUESTS: dict[str, Route] = {
     # Asked of the instance's first client, merged under the configured settings (backend.py).
-    t.WORKSPACE_CONFIGURATION: _r(
+    lsp.WORKSPACE_CONFIGURATION: _r(
         Policy.ANSWER, "sync", handler="configuration", client_capability="workspace.configuration"
     ),
-    t.WORKSPACE_WORKSPACE_FOLDERS: _r(Policy.ANSWER, "sync", handler="workspace_folders"),
-    t.CLIENT_REGISTER_CAPABILITY: _r(Policy.REGISTER, "sync", handler="register"),
-    t.CLIENT_UNREGISTER_CAPABILITY: _r(Policy.REGISTER, "sync", handler="unregister"),
-    t.WINDOW_WORK_DONE_PROGRESS_CREATE: _r(
+    lsp.WORKSPACE_WORKSPACE_FOLDERS: _r(Policy.ANSWER, "sync", handler="workspace_folders"),
+    lsp.CLIENT_REGISTER_CAPABILITY: _r(Policy.REGISTER, "sync", handler="register"),
+    lsp.CLIENT_UNREGISTER_CAPABILITY: _r(Policy.REGISTER, "sync", handler="unregister"),
+    lsp.WINDOW_WORK_DONE_PROGRESS_CREATE: _r(
         Policy.PROGRESS,
         "sync",
         handler="progress_create",
         client_capability="window.workDoneProgress",
     ),
-    t.WORKSPACE_DIAGNOSTIC_REFRESH: _r(
+    lsp.WORKSPACE_DIAGNOSTIC_REFRESH: _r(
         Policy.REFRESH,
         "diagnostics",
         handler="diagnostic_refresh",
         client_capability="workspace.diagnostics.refreshSupport",
     ),
-    t.WORKSPACE_SEMANTIC_TOKENS_REFRESH: _r(
+    lsp.WORKSPACE_SEMANTIC_TOKENS_REFRESH: _r(
         Policy.REFRESH,
         "semanticTokens",
         handler="refresh",
         client_capability="workspace.semanticTokens.refreshSupport",
     ),
-    t.WORKSPACE_INLAY_HINT_REFRESH: _r(
+    lsp.WORKSPACE_INLAY_HINT_REFRESH: _r(
         Policy.REFRESH,
         "inlayHint",
         handler="refresh",
         client_capability="workspace.inlayHint.refreshSupport",
     ),
-    t.WORKSPACE_INLINE_VALUE_REFRESH: _r(
+    lsp.WORKSPACE_INLINE_VALUE_REFRESH: _r(
         Policy.REFRESH,
         "inlineValue",
         handler="refresh",
         client_capability="workspace.inlineValue.refreshSupport",
     ),
-    t.WORKSPACE_CODE_LENS_REFRESH: _r(
+    lsp.WORKSPACE_CODE_LENS_REFRESH: _r(
         Policy.REFRESH,
         "codeLens",
         handler="refresh",
         client_capability="workspace.codeLens.refreshSupport",
     ),
-    t.WORKSPACE_FOLDING_RANGE_REFRESH: _r(
+    lsp.WORKSPACE_FOLDING_RANGE_REFRESH: _r(
         Policy.REFRESH,
         "foldingRange",
         handler="refresh",
         client_capability="workspace.foldingRange.refreshSupport",
     ),
-    t.WORKSPACE_APPLY_EDIT: _r(
+    lsp.WORKSPACE_APPLY_EDIT: _r(
         Policy.RELAY, "sync", handler="relay", client_capability="workspace.applyEdit"
     ),
-    t.WINDOW_SHOW_MESSAGE_REQUEST: _r(Policy.RELAY, "sync", handler="relay"),
-    t.WINDOW_SHOW_DOCUMENT: _r(
+    lsp.WINDOW_SHOW_MESSAGE_REQUEST: _r(Policy.RELAY, "sync", handler="relay"),
+    lsp.WINDOW_SHOW_DOCUMENT: _r(
         Policy.RELAY, "sync", handler="relay", client_capability="window.showDocument.support"
     ),
 }
 
 #: Server → client notifications.
 SERVER_NOTIFICATIONS: dict[str, Route] = {
-    t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _r(Policy.STORE, "diagnostics", handler="publish"),
-    t.PROGRESS: _r(Policy.PROGRESS, "sync", handler="progress"),
-    t.CANCEL_REQUEST: _r(Policy.CANCEL, "sync", handler="cancel"),
-    t.WINDOW_LOG_MESSAGE: _r(Policy.RELAY, "sync", handler="log_message"),
-    t.WINDOW_SHOW_MESSAGE: _r(Policy.RELAY, "sync", handler="forward"),
-    t.TELEMETRY_EVENT: _r(Policy.RELAY, "sync", handler="forward"),
-    t.LOG_TRACE: _r(Policy.RELAY, "sync", handler="forward"),
+    lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _r(Policy.STORE, "diagnostics", handler="publish"),
+    lsp.PROGRESS: _r(Policy.PROGRESS, "sync", handler="progress"),
+    lsp.CANCEL_REQUEST: _r(Policy.CANCEL, "sync", handler="cancel"),
+    lsp.WINDOW_LOG_MESSAGE: _r(Policy.RELAY, "sync", handler="log_message"),
+    lsp.WINDOW_SHOW_MESSAGE: _r(Policy.RELAY, "sync", handler="forward"),
+    lsp.TELEMETRY_EVENT: _r(Policy.RELAY, "sync", handler="forward"),
+    lsp.LOG_TRACE: _r(Policy.RELAY, "sync", handler="forward"),
 }
 
 TABLES: dict[Direction, dict[str, Route]] = {

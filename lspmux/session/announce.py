@@ -22,16 +22,15 @@ import asyncio
 import itertools
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
 from lspmux.backends.provided import BY_METHOD, effective
 from lspmux.config.model import Config, ServerConfig
-from lspmux.daemon.admission import OneServerConfig
 from lspmux.errors import RequestFailed
+from lspmux.routing import methods as lsp
 from lspmux.routing.table import ROUTES
 from lspmux.session.host import SessionHost
 from lspmux.workspace.roots import root_for
@@ -227,7 +226,10 @@ async def after_starting(
 def one_server(config: Config) -> ServerConfig | None:
     """The server of a transparent share (`--server-path`, `lspMux.server`), or None when the
     session routes by file type."""
-    if not isinstance(config, OneServerConfig):
+    # Only the daemon makes a OneServerConfig: a proxy, which never imports it, has none (and
+    # does not pay ~5 ms at every start to define the class)
+    admission = sys.modules.get("lspmux.daemon.admission")
+    if admission is None or not isinstance(config, admission.OneServerConfig):
         return None
     servers = [s for s in config.servers.values() if not s.disabled]
     return servers[0] if len(servers) == 1 else None
@@ -317,10 +319,10 @@ class ClientRegistrations:
                 told[key] = options or True
         stale = caps.stale_client_registrations(self.sent, current)
         if registrations:
-            self._send(t.CLIENT_REGISTER_CAPABILITY, {"registrations": registrations})
+            self._send(lsp.CLIENT_REGISTER_CAPABILITY, {"registrations": registrations})
         if stale:
             gone = [{"id": i, "method": self.sent.pop(i)[0]} for i in stale]
-            self._send(t.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone})
+            self._send(lsp.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone})
 
     def _send(self, method: str, params: Any) -> None:
         conn = getattr(self.session, "conn", None)

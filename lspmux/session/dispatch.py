@@ -26,8 +26,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from lsprotocol import types as t
-
 from lspmux.errors import (
     InternalError,
     InvalidParams,
@@ -36,7 +34,7 @@ from lspmux.errors import (
     RequestCancelled,
     ServerNotInitialized,
 )
-from lspmux.locate import methods as locate_methods
+from lspmux.routing import methods as lsp
 from lspmux.routing.table import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, Route
 from lspmux.session import forward, sync
 from lspmux.session.documents import uri_to_path
@@ -85,7 +83,7 @@ class ClientDispatch:
     def _hold(self, msg: Message) -> bool:
         """Queue `msg` behind a waiting request when it must not overtake it."""
         method = msg["method"]
-        if method in (t.CANCEL_REQUEST, t.EXIT):
+        if method in (lsp.CANCEL_REQUEST, lsp.EXIT):
             return False  # a cancel must reach the request it cancels; exit ends everything
         queue = self._held.get(_ALL)
         if queue is None:
@@ -115,9 +113,9 @@ class ClientDispatch:
         ex = Exchange(session, msg)
         try:
             route = CLIENT_REQUESTS.get(method)
-            if method != t.INITIALIZE and session.state == "new":
+            if method != lsp.INITIALIZE and session.state == "new":
                 raise ServerNotInitialized("lspmux: initialize first")
-            if session.state != "running" and method != t.INITIALIZE:
+            if session.state != "running" and method != lsp.INITIALIZE:
                 raise InvalidRequest(f"{method} after shutdown")
             params = msg.get("params")
             if route is not None and route.handler is not None:
@@ -142,7 +140,7 @@ class ClientDispatch:
         result = handler(self, ex)
         if not isinstance(result, Awaitable):
             ex.reply(result)
-        elif ex.method == t.INITIALIZE:  # nothing may overtake the initialize answer
+        elif ex.method == lsp.INITIALIZE:  # nothing may overtake the initialize answer
             self._start_holding(_ALL)
             self.session.spawn(self._answer(ex, result, release=_ALL))
         else:
@@ -192,6 +190,8 @@ class ClientDispatch:
         return _FORWARDED
 
     async def _with_locate(self, ex: Exchange, route: Route) -> Any:
+        from lspmux.locate import methods as locate_methods  # Locate loads at first use, not start
+
         wants: Literal["position", "range"] = "range" if route.range else "position"
         params = await locate_methods.rewrite_params(self.session, ex.params, wants=wants)  # type: ignore[arg-type]
         ex.params = params
@@ -208,7 +208,7 @@ class ClientDispatch:
         method: str = msg["method"]
         params = msg.get("params") or {}
         route = CLIENT_NOTIFICATIONS.get(method)
-        if method == t.EXIT:
+        if method == lsp.EXIT:
             self.lifecycle.exit()
             return
         if session.state != "running":
@@ -243,10 +243,10 @@ class ClientDispatch:
         owner = session.relay.progress_owner(params.get("token"))  # type: ignore[attr-defined]
         if owner is not None:
             backend, token = owner
-            backend.notify(t.WINDOW_WORK_DONE_PROGRESS_CANCEL, {"token": token})
+            backend.notify(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL, {"token": token})
             return
         for backend in session.backends:  # a token the client created: whoever reports on it
-            backend.notify(t.WINDOW_WORK_DONE_PROGRESS_CANCEL, params)
+            backend.notify(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL, params)
 
 
 #: What `_answer` returns for work that forwarded the request (the answer comes from a backend).
@@ -345,14 +345,20 @@ def _workspace_diagnostic(d: ClientDispatch, ex: Exchange) -> Any:
 
 
 def _locate_resolve(d: ClientDispatch, ex: Exchange) -> Awaitable[Any]:
+    from lspmux.locate import methods as locate_methods
+
     return locate_methods.resolve(d.session, ex.params or {})  # type: ignore[arg-type]
 
 
 def _locate_resolve_range(d: ClientDispatch, ex: Exchange) -> Awaitable[Any]:
+    from lspmux.locate import methods as locate_methods
+
     return locate_methods.resolve_range(d.session, ex.params or {})  # type: ignore[arg-type]
 
 
 def _locate_describe(d: ClientDispatch, ex: Exchange) -> Awaitable[Any]:
+    from lspmux.locate import methods as locate_methods
+
     return locate_methods.describe(d.session, ex.params or {})  # type: ignore[arg-type]
 
 
@@ -379,7 +385,7 @@ LOCAL_REQUESTS: dict[str, LocalRequest] = {
 def _did_change_watched_files(d: ClientDispatch, params: dict[str, Any]) -> None:
     """The client's file events, to each backend whose watchers asked for them."""
     for backend, own in d.session.files.from_client(params).items():
-        backend.notify(t.WORKSPACE_DID_CHANGE_WATCHED_FILES, own)
+        backend.notify(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, own)
 
 
 def _folder_uris(folders: Any) -> list[str]:
@@ -401,7 +407,7 @@ def _did_change_workspace_folders(d: ClientDispatch, params: dict[str, Any]) -> 
     for uri in added:
         session.files.add_root(uri)
     for backend in list(session.backends):
-        backend.notify(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, params)
+        backend.notify(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, params)
 
 
 LOCAL_NOTIFICATIONS: dict[str, LocalNotification] = {

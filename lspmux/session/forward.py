@@ -15,12 +15,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as t
-
 from lspmux.backends.capabilities import resolve_provider
 from lspmux.backends.provided import effective
 from lspmux.errors import JsonRpcError, MethodNotFound, RequestFailed
 from lspmux.routing import adapt, merge, semantic_tokens
+from lspmux.routing import methods as lsp
 from lspmux.routing.table import Policy, Route
 from lspmux.session import positions
 from lspmux.session.exchange import Exchange
@@ -67,7 +66,7 @@ def dispatch(
     if method in _SEMANTIC_TOKENS:
         _semantic_tokens(ex, eligible)
         return
-    if method == t.TEXT_DOCUMENT_CODE_ACTION:
+    if method == lsp.TEXT_DOCUMENT_CODE_ACTION:
         ex.per_backend = _code_action_params(session, ex.params, eligible)
     family = route.family
     if route.policy is Policy.FIRST:
@@ -96,7 +95,7 @@ MODIFIED_RETRIES = 2
 
 #: Full and delta requests: answered through the session's `DeltaBridge`.
 _SEMANTIC_TOKENS = frozenset(
-    {t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA}
+    {lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA}
 )
 
 #: A server registers capabilities right after `initialized`; a request that no backend serves
@@ -311,12 +310,12 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
     target: Backend | None = None
     send_params: Any = ex.params
     retag: int | None = None
-    if ex.method == t.WORKSPACE_EXECUTE_COMMAND:
+    if ex.method == lsp.WORKSPACE_EXECUTE_COMMAND:
         command = params.get("command")
         for backend in backends:
             provider = backend.capabilities.get("executeCommandProvider") or {}
             if command in (provider.get("commands") or []) or any(
-                m == t.WORKSPACE_EXECUTE_COMMAND and command in ((o or {}).get("commands") or [])
+                m == lsp.WORKSPACE_EXECUTE_COMMAND and command in ((o or {}).get("commands") or [])
                 for m, o in backend.registrations.values()
             ):
                 target = backend

@@ -20,12 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types as t
-
 from lspmux.config.model import LinterConfig
 from lspmux.diagnostics.linters.runner import Event, LinterRun
 from lspmux.diagnostics.linters.scheduler import LinterScheduler
 from lspmux.errors import InvalidParams
+from lspmux.routing import methods as lsp
 from lspmux.session.documents import uri_to_path
 from lspmux.session.host import SessionHost
 
@@ -191,7 +190,7 @@ class SessionLinting:
         self.session.conn_send(
             {
                 "jsonrpc": "2.0",
-                "method": t.WINDOW_LOG_MESSAGE,
+                "method": lsp.WINDOW_LOG_MESSAGE,
                 "params": {"type": _MESSAGE_TYPE.get(kind, 1), "message": text},
             }
         )

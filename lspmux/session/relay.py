@@ -23,9 +23,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as t
-
 from lspmux.errors import JsonRpcError
+from lspmux.routing import methods as lsp
 from lspmux.routing.table import SERVER_NOTIFICATIONS, SERVER_REQUESTS, client_declares
 from lspmux.session import positions
 from lspmux.session.host import SessionHost
@@ -45,7 +44,7 @@ Reply = Callable[[Any], None]
 #: for a client that is not reading. What the client must get (answers, diagnostics, requests,
 #: progress begin/end) is still queued, up to the connection's `max_write_buffer`.
 BEHIND = 1024 * 1024
-_CHATTER = frozenset((t.WINDOW_LOG_MESSAGE, t.TELEMETRY_EVENT, t.LOG_TRACE))
+_CHATTER = frozenset((lsp.WINDOW_LOG_MESSAGE, lsp.TELEMETRY_EVENT, lsp.LOG_TRACE))
 
 
 def _kind(params: Any) -> Any:
@@ -75,7 +74,7 @@ class ServerRelay:
 
     def notification(self, backend: Backend, msg: Message) -> None:
         method = msg["method"]
-        if method in _CHATTER or (method == t.PROGRESS and _is_report(msg)):
+        if method in _CHATTER or (method == lsp.PROGRESS and _is_report(msg)):
             conn = self._conn()
             if conn is not None and conn.queued > BEHIND:
                 self._dropped_while_behind += 1
@@ -93,7 +92,7 @@ class ServerRelay:
         self.session.conn_send(
             {
                 "jsonrpc": "2.0",
-                "method": t.WINDOW_LOG_MESSAGE,
+                "method": lsp.WINDOW_LOG_MESSAGE,
                 "params": {
                     "type": 2,
                     "message": f"lspmux: {count} log and progress messages of the servers were "
@@ -128,7 +127,7 @@ class ServerRelay:
             if not takes:
                 return  # a server-created token: only for clients that take progress
             params = {**params, "token": token}
-        self.session.conn_send({"jsonrpc": "2.0", "method": t.PROGRESS, "params": params})
+        self.session.conn_send({"jsonrpc": "2.0", "method": lsp.PROGRESS, "params": params})
 
     def _owns_token(self, token: Any) -> bool:
         """Whether one of this client's requests in flight carries this progress token."""
@@ -146,7 +145,7 @@ class ServerRelay:
         client_id = self._relayed.get((id(backend), params.get("id")))
         if client_id is not None:
             self.session.conn_send(
-                {"jsonrpc": "2.0", "method": t.CANCEL_REQUEST, "params": {"id": client_id}}
+                {"jsonrpc": "2.0", "method": lsp.CANCEL_REQUEST, "params": {"id": client_id}}
             )
 
     def _log_message(self, backend: Backend, msg: Message) -> None:
@@ -186,7 +185,10 @@ class ServerRelay:
         self._progress_owner[token] = (backend, theirs)
         if takes:
             self._to_client(
-                t.WINDOW_WORK_DONE_PROGRESS_CREATE, {"token": token}, lambda _r: None, timeout=None
+                lsp.WINDOW_WORK_DONE_PROGRESS_CREATE,
+                {"token": token},
+                lambda _r: None,
+                timeout=None,
             )
         return token
 
@@ -209,12 +211,12 @@ class ServerRelay:
         watchers = [
             {"id": reg_id, "method": method, "registerOptions": options}
             for reg_id, (method, options) in backend.registrations.items()
-            if method == t.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            if method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
         ]
         if watchers:
             self._watched_files(
                 backend,
-                {"method": t.CLIENT_REGISTER_CAPABILITY, "params": {"registrations": watchers}},
+                {"method": lsp.CLIENT_REGISTER_CAPABILITY, "params": {"registrations": watchers}},
             )
 
     def _watched_files(self, backend: Backend, msg: Message) -> None:
@@ -224,16 +226,16 @@ class ServerRelay:
         if not isinstance(params, dict):
             return
         files = self.session.files
-        if msg["method"] == t.CLIENT_REGISTER_CAPABILITY:
+        if msg["method"] == lsp.CLIENT_REGISTER_CAPABILITY:
             out = [
                 files.register(backend, reg)
                 for reg in params.get("registrations") or []
                 if isinstance(reg, dict)
-                and reg.get("method") == t.WORKSPACE_DID_CHANGE_WATCHED_FILES
+                and reg.get("method") == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
             ]
             if relayed := [r for r in out if r is not None]:
                 self._to_client(
-                    t.CLIENT_REGISTER_CAPABILITY, {"registrations": relayed}, _ignore, timeout=30
+                    lsp.CLIENT_REGISTER_CAPABILITY, {"registrations": relayed}, _ignore, timeout=30
                 )
             return
         gone = params.get("unregisterations", params.get("unregistrations")) or []
@@ -241,11 +243,11 @@ class ServerRelay:
             files.unregister(backend, unreg)
             for unreg in gone
             if isinstance(unreg, dict)
-            and unreg.get("method") == t.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            and unreg.get("method") == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
         ]
         if relayed := [r for r in out if r is not None]:
             self._to_client(
-                t.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": relayed}, _ignore, timeout=30
+                lsp.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": relayed}, _ignore, timeout=30
             )
 
     def _diagnostic_refresh(self, backend: Backend, msg: Message, reply: Reply) -> None:
@@ -314,13 +316,13 @@ class ServerRelay:
             self.session.registrations.sync(backend)
         elif event in ("stopped", "failed") and (gone := self.session.files.forget(backend)):
             self._to_client(
-                t.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone}, _ignore, timeout=30
+                lsp.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone}, _ignore, timeout=30
             )
         if event == "failed":
             self.session.conn_send(
                 {
                     "jsonrpc": "2.0",
-                    "method": t.WINDOW_SHOW_MESSAGE,
+                    "method": lsp.WINDOW_SHOW_MESSAGE,
                     "params": {"type": 1, "message": detail},
                 }
             )
@@ -328,7 +330,7 @@ class ServerRelay:
             self.session.conn_send(
                 {
                     "jsonrpc": "2.0",
-                    "method": t.WINDOW_LOG_MESSAGE,
+                    "method": lsp.WINDOW_LOG_MESSAGE,
                     "params": {
                         "type": 2,
                         "message": f"lspmux: {backend.name} {detail}; restarting",
@@ -343,8 +345,8 @@ def _ignore(_resp: Message) -> None:
 
 #: What a server is told when no client can take its request (null where null is an answer).
 _DECLINED: dict[str, Any] = {
-    t.WORKSPACE_APPLY_EDIT: {"applied": False, "failureReason": "no client can apply it now"},
-    t.WINDOW_SHOW_DOCUMENT: {"success": False},
+    lsp.WORKSPACE_APPLY_EDIT: {"applied": False, "failureReason": "no client can apply it now"},
+    lsp.WINDOW_SHOW_DOCUMENT: {"success": False},
 }
 
 _forward = ServerRelay._forward

@@ -23,8 +23,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types as t
-
 from lspmux import __version__
 from lspmux.backends import capabilities as caps
 from lspmux.backends.backend import Backend
@@ -34,6 +32,7 @@ from lspmux.config.model import Config, ServerConfig
 from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.errors import RequestFailed
+from lspmux.routing import methods as lsp
 from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.routing.table import client_declares
 from lspmux.session import announce
@@ -128,7 +127,7 @@ class Session:
 
     def _on_message(self, msg: Message) -> None:
         self.last_active = time.monotonic()
-        if msg.get("method") == t.WORKSPACE_DID_CHANGE_CONFIGURATION and self.state == "running":
+        if msg.get("method") == lsp.WORKSPACE_DID_CHANGE_CONFIGURATION and self.state == "running":
             self._settings_changed(msg.get("params"))
             return
         self.dispatch.on_message(msg)
@@ -244,7 +243,7 @@ class Session:
             self.conn_send(
                 {
                     "jsonrpc": "2.0",
-                    "method": t.WINDOW_SHOW_MESSAGE,
+                    "method": lsp.WINDOW_SHOW_MESSAGE,
                     "params": {"type": 2, "message": self.config.trust_notice},
                 }
             )
@@ -335,7 +334,7 @@ class Session:
             await self.on_shutdown(self)
 
     def _send_file_events(self, backend: Backend, params: dict[str, Any]) -> None:
-        backend.notify(t.WORKSPACE_DID_CHANGE_WATCHED_FILES, params)
+        backend.notify(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, params)
 
     async def release_backends(self) -> None:
         await self.files.stop()
@@ -462,7 +461,7 @@ class Session:
     def _refresh_client(self) -> None:
         self._refresh_pending = False
         if self.conn is not None and not self.conn.closed and self.state == "running":
-            self.conn.request(t.WORKSPACE_DIAGNOSTIC_REFRESH, None, lambda _r: None, timeout=30)
+            self.conn.request(lsp.WORKSPACE_DIAGNOSTIC_REFRESH, None, lambda _r: None, timeout=30)
 
     # -- Locate host ------------------------------------------------------------------------------
 
@@ -479,7 +478,7 @@ class Session:
         return await document_symbols(self, uri, text, version)
 
 
-PUBLISH = t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+PUBLISH = lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 
 
 def pulls_diagnostics(client: dict[str, Any]) -> bool:

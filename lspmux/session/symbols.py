@@ -10,17 +10,16 @@ import asyncio
 import logging
 from typing import Any
 
-from lsprotocol import types as t
-
 from lspmux.backends.documents import HeldText
 from lspmux.errors import ContentModified, JsonRpcError
+from lspmux.routing import methods as lsp
 from lspmux.routing.table import ROUTES
 from lspmux.session import forward, positions
 from lspmux.session.host import SessionHost
 
 log = logging.getLogger("lspmux.session")
 
-_ROUTE = ROUTES[t.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
+_ROUTE = ROUTES[lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
 
 
 async def document_symbols(
@@ -64,7 +63,7 @@ async def _call_loaded(backend: Any, params: dict[str, Any]) -> Any:
     delay = 0.05
     while True:
         try:
-            return await backend.call(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
+            return await backend.call(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
         except JsonRpcError as exc:
             if exc.CODE != ContentModified.CODE or loop.time() + delay > deadline:
                 raise
@@ -75,14 +74,14 @@ async def _call_loaded(backend: Any, params: dict[str, Any]) -> Any:
 async def _ask(session: SessionHost, backends: list[Any], uri: str) -> list[Any] | None:
     result: list[Any] | None = None
     for backend in backends:
-        if not backend.supports(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):
+        if not backend.supports(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):
             continue
         params = {"textDocument": {"uri": uri}}
         try:
             answer = await _call_loaded(backend, params)
             if backend.position_encoding != session.encoding:
                 convert = positions.answer_from(
-                    session, backend, t.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params
+                    session, backend, lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params
                 )
                 answer = convert({"result": answer})["result"]
         except Exception as exc:

@@ -24,8 +24,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Generic
 
-import watchfiles
-
 from lspmux.workspace.globs import FileChangeType, K, Registrations, uri_to_path
 
 log = logging.getLogger(__name__)
@@ -168,6 +166,8 @@ class Watcher(Generic[K]):
     # the thread ----------------------------------------------------------------------------
 
     def _run(self, folders: list[str], stop: threading.Event) -> None:
+        import watchfiles  # here, not at start: only a watching session needs it
+
         loop = self._loop
         assert loop is not None
         try:

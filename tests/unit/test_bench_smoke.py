@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 BENCH = ROOT / "scripts" / "bench.py"
 SERVER = ROOT / "scripts" / "bench_server.py"
 BENCH_EDITS = ROOT / "scripts" / "bench_edits.py"
+BENCH_START = ROOT / "scripts" / "bench_start.py"
 
 
 def _frame(msg: dict[str, object]) -> bytes:
@@ -183,3 +185,17 @@ def test_the_encodings_bench_converts_every_case() -> None:
     assert len(found) == 5
     for name, message, convert in found:
         assert convert() != message, name
+
+
+def test_the_start_bench_measures_every_case_and_writes_its_section(tmp_path: Path) -> None:
+    page = tmp_path / "benchmarks.md"
+    page.write_text("kept\n<!-- bench:start -->\nold table\n<!-- /bench:start -->\nalso kept\n")
+    argv = [str(BENCH_START), "--rounds", "1", "--write", "--output", str(page)]
+    proc = run_script(argv, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = page.read_text()
+    assert "old table" not in text and text.startswith("kept\n") and text.endswith("also kept\n")
+    section = text.split("<!-- bench:start -->")[1].split("<!-- /bench:start -->")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `lspmux")]
+    assert len(rows) == 3 and all(re.search(r"\| \d+ ms \(\d+\) \|$", row) for row in rows), section
+    assert "load average" in section

@@ -13,18 +13,15 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import signal
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
-import psutil
 
 from lspmux.config.model import PROJECT_BIN_DIRS, LinterConfig
 from lspmux.diagnostics.linters import LinterFailure, LinterOutputError, excerpt
-from lspmux.diagnostics.linters.generic import parse_output
 from lspmux.text import Encoding
 
 log = logging.getLogger(__name__)
@@ -85,7 +82,7 @@ def temp_name(original: str) -> str:
     a dotfile: tools and configurations that skip hidden files (Biome with `!**/.*`, ESLint's
     old defaults) would otherwise lint nothing and report no problems.
     """
-    return f"{TEMP_PREFIX}{secrets.token_hex(4)}-{original}"
+    return f"{TEMP_PREFIX}{os.urandom(4).hex()}-{original}"  # secrets.token_hex, without its import
 
 
 async def run_linter(
@@ -210,6 +207,8 @@ async def _execute(
 
 async def _kill(proc: asyncio.subprocess.Process) -> None:
     """Kill the process, its process group, and any descendant that left the group."""
+    import psutil  # here, not at start: only a linter that must be killed needs it
+
     try:
         descendants = psutil.Process(proc.pid).children(recursive=True)
     except psutil.Error:
@@ -247,6 +246,8 @@ def _interpret(
             f"{_stderr_head(stderr)}",
             "crash",
         )
+    from lspmux.diagnostics.linters.generic import parse_output  # the adapters: at first run
+
     try:
         diagnostics = parse_output(config, stdout, path=target, text=text, encoding=encoding)
     except LinterOutputError as err:

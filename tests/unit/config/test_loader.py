@@ -355,6 +355,20 @@ def test_global_values_and_their_origins(layers: Layers) -> None:
     assert config.origins["request_timeout"] == str(layers.user)
 
 
+def test_a_file_read_again_after_it_changed_gives_its_new_values(tmp_path: Path) -> None:
+    # Parsed files are kept by (path, mtime, size): a change of either is read again, and
+    # a caller changing what it got changes nothing for the next one.
+    user = write(tmp_path / "user.toml", "request_timeout = 10")
+    defaults = write(tmp_path / "d.toml", DEFAULTS)
+    first = load_config(user_config=user, defaults=defaults)
+    assert first.request_timeout == 10.0
+    write(user, "request_timeout = 12.5\nidle_timeout = 300")
+    os.utime(user, ns=(0, 1_000_000_000))  # another mtime, even on a coarse clock
+    again = load_config(user_config=user, defaults=defaults)
+    assert (again.request_timeout, again.idle_timeout) == (12.5, 300.0)
+    assert load_config(user_config=user, defaults=defaults) == again
+
+
 # -- finding the files ---------------------------------------------------------------------
 
 

@@ -1,0 +1,206 @@
+"""The start-up benchmark: how long a fresh lspmux process takes before it is of use.
+
+Measured in alternating rounds, each a fresh process, next to `python -c pass` in the same run:
+
+- `lspmux proxy`, exec → its answer to a first message (a request sent before `initialize`,
+  which the proxy refuses at once: what it costs to read a message at all);
+- `lspmux proxy`, exec → `initialize` answered, in an empty folder (no server needed);
+- `lspmux status` against a warm daemon (started here), exec → exit.
+
+`--before REV` also runs the lspmux of a git revision (exported to a temporary folder) in the
+same rounds, for a before/after table. Children run with bytecode caching on (as an installed
+lspmux does) and without user configuration (XDG_CONFIG_HOME points at an empty folder); a
+first untimed round writes the bytecode. The table goes into docs/benchmarks.md between
+`<!-- bench:start -->` and `<!-- /bench:start -->` with `--write`.
+
+Usage: .venv/bin/python scripts/bench_start.py [--rounds N] [--before REV] [--write]
+           [--output FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- bench:start -->", "<!-- /bench:start -->"
+TIMEOUT = 30
+
+
+def _frame(msg: dict[str, object]) -> bytes:
+    body = json.dumps(msg).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _read(proc: subprocess.Popen[bytes]) -> bytes:
+    assert proc.stdout is not None
+    length = None
+    while line := proc.stdout.readline().strip():
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    if length is None:
+        raise RuntimeError(f"the proxy closed its output (exit {proc.wait(TIMEOUT)})")
+    return proc.stdout.read(length)
+
+
+class Tree:
+    """One lspmux source tree, run with this Python."""
+
+    def __init__(self, name: str, root: Path, work: Path) -> None:
+        self.name, self.root, self.work = name, root, work
+        self.env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        self.env.update(PYTHONPATH=str(root), XDG_CONFIG_HOME=str(work / "config"))
+        self.folder = work / "empty"
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def lspmux(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "lspmux", *args]
+
+    def proxy(self, initialize: bool) -> float:
+        """exec → the answer to the first message (or to `initialize`), in ms."""
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            self.lspmux("proxy"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=self.env, cwd=self.folder,
+        )  # fmt: skip
+        assert proc.stdin is not None
+        try:
+            if initialize:
+                params = {"processId": None, "rootUri": self.folder.as_uri(), "capabilities": {}}
+                msg = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+            else:
+                msg = {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": {}}
+            proc.stdin.write(_frame(msg))
+            proc.stdin.flush()
+            answer = json.loads(_read(proc))
+            elapsed = (time.perf_counter() - start) * 1000
+            if initialize and "capabilities" not in answer.get("result", {}):
+                raise RuntimeError(f"{self.name}: initialize answered {answer}")
+            if not initialize and answer.get("error", {}).get("code") != -32002:
+                raise RuntimeError(f"{self.name}: a request before initialize got {answer}")
+            return elapsed
+        finally:
+            proc.stdin.close()
+            proc.wait(TIMEOUT)
+
+    def run(self, *args: str) -> float:
+        start = time.perf_counter()
+        subprocess.run(
+            self.lspmux(*args), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            env=self.env, cwd=self.folder, check=True, timeout=TIMEOUT,
+        )  # fmt: skip
+        return (time.perf_counter() - start) * 1000
+
+
+def _pass() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True, timeout=TIMEOUT)
+    return (time.perf_counter() - start) * 1000
+
+
+def _export(rev: str, into: Path) -> Path:
+    into.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "lspmux", "config"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def _wait_for_daemon(tree: Tree, address: str, daemon: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            raise RuntimeError(f"the daemon exited ({daemon.returncode}) before it listened")
+        status = subprocess.run(
+            tree.lspmux("status", "--connect", address), capture_output=True, env=tree.env
+        )
+        if status.returncode == 0:
+            return
+        time.sleep(0.05)  # polling a socket that does not exist yet: nothing to wait on
+    raise RuntimeError(f"no daemon answered at {address} within {TIMEOUT} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--before", metavar="REV", help="also run the lspmux of this git revision")
+    ap.add_argument("--write", action="store_true", help="write the table into --output")
+    ap.add_argument("--output", type=Path, default=DOC, help=f"the page (default: {DOC})")
+    args = ap.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="lspmux-bench-start-") as tmp:
+        work = Path(tmp)
+        os.chmod(work, 0o700)  # the daemon's socket lives here
+        trees = [Tree("now", ROOT, work / "now")]
+        if args.before:
+            trees.insert(0, Tree(f"before ({args.before})", _export(args.before, work / "b"), work))
+        address = f"unix:{work / 'daemon.sock'}"
+        daemon = subprocess.Popen(
+            trees[-1].lspmux("server", "--listen", address), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=trees[-1].env,
+        )  # fmt: skip
+        try:
+            _wait_for_daemon(trees[-1], address, daemon)
+            cases: dict[str, Callable[[Tree], float]] = {
+                "`lspmux proxy`: exec → first message answered": lambda t: t.proxy(False),
+                "`lspmux proxy`: exec → `initialize` answered (no server)": lambda t: t.proxy(True),
+                "`lspmux status`, warm daemon: exec → exit": lambda t: t.run(
+                    "status", "--connect", address
+                ),
+            }
+            times: dict[tuple[str, str], list[float]] = {}
+            passes: list[float] = []
+            for round_ in range(args.rounds + 1):  # round 0 writes the bytecode, untimed
+                passes.append(_pass())
+                for case, measure in cases.items():
+                    for tree in trees:
+                        elapsed = measure(tree)
+                        if round_:
+                            times.setdefault((case, tree.name), []).append(elapsed)
+        finally:
+            daemon.terminate()
+            daemon.wait(TIMEOUT)
+
+    load = " / ".join(Path("/proc/loadavg").read_text().split()[:3])
+    lines = [
+        "<!-- Generated by scripts/bench_start.py (make bench); edits between the markers are "
+        "lost. -->",
+        "",
+        f"{args.rounds} alternating rounds, fresh processes, Python {sys.version.split()[0]}, "
+        f"load average {load} (1/5/15 min) on {os.cpu_count()} cores; "
+        f"`python -c pass`: {statistics.median(passes[1:]):.0f} ms p50.",
+        "",
+        "| | " + " | ".join(f"{t.name}, p50 (min)" for t in trees) + " |",
+        "|---|" + "---|" * len(trees),
+    ]
+    for case in cases:
+        row = [case]
+        for tree in trees:
+            values = times[(case, tree.name)]
+            row.append(f"{statistics.median(values):.0f} ms ({min(values):.0f})")
+        lines.append("| " + " | ".join(row) + " |")
+    table = "\n".join(lines)
+    print(table)
+    if args.write:
+        text = args.output.read_text()
+        if BEGIN not in text or END not in text:
+            raise SystemExit(f"{args.output}: no {BEGIN} … {END} section to write the table into")
+        head, _, rest = text.partition(BEGIN)
+        args.output.write_text(f"{head}{BEGIN}\n{table}\n{END}{rest.partition(END)[2]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
