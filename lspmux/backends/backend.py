@@ -460,7 +460,8 @@ class Backend:
         """Whether this server does not diagnose, as far as can be told: it offers no pull
         diagnostics, has published none for any document since it started, and is idle (no
         progress open, no request of ours unanswered, nothing sent to it and no message of its
-        own for `quiet` seconds: a document it was just sent may still be analysed). Waiting for its diagnostics would wait for nothing; its files are still not
+        own for `quiet` seconds: a document it was just sent may still be analysed — and
+        running for three times that: a cold server may be loading its project). Waiting for its diagnostics would wait for nothing; its files are still not
         checked by it (DESIGN 9: it is named as a source that did not report)."""
         if self.state != "running" or self.published or self._progress_open:
             return False
@@ -471,7 +472,10 @@ class Backend:
         conn = self._conn
         if conn is None or conn.pending_count:
             return False
-        return time.monotonic() - max(self.last_heard, self.last_used) >= quiet
+        now = time.monotonic()
+        started = self.started_at or now
+        # A server just started may still be loading its project before it says anything.
+        return now - started >= 3 * quiet and now - max(self.last_heard, self.last_used) >= quiet
 
     def _on_request(self, msg: Message) -> None:
         self.last_heard = time.monotonic()
