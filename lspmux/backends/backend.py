@@ -111,6 +111,12 @@ class Backend:
         self.registered: set[str] = set()
         self.documents = BackendDocuments(self)
         self.started_at: float | None = None
+        #: Since it started: whether it published diagnostics for any document, the
+        #: `$/progress` tokens it began and has not ended, and when it last sent a message of
+        #: its own (see `silent`).
+        self.published = False
+        self._progress_open: set[Any] = set()
+        self.last_heard = time.monotonic()
         self.last_used = time.monotonic()
         self.restarts = 0
         #: Why the server last failed to start or crashed (None: never), and the last lines
@@ -224,7 +230,9 @@ class Backend:
             conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
         replayed = self.documents.replay(conn.notify)
         self.state = "running"
-        self.started_at = time.monotonic()
+        self.started_at = self.last_heard = time.monotonic()
+        self.published = False
+        self._progress_open = set()
         log.info(
             "%s: ready (%s %s), %d documents replayed",
             self.label,
@@ -447,7 +455,29 @@ class Backend:
 
     # -- messages from the server ---------------------------------------------------------------
 
+    def silent(self, quiet: float) -> bool:
+        """Whether this server does not diagnose, as far as can be told: it offers no pull
+        diagnostics, has published none for any document since it started, and is idle (no
+        progress open, no request of ours unanswered, nothing sent to it and no message of its
+        own for `quiet` seconds: a document it was just sent may still be analysed — and
+        running for three times that: a cold server may be loading its project). Waiting for its diagnostics would wait for nothing; its files are still not
+        checked by it (DESIGN 9: it is named as a source that did not report)."""
+        if self.state != "running" or self.published or self._progress_open:
+            return False
+        if "diagnosticProvider" in self.capabilities or any(
+            method == lsp.TEXT_DOCUMENT_DIAGNOSTIC for method, _ in self.registrations.values()
+        ):
+            return False
+        conn = self._conn
+        if conn is None or conn.pending_count:
+            return False
+        now = time.monotonic()
+        started = self.started_at or now
+        # A server just started may still be loading its project before it says anything.
+        return now - started >= 3 * quiet and now - max(self.last_heard, self.last_used) >= quiet
+
     def _on_request(self, msg: Message) -> None:
+        self.last_heard = time.monotonic()
         conn = self._conn
         method = msg["method"]
         msg_id = msg["id"]
@@ -524,6 +554,19 @@ class Backend:
         self.notify("workspace/didChangeConfiguration", params)
 
     def _on_notification(self, msg: Message) -> None:
+        self.last_heard = time.monotonic()
+        method = msg["method"]
+        if method == lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+            self.published = True
+        elif method == lsp.PROGRESS:
+            params = msg.get("params")
+            token = params.get("token") if isinstance(params, dict) else None
+            value = params.get("value") if isinstance(params, dict) else None
+            if isinstance(token, int | str) and isinstance(value, dict):
+                if value.get("kind") == "begin":
+                    self._progress_open.add(token)
+                elif value.get("kind") == "end":
+                    self._progress_open.discard(token)
         self.host.server_notification(self, msg)
 
 

@@ -2,11 +2,12 @@
 
 Pure functions over the source rows lspmux reports for a document (`lspmux/diagnosticStatus`
 `sources`, or the rows a project check builds): `{name, role, state, detail?, install?,
-stderr?}` with `state` one of `reported`, `pending`, `failed`, `missing`, `skipped`.
+stderr?}` with `state` one of `reported`, `pending`, `silent`, `failed`, `missing`, `skipped`.
 
 The rule (also in docs/agents.md and `lspmux diagnostics --help`):
-- a source that crashed (`failed`) or had not reported when the wait ended (`pending`) leaves
-  the file **not checked**;
+- a source that crashed (`failed`), had not reported when the wait ended (`pending`), or was
+  not waited for because it has diagnosed nothing since it started (`silent`) leaves the file
+  **not checked**;
 - a source that is not installed (`missing`) leaves it not checked when no server of the file
   (role "server"; the linters when the file has no server) reported — the default table lists
   alternatives (pyright beside basedpyright) that a user installs one of, so one that did
@@ -53,7 +54,7 @@ def verdict(sources: Sequence[dict[str, Any]] | None, *, timeout: float) -> Cove
         if state == "reported":
             continue
         row = explain(s, timeout=timeout)
-        if state in ("failed", "pending") or (state == "missing" and not covered):
+        if state in ("failed", "pending", "silent") or (state == "missing" and not covered):
             unchecked.append(row)
         else:
             notes.append(row)

@@ -32,13 +32,14 @@ from lspmux.errors import (
     InvalidRequest,
     JsonRpcError,
     RequestCancelled,
+    ServerCancelled,
     ServerNotInitialized,
 )
 from lspmux.routing import methods as lsp
 from lspmux.routing.table import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, Route
 from lspmux.session import forward, sync
 from lspmux.session.documents import uri_to_path
-from lspmux.session.exchange import Exchange
+from lspmux.session.exchange import NOT_READING, Exchange
 from lspmux.session.host import SessionHost
 from lspmux.session.linting import diagnostic_status, wait_settled
 from lspmux.wire.messages import Message
@@ -172,6 +173,9 @@ class ClientDispatch:
         session = self.session
         if ex.answered:
             return  # cancelled while it waited
+        if session.congested():  # read with the requests before it stopped being read
+            ex.reply_error(ServerCancelled(NOT_READING))
+            return
         uri = uri_of(ex.params)
         backends = session.backends_for(uri) if uri else list(session.backends)
         if all(b.state == "running" for b in backends):

@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
 
 
+#: The error a request gets when its client stopped taking its answers (see
+#: `Session._on_congested`): the servers do no more work for it.
+NOT_READING = (
+    "lspmux: cancelled because this client is not reading its answers (its queue is full); "
+    "ask again once it reads"
+)
+
+
 class Replier(Protocol):
     """Where an exchange's answer goes (the session)."""
 

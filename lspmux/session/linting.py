@@ -216,6 +216,16 @@ def _pending(session: SessionHost, uri: str) -> bool:
     return bool(pending_sources(session, uri))
 
 
+#: Seconds a server that offers no pull diagnostics and has published none since it started
+#: must be idle (nothing sent to it, nothing heard) before it counts as not diagnosing: its
+#: diagnostics are no longer waited for, and its files are "not checked" by it.
+SILENT_AFTER = 1.0
+SILENT_DETAIL = (
+    "did not report: it has published no diagnostics for any file since it started and offers "
+    "no pull diagnostics, so lspmux did not wait for it (it may not diagnose at all)"
+)
+
+
 def pending_sources(session: SessionHost, uri: str) -> list[str]:
     """The sources of `uri` lspmux still waits for: linters waiting or running, servers being
     pulled, and servers (not failed) that have not reported for the document's current text."""
@@ -227,8 +237,10 @@ def pending_sources(session: SessionHost, uri: str) -> list[str]:
         ]
     reported = session.store.fresh_sources(uri)  # for the current text, not an older one
     for backend in session.backends_for(uri):
-        if backend.state in ("failed", "stopping") or not backend.config.feature_enabled(
-            "diagnostics"
+        if (
+            backend.state in ("failed", "stopping")
+            or not backend.config.feature_enabled("diagnostics")
+            or backend.silent(SILENT_AFTER)
         ):
             continue
         if backend.name not in reported or session.puller.busy(uri, backend):
@@ -238,8 +250,9 @@ def pending_sources(session: SessionHost, uri: str) -> list[str]:
 
 def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
     """Every source that applies to `uri` and where it stands for the document's current
-    text: `reported`, `pending` (still working), `failed` (with why and its stderr's last
-    lines) or `missing` (not installed, with the install command) — what `lspmux diagnostics`
+    text: `reported`, `pending` (still working), `silent` (a server that has diagnosed
+    nothing since it started and is idle: not waited for, see `SILENT_AFTER`), `failed` (with
+    why and its stderr's last lines) or `missing` (not installed, with the install command) — what `lspmux diagnostics`
     needs to tell "clean" from "not checked" (DESIGN principle 9)."""
     if not uri.startswith("file:"):
         return []
@@ -261,6 +274,8 @@ def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
         elif backend.state == "failed":
             row.update(state="failed", detail=backend.failure or "failed")
             row["stderr"] = list(backend.stderr_tail)
+        elif backend.name not in reported and backend.silent(SILENT_AFTER):
+            row.update(state="silent", detail=SILENT_DETAIL)
         elif backend.name in pending or backend.name not in reported:
             row["state"] = "pending"
             if backend.restarts and backend.failure:  # crashed, restarting

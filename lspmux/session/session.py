@@ -31,14 +31,14 @@ from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
-from lspmux.errors import RequestFailed
+from lspmux.errors import RequestFailed, ServerCancelled
 from lspmux.routing import methods as lsp
 from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.routing.table import client_declares
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
-from lspmux.session.exchange import Exchange
+from lspmux.session.exchange import NOT_READING, Exchange
 from lspmux.session.linting import SessionLinting
 from lspmux.session.positions import session_encoding
 from lspmux.session.relay import ServerRelay
@@ -118,12 +118,28 @@ class Session:
             on_notification=self._on_message,
             on_close=self._on_close,
             on_eof=self._on_eof,
+            on_congested=self._on_congested,
             # Requests to the client get ids no client uses for its own requests: pygls drops
             # its own pending request when the server's request has the same id.
             id_prefix="lspmux-",
             **kwargs,
         )
         return self.conn
+
+    def _on_congested(self) -> None:
+        """The client stopped taking its answers (its queue passed the backpressure bound):
+        the shared servers stop working for it. Each request it has at a server is cancelled
+        there and answered with ServerCancelled (a client that reads again asks again); a
+        server busy with a stuck editor's backlog would make every other client wait."""
+        stopped = 0
+        for ex in list(self.inflight.values()):
+            if ex.targets and not ex.answered:
+                ex.cancel()
+                ex.reply_error(ServerCancelled(NOT_READING))
+                stopped += 1
+        if stopped:
+            log.warning("%s: not reading its answers: cancelled its %d requests at the servers",
+                        self.client_id, stopped)  # fmt: skip
 
     def _on_message(self, msg: Message) -> None:
         self.last_active = time.monotonic()

@@ -93,6 +93,7 @@ class Connection(Requests, asyncio.BufferedProtocol):
         duplex: bool = True,
         id_prefix: str | None = None,
         on_eof: Callable[[], None] | None = None,
+        on_congested: Callable[[], None] | None = None,
     ) -> None:
         self.name = name
         self.duplex = duplex  # False: reads from one pipe, writes to another (attach_writer)
@@ -102,6 +103,9 @@ class Connection(Requests, asyncio.BufferedProtocol):
         #: With `duplex=False`: called when the read pipe ends, instead of closing both
         #: directions — the owner may still answer what was asked, then `close()`.
         self.on_eof = on_eof
+        #: Called when the peer falls behind on its answers (passes `backpressure`): its owner
+        #: stops the work being done for it (see `pause_writing`).
+        self.on_congested = on_congested
         self.reply_errors = reply_errors
         self.max_write_buffer = max_write_buffer
         #: Bytes queued for the peer above which it is not read until its queue drains to a
@@ -146,12 +150,15 @@ class Connection(Requests, asyncio.BufferedProtocol):
             return
         if self._debug:
             log.debug("%s: behind on its answers; its requests wait until it reads", self.name)
+        newly = self._stuck_timer is None
         if self._stuck_timer is not None:
             self._stuck_timer.cancel()
         self._stuck_timer = asyncio.get_running_loop().call_later(
             self.stuck_after, self.abort, f"not reading for {self.stuck_after:g}s"
         )
         self._update_reading()
+        if newly and self.on_congested is not None:
+            self.on_congested()
 
     def resume_writing(self) -> None:
         if self._stuck_timer is not None:

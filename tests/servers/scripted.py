@@ -18,6 +18,9 @@ Usage: scripted.py MODE, where MODE is
            `scripted/poke` sends the notification `scripted/poked` and the request
            `scripted/ask` to the client, then the notification `scripted/answered` with the
            client's answer
+  rename   offers rename (full text sync) and never publishes diagnostics: a rename puts
+           the new name in place of every whole-word occurrence of the name at the position
+           in the open document
   die      writes a rustup-like error to stderr and exits 1 before answering initialize
 It records every message it receives, one JSON per line, in $SCRIPTED_LOG when set.
 """
@@ -83,6 +86,29 @@ def ask(method: str, params: Any) -> Any:
 EXPERIMENTAL = {"hoverActions": True, "joinLines": True, "scriptedStatus": {"level": 2}}
 
 
+texts: dict[str, str] = {}  # mode rename: uri → the text the client sent
+
+
+def rename(params: dict[str, Any]) -> dict[str, Any]:
+    """A WorkspaceEdit replacing every whole-word occurrence of the word at the position."""
+    import re
+
+    uri = params["textDocument"]["uri"]
+    lines = texts[uri].split("\n")
+    pos = params["position"]
+    line = lines[pos["line"]]
+    word = next(
+        m.group() for m in re.finditer(r"\w+", line) if m.start() <= pos["character"] <= m.end()
+    )
+    edits = [
+        {"range": {"start": {"line": i, "character": m.start()},
+                   "end": {"line": i, "character": m.end()}}, "newText": params["newName"]}
+        for i, text in enumerate(lines)
+        for m in re.finditer(rf"\b{re.escape(word)}\b", text)
+    ]  # fmt: skip
+    return {"changes": {uri: edits}}
+
+
 def handle(msg: dict[str, Any]) -> None:
     method = msg.get("method")
     msg_id = msg.get("id")
@@ -110,6 +136,15 @@ def handle(msg: dict[str, Any]) -> None:
         write({"jsonrpc": "2.0", "method": "scripted/poked", "params": msg.get("params")})
         answer = ask("scripted/ask", {"question": "ready?"})
         write({"jsonrpc": "2.0", "method": "scripted/answered", "params": {"answer": answer}})
+    elif method == "initialize" and MODE == "rename":
+        caps = {"renameProvider": True, "textDocumentSync": 1}
+        write({"jsonrpc": "2.0", "id": msg_id, "result": {"capabilities": caps}})
+    elif MODE == "rename" and method in ("textDocument/didOpen", "textDocument/didChange"):
+        params = msg.get("params") or {}
+        doc = params["textDocument"]
+        texts[doc["uri"]] = doc["text"] if "text" in doc else params["contentChanges"][-1]["text"]
+    elif MODE == "rename" and method == "textDocument/rename":
+        write({"jsonrpc": "2.0", "id": msg_id, "result": rename(msg["params"])})
     elif method == "initialize":
         write(
             {

@@ -525,6 +525,20 @@ async def test_backpressure_stops_reading_a_peer_that_does_not_read_then_drops_i
     theirs.close()
 
 
+async def test_a_peer_falling_behind_is_reported_once_to_its_owner() -> None:
+    """`on_congested`: the owner hears when the peer's unread queue passes the backpressure
+    (the daemon then cancels the peer's work at the servers), once, not at every write."""
+    behind: list[bool] = []
+    peer, _transport, theirs = await _socket_pair(
+        backpressure=64 * 1024, stuck_after=5, on_congested=lambda: behind.append(True)
+    )
+    assert not peer.conn.congested and behind == []
+    peer.conn.notify("big", {"blob": "x" * (4 * 1024 * 1024)})  # it does not read this
+    peer.conn.notify("more", {"blob": "x" * (1024 * 1024)})
+    assert peer.conn.congested and behind == [True]
+    theirs.close()
+
+
 async def test_backpressure_lets_a_peer_that_reads_go_on() -> None:
     peer, _transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=5)
     loop = asyncio.get_running_loop()
