@@ -69,7 +69,7 @@ from lspmux.daemon.admission import (
 )
 from lspmux.daemon.handshake import Handshake
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
-from lspmux.proxy import settle_heap
+from lspmux.proxy import CLIENT_WRITE_LIMIT, settle_heap
 from lspmux.session import fitting
 from lspmux.session.documents import uri_to_path
 from lspmux.session.session import Session
@@ -78,8 +78,6 @@ from lspmux.wire.messages import error
 
 log = logging.getLogger("lspmux.daemon")
 
-#: Bytes queued for a client that does not read before it is disconnected.
-CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
 
 __all__ = [
     "AllowList",
