@@ -8,21 +8,16 @@ outlives the proxy.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import signal
 import sys
-from pathlib import Path
 
 from lspmux.backends.pool import Pool
-from lspmux.config.model import Config
+from lspmux.serving import CLIENT_WRITE_LIMIT, settle_heap
 from lspmux.session.session import ConfigLoader, Session
 from lspmux.wire.stdio import StdioBridge
 
 log = logging.getLogger("lspmux.proxy")
-
-#: Bytes queued for a client that does not read before it is cut off (the daemon's limit too).
-CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
 
 
 async def run_proxy(load_config: ConfigLoader) -> int:
@@ -61,18 +56,3 @@ async def run_proxy(load_config: ConfigLoader) -> int:
             await asyncio.to_thread(stdio.close)
     log.info("proxy exiting with code %d", code)
     return code
-
-
-def settle_heap() -> None:
-    """After start-up: move the long-lived objects (the routing tables, the modules, the
-    config) out of the cyclic collector's reach, so its full passes stop walking them on the
-    message path."""
-    gc.collect()
-    gc.freeze()
-
-
-def static_loader(config: Config) -> ConfigLoader:
-    def load(_root: Path | None) -> Config:
-        return config
-
-    return load

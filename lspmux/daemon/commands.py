@@ -18,6 +18,10 @@ from lspmux.cli_common import (
     setup_logging,
 )
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the commands are imported on the start path
+if TYPE_CHECKING:
+    from lspmux.daemon.server import HostedTools, Query
+
 # -- the daemon: server, client, status, reload (docs/sharing.md) ------------------------------
 
 
@@ -110,7 +114,9 @@ def _server(args: argparse.Namespace) -> int:
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root, extra)
 
-    daemon = Daemon(address, load, token=token, config_file_hint=str(user_config_path()))
+    daemon = Daemon(
+        address, load, token=token, config_file_hint=str(user_config_path()), tools=hosted_tools
+    )
 
     async def serve() -> int:
         try:
@@ -120,6 +126,15 @@ def _server(args: argparse.Namespace) -> int:
             return 1
 
     return run_loop(serve())
+
+
+def hosted_tools(socket_path: str | None, query: Query) -> HostedTools:
+    """The agent tools the daemon runs for `lspmux <verb>`, made on the first `lspmux/tool`
+    (imported then: the agent is not loaded by a daemon that never hosts a verb). Passed in
+    from here, the command line, so that the daemon does not import the layer above it."""
+    from lspmux.agent.hosted import HostedTools as AgentTools
+
+    return AgentTools(socket_path, query)
 
 
 def _client(args: argparse.Namespace) -> int:  # reached only through parse_args in tests

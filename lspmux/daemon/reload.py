@@ -17,6 +17,7 @@ several servers needs:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Iterable
@@ -94,3 +95,35 @@ async def reload_one(backend: Backend, *, restart: bool) -> dict[str, Any]:
             return {**row, "method": method, "running": backend.connected}
     running = await backend.restart("reload")
     return {**row, "method": RESTART, "running": running, "pid": backend.pid}
+
+
+async def reload_instances(
+    backends: list[Backend],
+    root: str | None = None,
+    *,
+    cwd: str | None = None,
+    everything: bool = False,
+    restart: bool | None = None,
+) -> dict[str, Any]:
+    """Reload instances: by folder (`cwd`: every server's innermost instance whose root
+    contains it; RequestFailed listing the instances when none does), by exact `root`, or all.
+    Soft by folder or with `everything` (a server's own reload request, else a restart), a
+    restart by `root` or with nothing named (what the agent tools ask); `restart` overrides."""
+    if cwd is not None:
+        targets = for_folder(backends, cwd)
+        if not targets:
+            raise no_instance(cwd, backends)
+    elif root and not everything:
+        wanted = os.path.realpath(root)
+        targets = [b for b in backends if str(b.root) == wanted]
+    else:
+        targets = backends
+    hard = restart if restart is not None else cwd is None and not everything
+    log.info(
+        "reload %s: %d instance(s)%s",
+        cwd or root or "(all)",
+        len(targets),
+        " (restart)" if hard else "",
+    )
+    rows = await asyncio.gather(*(reload_one(b, restart=hard) for b in targets))
+    return {"reloaded": rows, "restarted": [r for r in rows if r["method"] == RESTART]}

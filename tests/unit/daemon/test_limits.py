@@ -172,7 +172,7 @@ async def test_listen_refuses_to_replace_what_is_not_a_socket(kind: str) -> None
         daemon = Daemon(Address("unix", path=str(path)), lambda _r: load_config(None))
         with pytest.raises(DaemonError, match=r"not a socket|symbolic link"):
             await daemon.start()
-        daemon._release_lock()
+        daemon.lock.release()
         assert os.path.lexists(path)
         if kind == "file":
             assert path.read_text() == "my notes\n"
@@ -255,7 +255,7 @@ async def test_with_allowed_servers_a_client_cannot_set_args_or_env_of_a_server(
         writer.close()
         reply = json.loads(data.partition(b"\r\n\r\n")[2])
         assert "client_may_set" in reply["error"]["message"]
-        assert daemon.clients == {}
+        assert daemon.clients.info == {}
     finally:
         await daemon.close()
         shutil.rmtree(runtime, ignore_errors=True)
@@ -275,10 +275,10 @@ async def test_a_client_of_the_same_user_sets_args_env_and_cwd(
     }
     writer.write(framed(initialize(options)))
     await asyncio.wait_for(reader.readuntil(b"serverInfo"), 10)
-    [info] = running.clients.values()
+    [info] = running.clients.info.values()
     assert info.cwd == str(tmp_path) and info.args == ("--background-index", "--clang-tidy")
     assert info.env == ("CC",)
-    [session] = running.clients
+    [session] = running.clients.info
     assert session.roots == []
     [server] = session.config.servers.values()
     assert server.command[1:] == ("--background-index", "--clang-tidy")
@@ -311,10 +311,10 @@ async def test_the_daemon_ignores_an_untrusted_project_config(
         init = {"capabilities": {}, "rootUri": repo.as_uri()}
         writer.write(framed({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))
         await asyncio.wait_for(reader.readuntil(b"serverInfo"), 10)
-        session = next(s for s, info in daemon.clients.items() if s.state == "running")
+        session = next(s for s, info in daemon.clients.info.items() if s.state == "running")
         writer.close()
         for _ in range(100):
-            if session not in daemon.clients:
+            if session not in daemon.clients.info:
                 break
             await asyncio.sleep(0.02)
         return session.config

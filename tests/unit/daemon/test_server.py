@@ -130,7 +130,7 @@ async def test_a_refused_server_gets_an_error_saying_what_to_do(
     }
     reply, _ = await exchange(running, framed(init))
     assert reply is not None and f"lspmux trust {repo}" in reply["error"]["message"]
-    assert running.clients == {}
+    assert running.clients.info == {}
 
 
 async def test_a_second_daemon_refuses_the_same_address(running: Daemon) -> None:
@@ -147,7 +147,7 @@ async def test_tcp_is_loopback_only_and_needs_a_token_where_peers_are_unknown(
         await Daemon(Address("tcp", host="0.0.0.0", port=1), lambda _r: config(), token="t").start()
     # Where the peer's uid cannot be told (not Linux), TCP needs a token (Linux: see
     # test_tcp_owner.py, its own user comes in without one).
-    monkeypatch.setattr("lspmux.daemon.server.peer_uid_checkable", lambda: False)
+    monkeypatch.setattr("lspmux.daemon.listen.peer_uid_checkable", lambda: False)
     with pytest.raises(DaemonError, match="token"):
         await Daemon(Address("tcp", host="127.0.0.1", port=1), lambda _r: config()).start()
 
@@ -277,17 +277,17 @@ async def test_a_client_that_does_not_read_is_disconnected_alone(tmp_path: Path)
         for w in (slow_w, calm_w):
             w.write(framed(init))
         await asyncio.wait_for(calm_r.readuntil(b"serverInfo"), 10)
-        assert len(daemon.clients) == 2
+        assert len(daemon.clients.info) == 2
         # The slow client sends request after request and never reads an answer.
         flood = b"".join(
             framed({"jsonrpc": "2.0", "id": i, "method": "lspmux/nothing"}) for i in range(1, 40000)
         )
         slow_w.write(flood)
         for _ in range(200):
-            if len(daemon.clients) == 1:
+            if len(daemon.clients.info) == 1:
                 break
             await asyncio.sleep(0.05)
-        assert len(daemon.clients) == 1, "the client that does not read is still connected"
+        assert len(daemon.clients.info) == 1, "the client that does not read is still connected"
         # The other client is served as before.
         calm_w.write(framed({"jsonrpc": "2.0", "id": 99, "method": "lspmux/nothing"}))
         answer = await asyncio.wait_for(calm_r.readuntil(b'"id":99'), 10)

@@ -152,7 +152,7 @@ async def test_its_own_user_needs_no_token_and_others_are_refused(tcp_daemon: Da
     }
     refused = await one_shot(tcp_daemon, init, as_other_user())
     assert "token" in refused["error"]["message"]
-    assert tcp_daemon.clients == {}
+    assert tcp_daemon.clients.info == {}
 
 
 async def test_with_a_token_another_user_may_still_come_in() -> None:
