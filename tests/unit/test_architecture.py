@@ -18,11 +18,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
+def import_sites(path: Path, modules: set[str]) -> list[tuple[str, int]]:
+    """(imported module, line) for every import in `path` of a module of the package —
+    at module level, under `TYPE_CHECKING` and inside functions alike. A name imported from a
+    module counts as that module (`from lspmux.wire import framing` is `lspmux.wire.framing`)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found: set[str] = set()
+    found: list[tuple[str, int]] = []
     for node in ast.walk(tree):
         targets: list[str] = []
         if isinstance(node, ast.Import):
@@ -33,12 +36,18 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
         for target in targets:
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != name and target != "lspmux":
-                found.add(target)
+                found.append((target, node.lineno))
     return found
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    return {target for target, _line in import_sites(path, modules)}
 
 
 def graph() -> dict[str, set[str]]:
