@@ -1,114 +1,55 @@
 """The tool table: every agent tool's name, description (written for a model), arguments and
 implementing function. One table serves both faces: the MCP server builds each tool's
 `inputSchema` from it, the command line its verbs; `call` checks the arguments and runs the
-tool. Importing this module is cheap: tool modules load when a tool runs.
+tool. Importing this module is cheap: tool modules load when a tool runs. What a tool is and
+how its arguments are checked: tool_types.py.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any, NamedTuple
+from typing import Any
 
 from lspmux.agent.errors import ToolError
-
-AT_DOC = (
-    "Where: a Locate string 'src/app.py:Greeter.greet@return <|>message' (file, optional "
-    "dotted symbol scope, text after @ with <|> marking the spot), or 'src/app.py:12:16' "
-    "(1-based line and column in characters), or 'src/app.py:12' with `symbol`. Paths are "
-    "relative to the workspace root. Every location the tools print can be pasted back here."
-)
-SYMBOL_DOC = (
-    "With an `at` of the form 'path:line': the text to put the position on, e.g. 'message' "
-    "(the first occurrence on that line); 'message#2' for the second."
-)
-FILE_DOC = "A file path relative to the workspace root, e.g. 'src/app.py'."
-
-
-class Arg(NamedTuple):
-    name: str
-    type: str  # JSON schema type: string, integer, boolean, object, or "string|integer"
-    doc: str
-    required: bool = False
-    default: Any = None
-
-
-class Tool(NamedTuple):
-    name: str
-    target: str  # "module:function" under lspmux.agent
-    description: str
-    args: tuple[Arg, ...]
-    writes: bool = False
-
-    def function(self) -> Any:
-        found = _FUNCTIONS.get(self.target)
-        if found is None:
-            module, func = self.target.split(":")
-            found = _FUNCTIONS[self.target] = getattr(
-                importlib.import_module(f"lspmux.agent.{module}"), func
-            )
-        return found
-
-
-_FUNCTIONS: dict[str, Any] = {}
-
-
-AT = Arg("at", "string", AT_DOC, required=True)
-SYMBOL = Arg("symbol", "string", SYMBOL_DOC)
-FILE = Arg("file", "string", FILE_DOC, required=True)
-APPLY = Arg("apply", "boolean", "Write the change (default false: preview).", default=False)
-CHECK = Arg(
-    "check",
-    "boolean",
-    "Also report the problems the change introduces in the files it touches (only new "
-    "ones; a preview shows what it would introduce). Default true; false skips the wait.",
-    default=True,
+from lspmux.agent.tool_types import (
+    APPLY,
+    AT,
+    AT_DOC,
+    CHECK,
+    FILE,
+    FILE_DOC,
+    SYMBOL,
+    Arg,
+    Tool,
+    check_arguments,
+    goto_tool,
+    input_schema,
+    symbol_edit_tool,
 )
 
-
-def _goto(name: str, what: str, example: str) -> Tool:
-    return Tool(
-        name,
-        f"tools:{name}",
-        f"Find the {what} of the symbol at a position (answers of every language server for "
-        f"the file, merged). {example} Returns 'Found N {what}(s)' and one "
-        "'path:line:col  source line' per result.",
-        (AT, SYMBOL),
-    )
-
-
-def _symbol_edit(name: str, description: str, text_doc: str) -> Tool:
-    return Tool(
-        name,
-        f"symbol_edits:{name}",
-        description + " Returns a unified diff; nothing is written unless apply=true (then "
-        "atomically, refused when the file changed or another client has it unsaved).",
-        (AT, Arg("new_text", "string", text_doc, required=True), SYMBOL, APPLY, CHECK),
-        writes=True,
-    )
-
+__all__ = ["AT_DOC", "TOOLS", "Arg", "Tool", "call", "check_arguments", "input_schema"]
 
 TOOLS: dict[str, Tool] = {
     t.name: t
     for t in (
-        _goto(
+        goto_tool(
             "definition",
             "definition",
             "Use it to jump from a use to where a name is defined, across files and into "
             "libraries: at='src/app.py:12:16' or at='src/app.py:Greeter.greet@return <|>message'.",
         ),
-        _goto(
+        goto_tool(
             "type_definition",
             "type definition",
             "Use it to find the class/type of a variable or expression: "
             "at='src/app.py:main@greeter = <|>Greeter'.",
         ),
-        _goto(
+        goto_tool(
             "implementation",
             "implementation",
             "Use it to find the implementations of an interface, abstract method or protocol: "
             "at='src/shapes.py:Shape.area'.",
         ),
-        _goto(
+        goto_tool(
             "declaration",
             "declaration",
             "Use it where declaration and definition differ (C/C++ headers): "
@@ -307,7 +248,7 @@ TOOLS: dict[str, Tool] = {
             "text.",
             (AT, SYMBOL),
         ),
-        _symbol_edit(
+        symbol_edit_tool(
             "replace_symbol",
             "Replace a whole symbol (function, class, method — decorators and docstring "
             "included, as `source` shows it) by new_text; `source`'s text, changed, is what "
@@ -315,13 +256,13 @@ TOOLS: dict[str, Tool] = {
             '-> str:\\n        return "hi"\'.',
             "The symbol's new text, from the start of its first line (indentation included).",
         ),
-        _symbol_edit(
+        symbol_edit_tool(
             "insert_before",
             "Insert whole lines before a symbol's first line (its decorators, if any). "
             "Example: at='src/app.py:main', new_text='def helper() -> int:\\n    return 1\\n\\n\\n'.",
             "The lines to insert (a line break is added at the end when missing).",
         ),
-        _symbol_edit(
+        symbol_edit_tool(
             "insert_after",
             "Insert whole lines after a symbol's last line. Example: at='src/app.py:Greeter', "
             "new_text='\\n\\nclass Other:\\n    pass'.",
@@ -434,56 +375,6 @@ TOOLS: dict[str, Tool] = {
         ),
     )
 }
-
-_PY_NAMES = {"from": "from_"}
-_JSON_TYPES = {
-    "string": (str,),
-    "integer": (int,),
-    "boolean": (bool,),
-    "object": (dict, str),
-    "array": (list, str),
-    "string|integer": (str, int),
-}
-
-
-def input_schema(tool: Tool) -> dict[str, Any]:
-    props: dict[str, Any] = {}
-    for arg in tool.args:
-        kinds = arg.type.split("|")
-        schema: dict[str, Any] = {"description": arg.doc}
-        schema["type"] = kinds if len(kinds) > 1 else kinds[0]
-        if arg.type == "array":
-            schema["items"] = {"type": "object"}
-        if arg.default is not None:
-            schema["default"] = arg.default
-        props[arg.name] = schema
-    required = [a.name for a in tool.args if a.required]
-    return {"type": "object", "properties": props, "required": required}
-
-
-def check_arguments(tool: Tool, arguments: dict[str, Any] | None) -> dict[str, Any]:
-    """Keyword arguments for the tool function: unknown, missing and mistyped arguments
-    refused with a message naming the accepted ones."""
-    given = dict(arguments or {})
-    known = {a.name: a for a in tool.args}
-    unknown = sorted(set(given) - set(known))
-    if unknown:
-        raise ToolError(
-            f"{tool.name}: unknown argument(s) {', '.join(unknown)}; accepted: "
-            f"{', '.join(known) or 'none'}"
-        )
-    kwargs: dict[str, Any] = {}
-    for arg in tool.args:
-        value = given.get(arg.name)
-        if value is None:
-            if arg.required:
-                raise ToolError(f"{tool.name}: `{arg.name}` is required. {arg.doc}")
-            continue
-        types = _JSON_TYPES[arg.type]
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise ToolError(f"{tool.name}: `{arg.name}` must be {arg.type}, got {value!r}")
-        kwargs[_PY_NAMES.get(arg.name, arg.name)] = value
-    return kwargs
 
 
 async def call(lsp: Any, name: str, arguments: dict[str, Any] | None) -> Any:
