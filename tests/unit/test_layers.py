@@ -243,7 +243,6 @@ TOO_LONG: dict[str, str] = {
     "wire/connection.py": "issue 18 item 3 (wire)",
     "daemon/shim.py": "issue 18 item 3 (wire): one parser, wire's blocking client",
     "cli.py": "issue 18 item 4 (newcomer)",
-    "workspace/roots.py": "issue 18 item 4 (daemon): split next on this branch",
 }
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lspmux.config.loader import load_config
-from lspmux.workspace import roots
+from lspmux.workspace import manifests, roots
 from lspmux.workspace.roots import go_work_uses, pnpm_packages, server_root
 from tests.tools import require_tool
 
@@ -401,8 +401,8 @@ def test_repeated_calls_parse_nothing_again(
 ) -> None:
     tree(tmp_path, CARGO_LAYOUTS["virtual manifest, members by name"][0])
     parsed: list[int] = []
-    parse = roots._PARSERS["toml"]
-    monkeypatch.setitem(roots._PARSERS, "toml", lambda data: parsed.append(1) or parse(data))
+    parse = manifests._PARSERS["toml"]
+    monkeypatch.setitem(manifests._PARSERS, "toml", lambda data: parsed.append(1) or parse(data))
     file = tmp_path / "a" / "src" / "lib.rs"
     assert cargo(file) == tmp_path
     first = len(parsed)
