@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+import pytest
+
 from tests.unit.test_architecture import PACKAGE, import_sites, module_name
 
 
@@ -101,8 +103,9 @@ LAYERS: tuple[Rank, ...] = (
                 "lspmux.locate.command",
             ),
         ),
-        "Clients of a running lspmux and one-shot checks: they talk to an lspmux process over "
-        "wire, or inspect the install — never a backend or a session in memory.",
+        "Clients of a running lspmux, one-shot checks and what every command shares (logging, "
+        "the event loop): they talk to an lspmux process over wire or inspect the install — "
+        "never a backend or a session in memory.",
     ),
     Rank(
         "backends",
@@ -179,6 +182,14 @@ def describe(module: str) -> str:
     return f"rank {where[0]} {rank.name!r}{group}"
 
 
+def climbs(importer: str, target: str) -> bool:
+    """Whether `importer` importing `target` goes up a rank or sideways to a peer group."""
+    here, there = place(importer), place(target)
+    if here is None or there is None:
+        return False  # test_every_module_has_a_rank says so
+    return there[0] > here[0] or (there[0] == here[0] and there[1] != here[1])
+
+
 @cache
 def upward_imports() -> tuple[tuple[str, int, str], ...]:
     """(importing module, line, imported module) for every import that climbs."""
@@ -187,15 +198,31 @@ def upward_imports() -> tuple[tuple[str, int, str], ...]:
     found = set()
     for path in paths:
         importer = module_name(path)
-        here = place(importer)
         for target, line in import_sites(path, modules):
-            there = place(target)
-            if here is None or there is None:
-                continue  # test_every_module_has_a_rank says so
-            up = there[0] > here[0] or (there[0] == here[0] and there[1] != here[1])
-            if up:
+            if climbs(importer, target):
                 found.add((importer, line, target))
     return tuple(sorted(found))
+
+
+@pytest.mark.parametrize(
+    ("importer", "target", "up"),
+    [
+        ("lspmux.daemon.server", "lspmux.proxy", True),  # peers
+        ("lspmux.proxy", "lspmux.daemon.server", True),
+        ("lspmux.daemon.server", "lspmux.agent.hosted", True),
+        ("lspmux.headless", "lspmux.daemon.shim", True),
+        ("lspmux.routing.merge", "lspmux.routing.table", True),  # data below the table
+        ("lspmux.wire.connection", "lspmux.backends.backend", True),
+        ("lspmux.cli", "lspmux.agent.cli", False),
+        ("lspmux.daemon.commands", "lspmux.agent.hosted", False),  # the CLI layer wires
+        ("lspmux.agent.cli", "lspmux.daemon.shim", False),
+        ("lspmux.session.session", "lspmux.routing.table", False),
+        ("lspmux.config.checks", "lspmux.daemon.address", False),  # a leaf
+        ("lspmux.daemon.server", "lspmux.daemon.clients", False),
+    ],
+)
+def test_the_ranking_tells_up_from_down(importer: str, target: str, up: bool) -> None:
+    assert climbs(importer, target) is up
 
 
 def test_every_module_has_a_rank() -> None:
