@@ -18,14 +18,13 @@ import os
 import signal
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
 
 from lspmux import __version__
+from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
-from lspmux.config.model import Config
 from lspmux.daemon.address import Address
 from lspmux.daemon.admission import (
     AllowList,
@@ -34,7 +33,7 @@ from lspmux.daemon.admission import (
     one_server_config,
     resolve_executable,
 )
-from lspmux.daemon.clients import Clients
+from lspmux.daemon.clients import Clients, ConfigLoader
 from lspmux.daemon.handshake import Handshake
 from lspmux.daemon.listen import DaemonError, InstanceLock, listen
 from lspmux.daemon.opening import Opening, read_opening, reload_ask, token_refusal
@@ -59,7 +58,6 @@ __all__ = [
     "resolve_executable",
 ]
 
-ConfigLoader = Callable[[Path | None], Config]
 #: The daemon's one-shot methods asked from inside (by hosted tools): (method, params) → result.
 Query = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -159,7 +157,7 @@ class Daemon:
             await asyncio.sleep(self.reap_interval())
             self.reap(time.monotonic())
 
-    def reap(self, now: float) -> list[Any]:
+    def reap(self, now: float) -> list[Backend]:
         """Shut down the instances that had no client for `instance_timeout` (reaper.py)."""
         return self.reaper.reap(self.config.instance_timeout, now)
 
@@ -235,8 +233,7 @@ class Daemon:
             return
         refused = token_refusal(hs.kind, hs.peer_uid(), self.token, opening.token)
         if refused:
-            if opening.kind == "session":
-                log.warning("refused a %s client: %s", hs.kind, refused)
+            log.warning("refused a %s client: %s", hs.kind, refused)
             hs.reply_and_close(error(opening.msg_id, RequestFailed(refused)))
             return
         if opening.error_after_token is not None:

@@ -99,6 +99,30 @@ async def test_status_is_answered_and_the_connection_closed(running: Daemon) -> 
     assert mode == 0o600
 
 
+async def test_agent_tools_run_only_when_the_command_line_passes_a_factory(
+    running: Daemon,
+) -> None:
+    ask = framed({"jsonrpc": "2.0", "id": 3, "method": "lspmux/tool", "params": {"name": "x"}})
+    reply, _ = await exchange(running, ask)
+    assert reply is not None and "--private" in reply["error"]["message"]
+
+    class Tools:  # what lspmux.agent.hosted provides: run a tool, ask the daemon
+        def __init__(self, socket_path: str | None, query: Any) -> None:
+            self.socket_path, self.query = socket_path, query
+
+        async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+            status = await self.query("lspmux/status", {})
+            return {"name": params["name"], "pid": status["pid"], "socket": self.socket_path}
+
+        async def close(self) -> None:
+            pass
+
+    running.make_tools = Tools
+    reply, _ = await exchange(running, ask)
+    assert reply is not None
+    assert reply["result"] == {"name": "x", "pid": os.getpid(), "socket": running.address.path}
+
+
 async def test_the_first_message_must_be_initialize(running: Daemon) -> None:
     reply, _ = await exchange(
         running, framed({"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover"})
