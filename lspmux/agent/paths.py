@@ -57,10 +57,6 @@ def uri_to_path(uri: str) -> Path:
     return Path(unquote(urlparse(uri).path))
 
 
-def path_to_uri(path: Path) -> str:
-    return path.as_uri()
-
-
 def one_file_per_language(root: Path, seen: dict[str, Path]) -> dict[str, Path]:
     """`seen` plus the first file of each language not in it (a bounded walk)."""
     from lspmux.doctor import SKIP_DIRS  # VCS, dependency and build folders
