@@ -12,10 +12,8 @@ import gc
 import logging
 import signal
 import sys
-from pathlib import Path
 
 from lspmux.backends.pool import Pool
-from lspmux.config.model import Config
 from lspmux.session.session import ConfigLoader, Session
 from lspmux.wire.stdio import StdioBridge
 
@@ -69,10 +67,3 @@ def settle_heap() -> None:
     message path."""
     gc.collect()
     gc.freeze()
-
-
-def static_loader(config: Config) -> ConfigLoader:
-    def load(_root: Path | None) -> Config:
-        return config
-
-    return load

@@ -158,12 +158,3 @@ def unified_diff(plan: Plan, label: Callable[[str], str]) -> str:
         for line in lines:
             parts.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(parts)
-
-
-def count_edits(edit: dict[str, Any] | None) -> int:
-    """How many text edits a WorkspaceEdit holds."""
-    if not edit:
-        return 0
-    if edit.get("documentChanges"):
-        return sum(len(op.get("edits") or []) for op in edit["documentChanges"] if "edits" in op)
-    return sum(len(v or []) for v in (edit.get("changes") or {}).values())

@@ -182,10 +182,6 @@ async def wait_settled(
 # -- output -----------------------------------------------------------------------------------
 
 
-def severity_name(diag: dict[str, Any]) -> str:
-    return SEVERITY_NAMES.get(int(diag.get("severity") or 1), "error")
-
-
 def rows(
     results: dict[Path, list[dict[str, Any]]], *, min_severity: int = 4, cwd: Path | None = None
 ) -> list[dict[str, Any]]:
