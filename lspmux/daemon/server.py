@@ -71,8 +71,8 @@ from lspmux.daemon.handshake import Handshake
 from lspmux.errors import InvalidRequest, JsonRpcError, RequestFailed
 from lspmux.proxy import CLIENT_WRITE_LIMIT, settle_heap
 from lspmux.session import fitting
-from lspmux.session.documents import uri_to_path
 from lspmux.session.session import Session
+from lspmux.uris import uri_to_path
 from lspmux.wire.framing import frame
 from lspmux.wire.messages import error
 

@@ -25,8 +25,8 @@ from lspmux.diagnostics.linters.runner import Event, LinterRun
 from lspmux.diagnostics.linters.scheduler import LinterScheduler
 from lspmux.errors import InvalidParams
 from lspmux.routing import methods as lsp
-from lspmux.session.documents import uri_to_path
 from lspmux.session.host import SessionHost
+from lspmux.uris import file_path, uri_to_path
 
 log = logging.getLogger("lspmux.session")
 
@@ -180,7 +180,7 @@ class SessionLinting:
         if (linter, kind) in self._reported:
             return
         self._reported.add((linter, kind))
-        path = uri_to_path(uri)
+        path = file_path(uri) or uri
         name = Path(path).name
         text = f"lspmux: {message}"
         if name not in message:
@@ -262,7 +262,7 @@ def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
     reported = session.store.fresh_sources(uri)
     running = {b.name: b for b in session.backends_for(uri, language_id)}
     out: list[dict[str, Any]] = []
-    for server in session.config.servers_for(uri_to_path(uri), language_id):
+    for server in session.config.servers_for(file_path(uri) or uri, language_id):
         if not server.feature_enabled("diagnostics"):
             continue
         row: dict[str, Any] = {"name": server.name, "role": server.role}
