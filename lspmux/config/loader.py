@@ -30,6 +30,7 @@ from typing import Any, Literal, NoReturn
 
 import attrs
 
+from lspmux import dirs
 from lspmux.config import trust
 from lspmux.config.checks import (
     _SECTIONS,
@@ -67,7 +68,6 @@ __all__ = [
     "find_project_file",
     "format_config",
     "load_config",
-    "user_config_path",
 ]
 
 log = logging.getLogger("lspmux.config")
@@ -194,14 +194,6 @@ def _read_layer(path: Path, label: str, data: bytes | None = None) -> _Layer:
             )
         return _check_document(table, _Where(str(path), "tool.lspmux"), label)
     return _check_document(doc, _Where(str(path)), label)
-
-
-def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_CONFIG_HOME/lspmux/config.toml`, or `~/.config/lspmux/config.toml`.
-
-    A relative `XDG_CONFIG_HOME` is ignored, as the XDG base-directory spec asks.
-    """
-    return trust.xdg_home("XDG_CONFIG_HOME", ".config", environ) / "lspmux" / "config.toml"
 
 
 def find_project_file(start: str | Path) -> Path | None:
@@ -412,7 +404,7 @@ def load_config(
     """
     sources: list[tuple[Path, str]] = [(defaults or DEFAULTS_PATH, DEFAULTS_LABEL)]
     if user_config == "default":
-        path = user_config_path()
+        path = dirs.user_config_file()
         if path.is_file():
             sources.append((path, str(path)))
     elif user_config is not None:

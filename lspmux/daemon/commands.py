@@ -91,9 +91,10 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _server(args: argparse.Namespace) -> int:
-    from lspmux.config.loader import ConfigError, load_config, user_config_path
+    from lspmux.config.loader import ConfigError, load_config
     from lspmux.daemon.address import AddressError, load_token, resolve
     from lspmux.daemon.server import Daemon, DaemonError
+    from lspmux.dirs import user_config_file
 
     setup_logging(args.log_level, args.log_file)
     extra = list(args.config)
@@ -110,7 +111,7 @@ def _server(args: argparse.Namespace) -> int:
     def load(root: Path | None):  # type: ignore[no-untyped-def]
         return load_config(root, extra)
 
-    daemon = Daemon(address, load, token=token, config_file_hint=str(user_config_path()))
+    daemon = Daemon(address, load, token=token, config_file_hint=str(user_config_file()))
 
     async def serve() -> int:
         try:
