@@ -748,8 +748,7 @@ def test_linter_settings_that_need_no_error(tmp_path: Path) -> None:
 
 
 def test_every_mapping_setting_is_checked() -> None:
-    from lspmux.config.checks import _MAPPING_SETTING_CHECKS
-    from lspmux.config.model import MAPPING_SETTINGS
+    from lspmux.config.linter_checks import _MAPPING_SETTING_CHECKS, MAPPING_SETTINGS
 
     assert set(_MAPPING_SETTING_CHECKS) == set(MAPPING_SETTINGS)
 
