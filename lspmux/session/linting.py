@@ -99,12 +99,13 @@ class SessionLinting:
         return self._scheduler.last_run(uri, linter) if self._scheduler is not None else None
 
     def linters_for(self, uri: str, language_id: str | None = None) -> list[LinterConfig]:
-        if not uri.startswith("file:"):
+        path = file_path(uri)
+        if path is None:  # linters read files: untitled: buffers and other hosts have none
             return []
         if language_id is None:
             doc = self.session.documents.get(uri)
             language_id = doc.language_id if doc is not None else None
-        return self.session.config.linters_for(uri_to_path(uri), language_id)
+        return self.session.config.linters_for(path, language_id)
 
     async def aclose(self) -> None:
         """Stop every run (their processes are killed) and accept no more."""
