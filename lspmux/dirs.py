@@ -4,8 +4,10 @@ Config, data, cache and state come from `platformdirs` (the maintained answer to
 each OS want these"): on Linux and the BSDs the XDG base directories — `$XDG_CONFIG_HOME/lspmux`
 else `~/.config/lspmux` (the file the Rust lspmux reads too), `$XDG_DATA_HOME` else
 `~/.local/share`, `$XDG_CACHE_HOME` else `~/.cache`, `$XDG_STATE_HOME` else `~/.local/state`; a
-relative `XDG_*` value is ignored, as the spec asks. On macOS the XDG variables are honoured
-when set, else `~/Library/…`; on Windows `%LOCALAPPDATA%`. The import (~10 ms, most of it
+relative `XDG_*` value is ignored, as the spec asks. macOS gets the same XDG layout
+(platformdirs' `Unix`, not its `~/Library/…` default): `~/.config/lspmux/config.toml` is
+where lspmux has always looked there, as docs/configuration.md says. Windows gets
+platformdirs' folders (under `%LOCALAPPDATA%`). The import (~10 ms, most of it
 `tempfile`, which the proxy loads anyway) happens on the first call, not at import.
 
 The runtime folder (the daemon's socket) is not platformdirs': its `user_runtime_dir` checks,
@@ -17,6 +19,7 @@ else `<tmp>/lspmux-<uid>`; the daemon makes that folder private itself (daemon/a
 from __future__ import annotations
 
 import os
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -24,17 +27,21 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the client imports this; ty
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from platformdirs import PlatformDirs
+    from platformdirs.api import PlatformDirsABC
 
 APP = "lspmux"
 CONFIG_FILE = "config.toml"
 
 
 @cache
-def _dirs() -> PlatformDirs:
-    from platformdirs import PlatformDirs
+def _dirs() -> PlatformDirsABC:
+    if sys.platform == "win32":
+        from platformdirs import PlatformDirs
 
-    return PlatformDirs(APP, appauthor=False)
+        return PlatformDirs(APP, appauthor=False)
+    from platformdirs.unix import Unix  # the XDG layout, on macOS too
+
+    return Unix(APP, appauthor=False)
 
 
 def config_dir() -> Path:

@@ -68,3 +68,11 @@ def test_importing_the_module_does_not_import_platformdirs() -> None:
     probe = "import sys, lspmux.dirs; print('platformdirs' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_posix_system_gets_the_xdg_layout() -> None:
+    """macOS too (platformdirs' Unix class, not its ~/Library default): the config file stays
+    where lspmux has always read it there."""
+    from platformdirs.unix import Unix
+
+    assert isinstance(dirs._dirs(), Unix)
