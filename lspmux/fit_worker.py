@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from lspmux.errors import InternalError, JsonRpcError, MethodNotFound, ParseError
 from lspmux.routing.adapt import adapt
 from lspmux.wire.framing import FrameError, FrameParser
 
@@ -44,21 +45,19 @@ def handle(body: bytes) -> bytes | None:
     try:
         msg = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        return _error(None, -32700, f"the fitting worker could not parse a request: {exc}")
+        return _error(None, ParseError(f"the fitting worker could not parse a request: {exc}"))
     if not isinstance(msg, dict) or "id" not in msg:
         return None
     if msg.get("method") != METHOD:
-        return _error(msg["id"], -32601, f"the fitting worker only answers {METHOD}")
+        return _error(msg["id"], MethodNotFound(f"the fitting worker only answers {METHOD}"))
     try:
         return orjson.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": fit(msg.get("params"))})
     except Exception as exc:  # the requester fits it itself instead
-        return _error(msg["id"], -32603, f"the fitting worker failed: {exc!r}")
+        return _error(msg["id"], InternalError(f"the fitting worker failed: {exc!r}"))
 
 
-def _error(msg_id: Any, code: int, message: str) -> bytes:
-    return orjson.dumps(
-        {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-    )
+def _error(msg_id: Any, error: JsonRpcError) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error.to_response_error()})
 
 
 def main() -> int:

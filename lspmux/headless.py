@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from lspmux.errors import RequestFailed
+
 #: languageId by file extension, for the didOpen of files read from disk.
 LANGUAGE_IDS = {
     ".py": "python",
@@ -174,7 +176,7 @@ class HeadlessClient:
                 result = []
         except Exception as exc:
             if not self.closed:
-                self.send({"id": msg_id, "error": {"code": -32803, "message": str(exc)}})
+                self.send({"id": msg_id, "error": RequestFailed(str(exc)).to_response_error()})
             return
         if not self.closed:
             self.send({"id": msg_id, "result": result})

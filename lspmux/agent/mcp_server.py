@@ -26,6 +26,7 @@ from lspmux import __version__
 from lspmux.agent import specs
 from lspmux.agent.errors import ToolError
 from lspmux.agent.lsp import AgentLsp
+from lspmux.errors import InvalidRequest
 
 log = logging.getLogger("lspmux.agent.mcp")
 
@@ -177,13 +178,10 @@ class _PipeLines:
         reply = {
             "jsonrpc": "2.0",
             "id": msg_id,
-            "error": {
-                "code": -32600,
-                "message": (
-                    f"lspmux mcp: a message longer than {self.limit // (1 << 20)} MiB was refused; "
-                    "send less in one call (a path or a Locate string instead of a file's text)"
-                ),
-            },
+            "error": InvalidRequest(
+                f"lspmux mcp: a message longer than {self.limit // (1 << 20)} MiB was refused; "
+                "send less in one call (a path or a Locate string instead of a file's text)"
+            ).to_response_error(),
         }
         await self.writer.write(json.dumps(reply) + "\n")
         await self.writer.flush()

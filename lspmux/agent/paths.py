@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 from lspmux.agent.errors import ToolError
 from lspmux.headless import LANGUAGE_IDS
+from lspmux.uris import file_path
 
 
 def confine(root: Path, given: str, *, must_exist: bool = True) -> Path:
@@ -54,7 +54,9 @@ def relative(root: Path, path: Path | str) -> str:
 
 
 def uri_to_path(uri: str) -> Path:
-    return Path(unquote(urlparse(uri).path))
+    """The file a `file:` URI names (lspmux.uris); a URI of another scheme a server answers
+    with (`jdt://…`) stays as it is: the tools print it, and no file is read there."""
+    return Path(file_path(uri) or uri)
 
 
 def one_file_per_language(root: Path, seen: dict[str, Path]) -> dict[str, Path]:

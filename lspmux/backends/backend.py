@@ -344,12 +344,6 @@ class Backend:
         proc.kill_group_leftovers()
         conn.close(None)
 
-    def kill_now(self) -> None:
-        """Last resort at interpreter exit: SIGKILL without ceremony."""
-        self._stopping = True
-        if self._proc is not None:
-            self._proc.kill()
-
     def _arm_idle_timer(self) -> None:
         timeout = self.config.idle_timeout
         if timeout is None or timeout <= 0:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lspmux import dirs
 from lspmux.backends.client_caps import (
     LSPMUX_CLIENT_CAPABILITIES,
     for_backend,
@@ -230,8 +231,7 @@ def dynamic_registration(client: Mapping[str, Any], key: str) -> bool:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "lspmux" / "capabilities"
+    return dirs.cache_dir() / "capabilities"
 
 
 def load_cached(server: str) -> dict[str, Any] | None:

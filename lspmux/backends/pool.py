@@ -131,7 +131,6 @@ class Pool:
         self.why: dict[Backend, str] = {}
         #: Sessions in the order they attached to each backend (the oldest answers for it).
         self._attached: dict[Backend, list[PoolSession]] = {}
-        self.created_at = time.monotonic()
 
     def get(
         self,
@@ -248,10 +247,6 @@ class Pool:
         await asyncio.gather(
             *(b.stop("lspmux is exiting") for b in backends), return_exceptions=True
         )
-
-    def kill_all(self) -> None:
-        for backend in self.backends.values():
-            backend.kill_now()
 
     # -- BackendHost ------------------------------------------------------------------------------
 

@@ -1,476 +1,118 @@
-"""Validating configuration values: every key's checker, and errors that name where.
+"""Checking one configuration document: which keys exist, each value's checker, and the
+errors for unknown keys ("did you mean …?").
 
-A checker takes a value and a `_Where` (file + dotted key) and returns the value normalised,
-or raises `ConfigError` saying what was found and what was expected there. `SERVER_KEYS`,
-`LINTER_KEYS` and `GLOBAL_KEYS` map each allowed key to its checker; docs/configuration.md is
-tested against them.
+The keys are not listed here: each is a field of `lspmux.config.model`'s `Config`,
+`ServerConfig` or `LinterConfig` whose metadata names its checker (`checkers.key`).
+`SERVER_KEYS`, `LINTER_KEYS` and `GLOBAL_KEYS` are derived from those fields, as are
+`DEEP_MERGED` (merged as nested tables) and `EXECUTABLE_KEYS` / `EXECUTABLE_GLOBALS` (what an
+untrusted project file may not set); docs/configuration.md is tested against them.
 """
 
 from __future__ import annotations
 
-import datetime
-import difflib
-import json
-import math
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, NoReturn
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from lspmux.config.model import (
-    CLIENT_SETTABLE,
-    COLUMN_UNITS,
-    COMMAND_PLACEHOLDERS,
-    JSON_MAPPING_KEYS,
-    LINTER_FORMATS,
-    REGEX_GROUPS,
-    RUN_ON,
-    SEVERITIES,
+import attrs
+
+from lspmux.config.checkers import (
+    CHECK,
+    DEEP_MERGE,
+    EXECUTABLE,
+    Checker,
+    ConfigError,
+    _describe,
+    _hint,
+    _server_name,
+    _Where,
 )
-from lspmux.daemon.address import CONFIG_FORMS, AddressError, from_config
-from lspmux.log_filters import FilterError
-from lspmux.log_filters import parse as parse_log_filters
-from lspmux.routing.table import FEATURES
-from lspmux.workspace.roots import ROOT_RULES
+from lspmux.config.model import Config, LinterConfig, ServerConfig
+
+__all__ = [
+    "DEEP_MERGED",
+    "EXECUTABLE_GLOBALS",
+    "EXECUTABLE_KEYS",
+    "GLOBAL_KEYS",
+    "LINTER_KEYS",
+    "SERVER_KEYS",
+    "ConfigError",
+    "check_document",
+]
+
+
+def _keys(cls: type[Any], flag: str | None = None) -> dict[str, Checker]:
+    """The configuration keys of a model class (its fields with a checker), in field order;
+    with `flag`, only those whose metadata sets it."""
+    return {
+        f.name: f.metadata[CHECK]
+        for f in attrs.fields(cls)
+        if CHECK in f.metadata and (flag is None or f.metadata[flag])
+    }
 
-
-class ConfigError(Exception):
-    """A configuration file that cannot be used; the message names the file and the key."""
-
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None) -> None:
-        super().__init__(message)
-        self.file = file
-        self.key = key
-
-
-# -- where a value sits, for error messages ---------------------------------------------------
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key_part(key: str) -> str:
-    """A key as TOML would write it in a dotted key: bare when it can be, quoted otherwise."""
-    return key if _BARE_KEY.match(key) else json.dumps(key)
-
-
-def _join(prefix: str, key: str) -> str:
-    return f"{prefix}.{_key_part(key)}" if prefix else _key_part(key)
-
-
-@dataclass(frozen=True)
-class _Where:
-    """A file and a dotted key inside it; `fail` raises the error for a value found there."""
-
-    file: str
-    key: str = ""
-
-    def child(self, key: str) -> _Where:
-        return _Where(self.file, _join(self.key, key))
-
-    def item(self, index: int) -> _Where:
-        return _Where(self.file, f"{self.key}[{index}]")
-
-    def fail(self, found: str, expected: str) -> NoReturn:
-        where = f"{self.file}: {self.key}" if self.key else self.file
-        raise ConfigError(f"{where}: {found}; expected {expected}", file=self.file, key=self.key)
-
-
-def _describe(value: Any) -> str:
-    """What a TOML value is, for "found ..." in messages."""
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int):
-        return f"an integer ({value})"
-    if isinstance(value, float):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({json.dumps(value)})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, datetime.date | datetime.time):
-        return f"a date/time ({value.isoformat()})"
-    return f"a {type(value).__name__}"
-
-
-def _hint(word: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
-
-
-# -- value checkers: each returns the value (normalised) or raises through `where.fail` ------
-
-Checker = Callable[[Any, _Where], Any]
-
-
-def _boolean(value: Any, where: _Where) -> bool:
-    if not isinstance(value, bool):
-        where.fail(f"found {_describe(value)}", "true or false")
-    return value
-
-
-def _seconds(*, zero_ok: bool) -> Checker:
-    expected = "a number of seconds ≥ 0 (0: never)" if zero_ok else "a number of seconds > 0"
-
-    def check(value: Any, where: _Where) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            where.fail(f"found {_describe(value)}", expected)
-        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
-            where.fail(f"found {value}", expected)
-        return float(value)
-
-    return check
-
-
-def _seconds_or_false(value: Any, where: _Where) -> float | None:
-    """`instance_timeout`: seconds (≥ 0), or `false` for never (None), as the Rust lspmux
-    reads it."""
-    expected = "a number of seconds ≥ 0, or false (never)"
-    if value is False:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        where.fail(f"found {_describe(value)}", expected)
-    if not math.isfinite(value) or value < 0:
-        where.fail(f"found {value}", expected)
-    return float(value)
-
-
-def _address(value: Any, where: _Where) -> str:
-    """`listen` / `connect`: the Rust lspmux's `["127.0.0.1", 27631]` or socket path, or
-    lspmux's `unix:PATH` / `tcp:HOST:PORT`; kept as lspmux's address string."""
-    try:
-        return str(from_config(value))
-    except AddressError as exc:
-        where.fail(f"found {_describe(value)}: {exc}", CONFIG_FORMS)
-
-
-def _log_filters(value: Any, where: _Where) -> str:
-    expected = 'a tracing filter like "info", "warn" or "lspmux=debug"'
-    if not isinstance(value, str):
-        where.fail(f"found {_describe(value)}", expected)
-    try:
-        parse_log_filters(value)
-    except FilterError as exc:
-        where.fail(str(exc), expected)
-    return value
-
-
-_ENV_PATTERN = re.compile(r"^[A-Za-z0-9_*?!\[\]-]+$")
-
-
-def _env_pattern(value: Any, where: _Where) -> str:
-    expected = 'an environment variable name or glob pattern, e.g. "PATH" or "CARGO_*"'
-    if not isinstance(value, str) or not _ENV_PATTERN.match(value):
-        where.fail(f"found {_describe(value)}", expected)
-    return value
-
-
-def _size(value: Any, where: _Where) -> int:
-    expected = "a size in bytes, an integer ≥ 1024 (e.g. 67108864 for 64 MiB)"
-    if isinstance(value, bool) or not isinstance(value, int):
-        where.fail(f"found {_describe(value)}", expected)
-    if value < 1024:
-        where.fail(f"found {value}", expected)
-    return value
-
-
-def _string(value: Any, where: _Where) -> str:
-    if not isinstance(value, str):
-        where.fail(f"found {_describe(value)}", "a string")
-    return value
-
-
-def _choice(choices: Sequence[str]) -> Checker:
-    expected = "one of: " + ", ".join(json.dumps(c) for c in choices)
-
-    def check(value: Any, where: _Where) -> str:
-        if not isinstance(value, str):
-            where.fail(f"found {_describe(value)}", expected)
-        if value not in choices:
-            where.fail(f"{json.dumps(value)} is not allowed{_hint(value, choices)}", expected)
-        return value
-
-    return check
-
-
-def _list_of(item: Checker, expected: str, *, non_empty: bool = False) -> Checker:
-    def check(value: Any, where: _Where) -> tuple[Any, ...]:
-        if not isinstance(value, list):
-            where.fail(f"found {_describe(value)}", expected)
-        if non_empty and not value:
-            where.fail("found an empty list", expected)
-        return tuple(item(v, where.item(i)) for i, v in enumerate(value))
-
-    return check
-
-
-def _non_empty_string(value: Any, where: _Where) -> str:
-    if not isinstance(value, str) or not value:
-        where.fail(f"found {_describe(value)}", "a non-empty string")
-    return value
-
-
-def _file_type(value: Any, where: _Where) -> str:
-    expected = 'an extension like ".py" or a file name like "Dockerfile"'
-    if not isinstance(value, str) or not value:
-        where.fail(f"found {_describe(value)}", expected)
-    if value == "." or "/" in value or "\\" in value or any(c in value for c in "*?["):
-        where.fail(f"found {json.dumps(value)} (patterns and paths are not supported)", expected)
-    return value
-
-
-def _feature(value: Any, where: _Where) -> str:
-    expected = "one of: " + ", ".join(sorted(FEATURES))
-    if not isinstance(value, str):
-        where.fail(f"found {_describe(value)}", expected)
-    if value not in FEATURES:
-        where.fail(
-            f"{json.dumps(value)} is not a feature{_hint(value, sorted(FEATURES))}", expected
-        )
-    return value
-
-
-def _exit_code(value: Any, where: _Where) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
-        where.fail(f"found {_describe(value)}", "an exit code (an integer from 0 to 255)")
-    return value
-
-
-def _json_value(value: Any, where: _Where) -> Any:
-    """Any value that can be sent to a server as JSON (TOML's dates and times cannot)."""
-    if isinstance(value, dict):
-        return {k: _json_value(v, where.child(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_value(v, where.item(i)) for i, v in enumerate(value)]
-    if isinstance(value, datetime.date | datetime.time):
-        where.fail(
-            f"found {_describe(value)}",
-            "a string, number, boolean, list or table (dates cannot be sent as JSON)",
-        )
-    if isinstance(value, float) and not math.isfinite(value):
-        where.fail(f"found {value}", "a finite number (JSON has no inf or nan)")
-    return value
-
-
-def _json_table(value: Any, where: _Where) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        where.fail(f"found {_describe(value)}", "a table")
-    result: dict[str, Any] = _json_value(value, where)
-    return result
-
-
-def _env(value: Any, where: _Where) -> dict[str, str]:
-    if not isinstance(value, dict):
-        where.fail(f"found {_describe(value)}", 'a table of strings, e.g. { RUST_LOG = "info" }')
-    for k, v in value.items():
-        if not isinstance(v, str):
-            where.child(k).fail(f"found {_describe(v)}", "a string (environment values are text)")
-    return dict(value)
-
-
-_COMMAND_EXAMPLE = 'a non-empty list of strings, e.g. ["ruff", "server"]'
-
-
-def _command(value: Any, where: _Where) -> tuple[str, ...]:
-    if isinstance(value, str):
-        where.fail(f"found {_describe(value)}", _COMMAND_EXAMPLE)
-    argv: tuple[str, ...] = _list_of(_non_empty_string, _COMMAND_EXAMPLE, non_empty=True)(
-        value, where
-    )
-    return argv
-
-
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
-
-
-def _linter_command(value: Any, where: _Where) -> tuple[str, ...]:
-    argv = _command(value, where)
-    for i, arg in enumerate(argv):
-        for found in _PLACEHOLDER.findall(arg):
-            if found not in COMMAND_PLACEHOLDERS:
-                where.item(i).fail(
-                    f"{json.dumps(found)} is not a placeholder",
-                    "one of: " + ", ".join(COMMAND_PLACEHOLDERS),
-                )
-    return argv
-
-
-def _url_template(value: Any, where: _Where) -> str:
-    expected = 'a URL template using only {code}, e.g. "https://example.com/rules/{code}"'
-    if not isinstance(value, str):
-        where.fail(f"found {_describe(value)}", expected)
-    try:
-        value.format(code="X")
-    except (KeyError, IndexError, ValueError):
-        where.fail(f"{json.dumps(value)} has another placeholder", expected)
-    return value
-
-
-def _severity_map(value: Any, where: _Where) -> dict[str, str]:
-    if not isinstance(value, dict):
-        where.fail(f"found {_describe(value)}", 'a table, e.g. { info = "information" }')
-    for tool_value, severity in value.items():
-        _choice(SEVERITIES)(severity, where.child(tool_value))
-    return dict(value)
-
-
-def _field_path(value: Any, where: _Where) -> str:
-    if not isinstance(value, str):
-        where.fail(
-            f"found {_describe(value)}", 'a dotted field path (a string, e.g. "range.start")'
-        )
-    return value
-
-
-#: The shared settings of the generic parsers, allowed in `json` and checked in `options`.
-_MAPPING_SETTING_CHECKS: dict[str, Checker] = {
-    "severity_map": _severity_map,
-    "default_severity": _choice(SEVERITIES),
-    "code_prefix": _string,
-    "code_url": _url_template,
-    "column_unit": _choice(COLUMN_UNITS),
-}
-
-
-def _json_mapping(value: Any, where: _Where) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        where.fail(f"found {_describe(value)}", 'a table, e.g. { items = "", line = "line" }')
-    for key, v in value.items():
-        at = where.child(key)
-        if key not in JSON_MAPPING_KEYS:
-            at.fail(
-                f"unknown key{_hint(key, JSON_MAPPING_KEYS)}",
-                "one of: " + ", ".join(JSON_MAPPING_KEYS),
-            )
-        _MAPPING_SETTING_CHECKS.get(key, _field_path)(v, at)
-    return dict(value)
-
-
-def _linter_options(value: Any, where: _Where) -> dict[str, Any]:
-    """Free-form parser options; the generic parsers' shared settings among them are checked."""
-    options = _json_table(value, where)
-    for key, check in _MAPPING_SETTING_CHECKS.items():
-        if key in options:
-            check(options[key], where.child(key))
-    return options
-
-
-def _regex(value: Any, where: _Where) -> str:
-    expected = "a regular expression with named groups, at least (?P<line>...) and (?P<message>...)"
-    if not isinstance(value, str):
-        where.fail(f"found {_describe(value)}", expected)
-    try:
-        pattern = re.compile(value)
-    except re.error as exc:
-        where.fail(f"invalid regular expression ({exc})", expected)
-    for group in pattern.groupindex:
-        if group not in REGEX_GROUPS:
-            where.fail(
-                f"unknown group {json.dumps(group)}{_hint(group, REGEX_GROUPS)}",
-                "groups among: " + ", ".join(REGEX_GROUPS),
-            )
-    missing = [g for g in ("line", "message") if g not in pattern.groupindex]
-    if missing:
-        where.fail("no group named " + " or ".join(json.dumps(g) for g in missing), expected)
-    return value
-
-
-def _server_name(name: str, where: _Where) -> None:
-    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_+-]*$", name):
-        where.fail(
-            f"{json.dumps(name)} is not a usable name",
-            "letters, digits, '-', '_' or '+', starting with a letter or digit",
-        )
-
-
-_STRINGS = "a list of strings"
-
-#: How a server's `project_check` output reads (lspmux/diagnostics/project.py parses each).
-PROJECT_CHECK_FORMATS = ("pyright", "ruff", "cargo", "tsc", "gnu")
 
 #: Every key a `[servers.NAME]` table may hold.
-#: What `[servers.NAME.untrusted]` may hold: the restricted mode of a server, applied where
-#: the workspace is not trusted (see `lspmux.config.restricted`).
-UNTRUSTED_KEYS: tuple[str, ...] = ("settings", "initialization_options", "disabled")
-
-
-def _untrusted(value: Any, where: _Where) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        where.fail(f"found {_describe(value)}", "a table: [servers.NAME.untrusted]")
-    result: dict[str, Any] = {}
-    for key, item in value.items():
-        at = where.child(key)
-        if key == "disabled":
-            result[key] = _boolean(item, at)
-        elif key in UNTRUSTED_KEYS:
-            result[key] = _json_table(item, at)
-        else:
-            at.fail(
-                f"unknown key{_hint(key, UNTRUSTED_KEYS)}", "one of: " + ", ".join(UNTRUSTED_KEYS)
-            )
-    return result
-
-
-SERVER_KEYS: dict[str, Checker] = {
-    "command": _command,
-    "file_types": _list_of(_file_type, 'a list like [".py", "Dockerfile"]'),
-    "language_ids": _list_of(_non_empty_string, _STRINGS),
-    "root_markers": _list_of(_non_empty_string, _STRINGS),
-    "root_rule": _choice(ROOT_RULES),
-    "role": _choice(("server", "linter")),
-    "settings": _json_table,
-    "initialization_options": _json_table,
-    "only_features": _list_of(_feature, "a list of feature names"),
-    "except_features": _list_of(_feature, "a list of feature names"),
-    "disabled": _boolean,
-    "env": _env,
-    "request_timeout": _seconds(zero_ok=False),
-    "idle_timeout": _seconds(zero_ok=True),
-    "client_may_set": _list_of(_choice(CLIENT_SETTABLE), 'a list like ["args", "env"]'),
-    "untrusted": _untrusted,
-    "install": _non_empty_string,
-    "project_check": _list_of(_non_empty_string, _COMMAND_EXAMPLE),  # [] = none
-    "project_check_format": _choice(PROJECT_CHECK_FORMATS),
-}
-
+SERVER_KEYS: dict[str, Checker] = _keys(ServerConfig)
 #: Every key a `[linters.NAME]` table may hold.
-LINTER_KEYS: dict[str, Checker] = {
-    "command": _linter_command,
-    "file_types": _list_of(_file_type, 'a list like [".sh", "Dockerfile"]'),
-    "language_ids": _list_of(_non_empty_string, _STRINGS),
-    "root_markers": _list_of(_non_empty_string, _STRINGS),
-    "format": _choice(LINTER_FORMATS),
-    "input": _choice(("stdin", "file")),
-    "json": _json_mapping,
-    "regex": _regex,
-    "one_based": _boolean,
-    "ok_exit_codes": _list_of(_exit_code, "a list of exit codes"),
-    "timeout": _seconds(zero_ok=False),
-    "debounce": _seconds(zero_ok=True),
-    "run_on": _list_of(_choice(RUN_ON), "a list of events"),
-    "source": _non_empty_string,
-    "options": _linter_options,
-    "disabled": _boolean,
-    "env": _env,
-    "install": _non_empty_string,
-}
-
+LINTER_KEYS: dict[str, Checker] = _keys(LinterConfig)
 #: Top-level keys (besides the `servers` and `linters` tables).
-GLOBAL_KEYS: dict[str, Checker] = {
-    "request_timeout": _seconds(zero_ok=False),
-    "idle_timeout": _seconds(zero_ok=True),
-    "instance_timeout": _seconds_or_false,
-    "allowed_servers": _list_of(_non_empty_string, "a list of commands or paths"),
-    "max_message_size": _size,
-    # the Rust lspmux's keys (docs/sharing.md#drop-in-for-the-rust-lspmux-ra-multiplex)
-    "gc_interval": _seconds(zero_ok=False),
-    "listen": _address,
-    "connect": _address,
-    "log_filters": _log_filters,
-    "pass_environment": _list_of(
-        _env_pattern, 'a list of variable names or globs, like ["*", "!WINDOWID"]'
-    ),
-}
+GLOBAL_KEYS: dict[str, Checker] = _keys(Config)
 
-_SECTIONS: dict[str, dict[str, Checker]] = {"servers": SERVER_KEYS, "linters": LINTER_KEYS}
+SECTIONS: dict[str, dict[str, Checker]] = {"servers": SERVER_KEYS, "linters": LINTER_KEYS}
+
+#: Keys of a server or linter whose values are merged as nested tables rather than replaced.
+DEEP_MERGED: frozenset[str] = frozenset(
+    [*_keys(ServerConfig, DEEP_MERGE), *_keys(LinterConfig, DEEP_MERGE)]
+)
+#: Keys of a server or linter an untrusted project file may not set.
+EXECUTABLE_KEYS: frozenset[str] = frozenset(
+    [*_keys(ServerConfig, EXECUTABLE), *_keys(LinterConfig, EXECUTABLE)]
+)
+#: Global keys an untrusted project file may not set.
+EXECUTABLE_GLOBALS: frozenset[str] = frozenset(_keys(Config, EXECUTABLE))
+
+
+@dataclass
+class Layer:
+    """One file's validated values: global keys, and per server/linter the keys it sets."""
+
+    where: _Where
+    label: str
+    globals: dict[str, Any] = field(default_factory=dict)
+    sections: dict[str, dict[str, dict[str, Any]]] = field(
+        default_factory=lambda: {"servers": {}, "linters": {}}
+    )
+
+
+def _check_keys(table: Mapping[str, Any], known: Sequence[str], where: _Where) -> None:
+    for key in table:
+        if key not in known:
+            where.child(key).fail(
+                f"unknown key{_hint(key, known)}", "one of: " + ", ".join(sorted(known))
+            )
+
+
+def check_document(doc: Mapping[str, Any], where: _Where, label: str) -> Layer:
+    """A parsed file's values, each checked and normalised; ConfigError at the first bad one."""
+    layer = Layer(where, label)
+    _check_keys(doc, [*GLOBAL_KEYS, *SECTIONS], where)
+    for key, check in GLOBAL_KEYS.items():
+        if key in doc:
+            layer.globals[key] = check(doc[key], where.child(key))
+    for section, schema in SECTIONS.items():
+        if section not in doc:
+            continue
+        at = where.child(section)
+        entries = doc[section]
+        if not isinstance(entries, dict):
+            at.fail(f"found {_describe(entries)}", f"a table of {section}, e.g. [{section}.NAME]")
+        for name, entry in entries.items():
+            entry_at = at.child(name)
+            _server_name(name, entry_at)
+            if not isinstance(entry, dict):
+                entry_at.fail(f"found {_describe(entry)}", f"a table: [{section}.{name}]")
+            _check_keys(entry, list(schema), entry_at)
+            layer.sections[section][name] = {
+                key: schema[key](value, entry_at.child(key)) for key, value in entry.items()
+            }
+    return layer

@@ -8,45 +8,37 @@ The effective `Config` is built from, in order (later wins):
    table, from the project folder upward;
 4. each `--config` file, in the order given.
 
-Merging is per server and per linter, key by key: `settings`, `initialization_options`, `env`,
-`json` and `options` are merged as nested tables, every other value (lists included) replaces
-the earlier one. Validation is strict: a wrong key, type or value raises `ConfigError` naming
-the file, the dotted key, what was found and what was expected (the checkers live in
-`lspmux.config.checks`). `format_config` (`lspmux.config.render`) renders the result for
-`lspmux config`. The model itself lives in `lspmux.config.model`.
+Merging is per server and per linter, key by key (`lspmux.config.merge`). Validation is
+strict: a wrong key, type or value raises `ConfigError` naming the file, the dotted key, what
+was found and what was expected (`lspmux.config.checks`, with the checkers each key's model
+field names). `format_config` (`lspmux.config.render`) renders the result for `lspmux config`.
+The model itself lives in `lspmux.config.model`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import logging
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 import attrs
 
+from lspmux import dirs
 from lspmux.config import trust
+from lspmux.config.checkers import ConfigError, _describe, _hint, _join, _Where
 from lspmux.config.checks import (
-    _SECTIONS,
     GLOBAL_KEYS,
     LINTER_KEYS,
     SERVER_KEYS,
-    ConfigError,
-    _describe,
-    _hint,
-    _join,
-    _server_name,
-    _Where,
+    Layer,
+    check_document,
 )
+from lspmux.config.merge import State, merge
 from lspmux.config.model import (
-    DEFAULT_GC_INTERVAL,
-    DEFAULT_INSTANCE_TIMEOUT,
-    DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULTS_LABEL,
     Config,
     LinterConfig,
@@ -67,7 +59,6 @@ __all__ = [
     "find_project_file",
     "format_config",
     "load_config",
-    "user_config_path",
 ]
 
 log = logging.getLogger("lspmux.config")
@@ -77,59 +68,6 @@ DEFAULTS_PATH: Path = Path(__file__).resolve().parent / "defaults.toml"
 #: The project file's name (searched from the project folder upward).
 PROJECT_FILE = "lspmux.toml"
 PYPROJECT_FILE = "pyproject.toml"
-
-#: Keys whose values are merged as nested tables rather than replaced.
-DEEP_MERGED: frozenset[str] = frozenset(
-    {"settings", "initialization_options", "env", "json", "options", "untrusted"}
-)
-
-
-# -- one file's validated content ------------------------------------------------------------
-
-
-@dataclass
-class _Layer:
-    """One file's validated values: global keys, and per server/linter the keys it sets."""
-
-    where: _Where
-    label: str
-    globals: dict[str, Any] = field(default_factory=dict)
-    sections: dict[str, dict[str, dict[str, Any]]] = field(
-        default_factory=lambda: {"servers": {}, "linters": {}}
-    )
-
-
-def _check_keys(table: Mapping[str, Any], known: Sequence[str], where: _Where) -> None:
-    for key in table:
-        if key not in known:
-            where.child(key).fail(
-                f"unknown key{_hint(key, known)}", "one of: " + ", ".join(sorted(known))
-            )
-
-
-def _check_document(doc: Mapping[str, Any], where: _Where, label: str) -> _Layer:
-    layer = _Layer(where, label)
-    _check_keys(doc, [*GLOBAL_KEYS, *_SECTIONS], where)
-    for key, check in GLOBAL_KEYS.items():
-        if key in doc:
-            layer.globals[key] = check(doc[key], where.child(key))
-    for section, schema in _SECTIONS.items():
-        if section not in doc:
-            continue
-        at = where.child(section)
-        entries = doc[section]
-        if not isinstance(entries, dict):
-            at.fail(f"found {_describe(entries)}", f"a table of {section}, e.g. [{section}.NAME]")
-        for name, entry in entries.items():
-            entry_at = at.child(name)
-            _server_name(name, entry_at)
-            if not isinstance(entry, dict):
-                entry_at.fail(f"found {_describe(entry)}", f"a table: [{section}.{name}]")
-            _check_keys(entry, list(schema), entry_at)
-            layer.sections[section][name] = {
-                key: schema[key](value, entry_at.child(key)) for key, value in entry.items()
-            }
-    return layer
 
 
 # -- reading files --------------------------------------------------------------------------
@@ -183,7 +121,7 @@ def _tool_table(doc: Mapping[str, Any], path: Path) -> dict[str, Any] | None:
     return table
 
 
-def _read_layer(path: Path, label: str, data: bytes | None = None) -> _Layer:
+def _read_layer(path: Path, label: str, data: bytes | None = None) -> Layer:
     doc = _read_toml(path, data)
     if path.name == PYPROJECT_FILE:
         table = _tool_table(doc, path)
@@ -192,16 +130,8 @@ def _read_layer(path: Path, label: str, data: bytes | None = None) -> _Layer:
                 f"{path}: no [tool.lspmux] table; expected lspmux settings under [tool.lspmux]",
                 file=str(path),
             )
-        return _check_document(table, _Where(str(path), "tool.lspmux"), label)
-    return _check_document(doc, _Where(str(path)), label)
-
-
-def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_CONFIG_HOME/lspmux/config.toml`, or `~/.config/lspmux/config.toml`.
-
-    A relative `XDG_CONFIG_HOME` is ignored, as the XDG base-directory spec asks.
-    """
-    return trust.xdg_home("XDG_CONFIG_HOME", ".config", environ) / "lspmux" / "config.toml"
+        return check_document(table, _Where(str(path), "tool.lspmux"), label)
+    return check_document(doc, _Where(str(path)), label)
 
 
 def find_project_file(start: str | Path) -> Path | None:
@@ -224,88 +154,16 @@ def find_project_file(start: str | Path) -> Path | None:
     return None
 
 
-# -- merging ---------------------------------------------------------------------------------
-
-
-def _drop_origins(origins: dict[str, str], key: str) -> None:
-    for stale in [k for k in origins if k == key or k.startswith(key + ".")]:
-        del origins[stale]
-
-
-def _record(origins: dict[str, str], key: str, value: Any, label: str) -> None:
-    """Say that `value` (and, for a table, every leaf inside it) at `key` came from `label`."""
-    origins[key] = label
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _record(origins, _join(key, k), v, label)
-
-
-def _deep_merge(
-    base: dict[str, Any], update: Mapping[str, Any], key: str, label: str, origins: dict[str, str]
-) -> dict[str, Any]:
-    merged = dict(base)
-    origins[key] = label
-    for k, v in update.items():
-        sub = _join(key, k)
-        if isinstance(v, dict) and isinstance(merged.get(k), dict):
-            merged[k] = _deep_merge(merged[k], v, sub, label, origins)
-        else:
-            merged[k] = copy.deepcopy(v)
-            _drop_origins(origins, sub)
-            _record(origins, sub, v, label)
-    return merged
-
-
-@dataclass
-class _State:
-    """The merge so far: global values, entries in first-definition order, and origins."""
-
-    globals: dict[str, Any] = field(default_factory=dict)
-    sections: dict[str, dict[str, dict[str, Any]]] = field(
-        default_factory=lambda: {"servers": {}, "linters": {}}
-    )
-    origins: dict[str, str] = field(default_factory=dict)
-    #: The file (for error messages) that first defined each entry, by dotted key.
-    defined_in: dict[str, str] = field(default_factory=dict)
-    #: The file (for error messages) behind each dotted key's current value.
-    files_of: dict[str, str] = field(default_factory=dict)
-
-
-def _merge(state: _State, layer: _Layer) -> None:
-    set_by = layer.where.file
-    for key, value in layer.globals.items():
-        state.globals[key] = value
-        state.origins[key] = layer.label
-        state.files_of[key] = set_by
-    for section, entries in layer.sections.items():
-        for name, values in entries.items():
-            prefix = _join(section, name)
-            target = state.sections[section].setdefault(name, {})
-            if prefix not in state.defined_in:
-                state.defined_in[prefix] = layer.where.file
-                state.origins[prefix] = layer.label
-            for key, value in values.items():
-                dotted = _join(prefix, key)
-                state.files_of[dotted] = set_by
-                if key in DEEP_MERGED and isinstance(target.get(key), dict):
-                    target[key] = _deep_merge(
-                        target[key], value, dotted, layer.label, state.origins
-                    )
-                else:
-                    target[key] = copy.deepcopy(value)
-                    _record(state.origins, dotted, value, layer.label)
-
-
 # -- building the model ----------------------------------------------------------------------
 
 
-def _fail_entry(state: _State, prefix: str, key: str | None, found: str, expected: str) -> NoReturn:
+def _fail_entry(state: State, prefix: str, key: str | None, found: str, expected: str) -> NoReturn:
     dotted = _join(prefix, key) if key else prefix
     file = state.files_of.get(dotted) or state.defined_in[prefix]
     _Where(file, dotted).fail(found, expected)
 
 
-def _require_command(state: _State, section: str, name: str, values: Mapping[str, Any]) -> None:
+def _require_command(state: State, section: str, name: str, values: Mapping[str, Any]) -> None:
     if "command" in values:
         return
     prefix = _join(section, name)
@@ -319,7 +177,7 @@ def _require_command(state: _State, section: str, name: str, values: Mapping[str
     )
 
 
-def _check_linter(state: _State, name: str, values: Mapping[str, Any]) -> None:
+def _check_linter(state: State, name: str, values: Mapping[str, Any]) -> None:
     """What a single file cannot show: a regex format needs a regex from some file."""
     if values.get("format", "json") == "regex" and "regex" not in values:
         _fail_entry(
@@ -340,11 +198,13 @@ def _fill_origins(
             origins.setdefault(_join(prefix, f.name), DEFAULTS_LABEL)
 
 
-def _build(state: _State, files: Sequence[str]) -> Config:
+def _build(state: State, files: Sequence[str]) -> Config:
     origins = state.origins
-    request_timeout = state.globals.get("request_timeout", 30.0)
-    idle = state.globals.get("idle_timeout")
-    idle_timeout = idle or None  # 0 means never
+    globals_ = dict(state.globals)
+    if "idle_timeout" in globals_:
+        globals_["idle_timeout"] = globals_["idle_timeout"] or None  # 0 means never
+    defaults = Config(**globals_)  # the global values, with the model's defaults filled in
+    request_timeout, idle_timeout = defaults.request_timeout, defaults.idle_timeout
     for key in GLOBAL_KEYS:
         origins.setdefault(key, DEFAULTS_LABEL)
 
@@ -371,21 +231,8 @@ def _build(state: _State, files: Sequence[str]) -> Config:
         _fill_origins(origins, _join("linters", name), LinterConfig, values)
         linters[name] = LinterConfig(name=name, **values)
 
-    return Config(
-        servers=servers,
-        linters=linters,
-        request_timeout=request_timeout,
-        idle_timeout=idle_timeout,
-        instance_timeout=state.globals.get("instance_timeout", DEFAULT_INSTANCE_TIMEOUT),
-        gc_interval=state.globals.get("gc_interval", DEFAULT_GC_INTERVAL),
-        listen=state.globals.get("listen"),
-        connect=state.globals.get("connect"),
-        log_filters=state.globals.get("log_filters"),
-        allowed_servers=state.globals.get("allowed_servers"),
-        pass_environment=state.globals.get("pass_environment", ("*",)),
-        max_message_size=state.globals.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE),
-        origins=dict(origins),
-        files=tuple(files),
+    return attrs.evolve(
+        defaults, servers=servers, linters=linters, origins=dict(origins), files=tuple(files)
     )
 
 
@@ -412,7 +259,7 @@ def load_config(
     """
     sources: list[tuple[Path, str]] = [(defaults or DEFAULTS_PATH, DEFAULTS_LABEL)]
     if user_config == "default":
-        path = user_config_path()
+        path = dirs.user_config_file()
         if path.is_file():
             sources.append((path, str(path)))
     elif user_config is not None:
@@ -422,12 +269,12 @@ def load_config(
         sources.append((project, str(project)))
     sources.extend((Path(extra), str(extra)) for extra in extra_files)
 
-    state = _State()
+    state = State()
     project_trusted: bool | None = None
     ignored: tuple[str, ...] = ()
     for path, label in sources:
         if path != project:
-            _merge(state, _read_layer(path, label))
+            merge(state, _read_layer(path, label))
             continue
         data = _read_bytes(path)  # hashed and parsed from the same bytes
         layer = _read_layer(path, label, data)
@@ -443,7 +290,7 @@ def load_config(
                     ", ".join(ignored),
                     project_dir,
                 )
-        _merge(state, layer)
+        merge(state, layer)
     config = _build(state, [str(path) for path, _ in sources])
     if project_dir is None:
         return config

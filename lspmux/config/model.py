@@ -4,6 +4,10 @@ Loading, merging and validating TOML lives in `lspmux.config.loader`; this modul
 frozen model and the pure questions asked of it (does a file match, where is its root, may this
 feature run, which executable runs). Nothing here reads a config file; `resolve_command` asks
 the trust database whether a workspace's own executables may run.
+
+Every configuration key is declared here once, as a field whose metadata (`checkers.key`)
+names the checker of its value, and says whether files merge it as a nested table and whether
+an untrusted project file may set it; `lspmux.config.checks` derives the key tables from it.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ from typing import Any, Literal
 
 import attrs
 
+from lspmux.config import checkers as c
+from lspmux.config import linter_checks as lc
 from lspmux.config import trust
+from lspmux.config.checkers import key
+from lspmux.workspace.roots import ROOT_RULES
 
 log = logging.getLogger("lspmux.config")
 
@@ -29,76 +37,16 @@ DEFAULTS_LABEL = "defaults"
 #: Folders, relative to a workspace root, searched for a server's executable after PATH.
 PROJECT_BIN_DIRS: tuple[str, ...] = ("node_modules/.bin", ".venv/bin", "venv/bin", "bin")
 
-#: Output parsers a `LinterConfig.format` may name: the built-in ones and the two generic ones.
-#: `lspmux.diagnostics.linters` must handle every one of them.
-LINTER_FORMATS: tuple[str, ...] = ("biome", "swiftlint", "json", "regex")
-
-#: Field paths of `LinterConfig.json` (format = "json"), each a dotted path inside one finding
-#: (a numeric part indexes a list), with the path used when the key is left out. `file`, when
-#: set, skips findings about other files.
-JSON_FIELD_PATHS: dict[str, str | None] = {
-    "line": "line",
-    "column": "column",
-    "end_line": "endLine",
-    "end_column": "endColumn",
-    "severity": "severity",
-    "message": "message",
-    "code": "code",
-    "file": None,
-}
-
-#: How a column count is measured (`column_unit`), by the names a config may use.
-COLUMN_UNITS: tuple[str, ...] = ("utf-32", "utf-16", "utf-8", "chars", "codepoints", "bytes")
-
-#: Settings both generic formats read, from `LinterConfig.json` or `LinterConfig.options`
-#: (json wins): the tool's severity words → LSP names, the severity when a finding has none,
-#: a prefix for codes (shellcheck's 2086 → "SC2086"), a link template with `{code}`, and what
-#: a column counts.
-MAPPING_SETTINGS: tuple[str, ...] = (
-    "severity_map",
-    "default_severity",
-    "code_prefix",
-    "code_url",
-    "column_unit",
-)
-
-#: Every key `LinterConfig.json` may hold: `items` (the dotted path from the top of the output
-#: to the list of findings; "" when the output is that list, or JSON Lines), the field paths,
-#: and the shared settings.
-JSON_MAPPING_KEYS: tuple[str, ...] = ("items", *JSON_FIELD_PATHS, *MAPPING_SETTINGS)
-
-#: Named groups a `LinterConfig.regex` may use (`line` and `message` are required; a finding
-#: whose `file` group names another file is skipped).
-REGEX_GROUPS: tuple[str, ...] = (
-    "line",
-    "column",
-    "end_line",
-    "end_column",
-    "severity",
-    "code",
-    "message",
-    "file",
-)
-
-#: Diagnostic severities, by their LSP names: the values of `json.severity_map`.
-SEVERITIES: tuple[str, ...] = ("error", "warning", "information", "hint")
-
-#: Placeholders a linter's argv may hold: the file linted (the temporary copy when input =
-#: "file"), the workspace root, and the original file's basename.
-COMMAND_PLACEHOLDERS: tuple[str, ...] = ("${file}", "${root}", "${filename}")
-
-#: When a linter may run (`LinterConfig.run_on`).
-RUN_ON: tuple[str, ...] = ("open", "save", "change")
-
-#: What a daemon client's `lspMux` handshake may set for a server (`client_may_set`).
-CLIENT_SETTABLE: tuple[str, ...] = ("args", "env", "cwd")
-
 #: The default maximum size of one message, in bytes (`max_message_size`).
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 
 #: The Rust lspmux's defaults for its keys: `instance_timeout` (5 minutes) and `gc_interval`.
 DEFAULT_INSTANCE_TIMEOUT = 300.0
 DEFAULT_GC_INTERVAL = 10.0
+
+
+_STRINGS = key(c._list_of(c._non_empty_string, "a list of strings"))
+_FEATURES = key(c._list_of(c._feature, "a list of feature names"))
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
@@ -129,38 +77,66 @@ class ServerConfig(_FileRules):
     """One language server (role "server") or an LSP-speaking linter (role "linter")."""
 
     name: str
-    command: tuple[str, ...] = attrs.field(converter=_tuple)
-    file_types: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    language_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    root_markers: tuple[str, ...] = attrs.field(default=(".git",), converter=_tuple)
+    command: tuple[str, ...] = attrs.field(
+        converter=_tuple, metadata=key(c._command, executable=True)
+    )
+    file_types: tuple[str, ...] = attrs.field(
+        default=(),
+        converter=_tuple,
+        metadata=key(c._list_of(c._file_type, 'a list like [".py", "Dockerfile"]')),
+    )
+    language_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple, metadata=_STRINGS)
+    root_markers: tuple[str, ...] = attrs.field(
+        default=(".git",), converter=_tuple, metadata=_STRINGS
+    )
     #: How the server finds its workspace from a file (`lspmux.workspace.roots.ROOT_RULES`:
     #: "cargo", "go.work", "js-workspace"); None: the nearest root marker.
-    root_rule: str | None = None
-    role: Role = "server"
-    settings: Mapping[str, Any] = attrs.field(factory=dict)
-    initialization_options: Mapping[str, Any] | None = None
-    only_features: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    except_features: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    disabled: bool = False
-    env: Mapping[str, str] = attrs.field(factory=dict)
+    root_rule: str | None = attrs.field(default=None, metadata=key(c._choice(ROOT_RULES)))
+    role: Role = attrs.field(default="server", metadata=key(c._choice(("server", "linter"))))
+    settings: Mapping[str, Any] = attrs.field(
+        factory=dict, metadata=key(c._json_table, deep_merge=True, executable=True)
+    )
+    initialization_options: Mapping[str, Any] | None = attrs.field(
+        default=None, metadata=key(c._json_table, deep_merge=True, executable=True)
+    )
+    only_features: tuple[str, ...] = attrs.field(default=(), converter=_tuple, metadata=_FEATURES)
+    except_features: tuple[str, ...] = attrs.field(default=(), converter=_tuple, metadata=_FEATURES)
+    disabled: bool = attrs.field(default=False, metadata=key(c._boolean))
+    env: Mapping[str, str] = attrs.field(
+        factory=dict, metadata=key(c._env, deep_merge=True, executable=True)
+    )
     #: Seconds a request may take before the client gets an error and the server a cancel.
-    request_timeout: float = 30.0
+    request_timeout: float = attrs.field(default=30.0, metadata=key(c._seconds(zero_ok=False)))
     #: Seconds without use after which the server is shut down (started again on demand).
     #: None: never.
-    idle_timeout: float | None = None
+    idle_timeout: float | None = attrs.field(default=None, metadata=key(c._seconds(zero_ok=True)))
     #: Daemon: what a client's `lspMux` handshake may set for this server ("args", "env",
     #: "cwd"); anything else it asks for is refused (args, env) or ignored (cwd).
-    client_may_set: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    client_may_set: tuple[str, ...] = attrs.field(
+        default=(),
+        converter=_tuple,
+        metadata=key(
+            c._list_of(c._choice(c.CLIENT_SETTABLE), 'a list like ["args", "env"]'), executable=True
+        ),
+    )
     #: Restricted mode: `settings`, `initialization_options` (merged over the ones above) and
     #: `disabled`, applied for a root the user has not trusted, so that the server does not run
     #: the workspace's code (`lspmux.config.restricted.for_root`).
-    untrusted: Mapping[str, Any] = attrs.field(factory=dict)
+    untrusted: Mapping[str, Any] = attrs.field(
+        factory=dict, metadata=key(c._untrusted, deep_merge=True, executable=True)
+    )
     #: How to install the server (shown when it is needed but not found).
-    install: str | None = None
+    install: str | None = attrs.field(default=None, metadata=key(c._non_empty_string))
     #: A command that checks the whole project at once (`lspmux diagnostics "*"`), run in the
-    #: server's root, and how its output reads (`project_check_format`).
-    project_check: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    project_check_format: str = "gnu"
+    #: server's root, and how its output reads (`project_check_format`). [] = none.
+    project_check: tuple[str, ...] = attrs.field(
+        default=(),
+        converter=_tuple,
+        metadata=key(c._list_of(c._non_empty_string, c._COMMAND_EXAMPLE), executable=True),
+    )
+    project_check_format: str = attrs.field(
+        default="gnu", metadata=key(c._choice(c.PROJECT_CHECK_FORMATS))
+    )
 
     def feature_enabled(self, feature: str) -> bool:
         """Whether `only_features` / `except_features` let this server serve `feature`."""
@@ -182,38 +158,62 @@ class LinterConfig(_FileRules):
     """A command-line linter whose output lspmux parses into diagnostics."""
 
     name: str
-    command: tuple[str, ...] = attrs.field(converter=_tuple)
-    file_types: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    language_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    root_markers: tuple[str, ...] = attrs.field(default=(".git",), converter=_tuple)
+    command: tuple[str, ...] = attrs.field(
+        converter=_tuple, metadata=key(lc._linter_command, executable=True)
+    )
+    file_types: tuple[str, ...] = attrs.field(
+        default=(),
+        converter=_tuple,
+        metadata=key(c._list_of(c._file_type, 'a list like [".sh", "Dockerfile"]')),
+    )
+    language_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple, metadata=_STRINGS)
+    root_markers: tuple[str, ...] = attrs.field(
+        default=(".git",), converter=_tuple, metadata=_STRINGS
+    )
     #: A built-in parser ("biome", "swiftlint") or a generic one ("json", "regex").
-    format: str = "json"
+    format: str = attrs.field(default="json", metadata=key(c._choice(lc.LINTER_FORMATS)))
     #: How the buffer reaches the tool: "stdin", or "file" (a temporary file beside the original).
-    input: Literal["stdin", "file"] = "file"
+    input: Literal["stdin", "file"] = attrs.field(
+        default="file", metadata=key(c._choice(("stdin", "file")))
+    )
     #: For format = "json": where the list is and which fields to read (see docs/configuration.md).
-    json: Mapping[str, Any] = attrs.field(factory=dict)
+    json: Mapping[str, Any] = attrs.field(
+        factory=dict, metadata=key(lc._json_mapping, deep_merge=True)
+    )
     #: For format = "regex": a pattern with named groups (line, column, end_line, end_column,
     #: severity, code, message).
-    regex: str | None = None
+    regex: str | None = attrs.field(default=None, metadata=key(lc._regex))
     #: Whether line/column numbers in the tool's output start at 1 (True) or 0.
-    one_based: bool = True
+    one_based: bool = attrs.field(default=True, metadata=key(c._boolean))
     #: Exit codes that mean "ran fine" (findings or not); others are failures unless they printed
     #: parseable output.
-    ok_exit_codes: tuple[int, ...] = attrs.field(default=(0, 1), converter=_tuple)
+    ok_exit_codes: tuple[int, ...] = attrs.field(
+        default=(0, 1),
+        converter=_tuple,
+        metadata=key(c._list_of(c._exit_code, "a list of exit codes")),
+    )
     #: Seconds before a run is killed.
-    timeout: float = 30.0
+    timeout: float = attrs.field(default=30.0, metadata=key(c._seconds(zero_ok=False)))
     #: Seconds to wait after a change before linting (a newer change restarts the wait).
-    debounce: float = 0.3
+    debounce: float = attrs.field(default=0.3, metadata=key(c._seconds(zero_ok=True)))
     #: When to run: any of "open", "save", "change".
-    run_on: tuple[str, ...] = attrs.field(default=("open", "save", "change"), converter=_tuple)
+    run_on: tuple[str, ...] = attrs.field(
+        default=("open", "save", "change"),
+        converter=_tuple,
+        metadata=key(c._list_of(c._choice(lc.RUN_ON), "a list of events")),
+    )
     #: Diagnostic `source` (defaults to the linter's name).
-    source: str | None = None
+    source: str | None = attrs.field(default=None, metadata=key(c._non_empty_string))
     #: Extra options of a built-in parser (e.g. biome's {"format_diagnostic": false}).
-    options: Mapping[str, Any] = attrs.field(factory=dict)
-    disabled: bool = False
-    env: Mapping[str, str] = attrs.field(factory=dict)
+    options: Mapping[str, Any] = attrs.field(
+        factory=dict, metadata=key(lc._linter_options, deep_merge=True)
+    )
+    disabled: bool = attrs.field(default=False, metadata=key(c._boolean))
+    env: Mapping[str, str] = attrs.field(
+        factory=dict, metadata=key(c._env, deep_merge=True, executable=True)
+    )
     #: How to install the tool (shown when it is needed but not found).
-    install: str | None = None
+    install: str | None = attrs.field(default=None, metadata=key(c._non_empty_string))
 
 
 @attrs.frozen
@@ -223,34 +223,54 @@ class Config:
     servers: Mapping[str, ServerConfig] = attrs.field(factory=dict)
     linters: Mapping[str, LinterConfig] = attrs.field(factory=dict)
     #: Default request timeout (seconds) for servers that do not set one.
-    request_timeout: float = 30.0
-    #: Default idle timeout (seconds) for servers that do not set one; None: never.
-    idle_timeout: float | None = None
+    request_timeout: float = attrs.field(default=30.0, metadata=key(c._seconds(zero_ok=False)))
+    #: Default idle timeout (seconds) for servers that do not set one; None (or 0): never.
+    idle_timeout: float | None = attrs.field(default=None, metadata=key(c._seconds(zero_ok=True)))
     #: Daemon: seconds an instance may have no client before it is shut down; None: never
     #: (`instance_timeout = false`, as the Rust lspmux writes it).
-    instance_timeout: float | None = DEFAULT_INSTANCE_TIMEOUT
+    instance_timeout: float | None = attrs.field(
+        default=DEFAULT_INSTANCE_TIMEOUT, metadata=key(c._seconds_or_false)
+    )
     #: Daemon: the most seconds between two checks for instances without clients (checks run
     #: more often when `instance_timeout` is short).
-    gc_interval: float = DEFAULT_GC_INTERVAL
+    gc_interval: float = attrs.field(
+        default=DEFAULT_GC_INTERVAL, metadata=key(c._seconds(zero_ok=False))
+    )
     #: Daemon: where `lspmux server` listens, as an address (`unix:PATH`, `tcp:HOST:PORT`);
     #: None: the private Unix socket. `--listen` and `$LSPMUX_ADDRESS` win over it.
-    listen: str | None = None
+    listen: str | None = attrs.field(default=None, metadata=key(c._address, executable=True))
     #: Clients: the daemon's address `lspmux client`, `status` and `reload` use; None: the
     #: private Unix socket. `--connect` and `$LSPMUX_ADDRESS` win over it.
-    connect: str | None = None
+    connect: str | None = attrs.field(default=None, metadata=key(c._address, executable=True))
     #: The log level as a Rust `tracing` filter (`"info"`, `"lspmux=debug"`); None: info.
     #: `--log-level`, `$LSPMUX_LOG` and `$RUST_LOG` win over it (see `lspmux.log_filters`).
-    log_filters: str | None = None
+    log_filters: str | None = attrs.field(default=None, metadata=key(c._log_filters))
     #: Daemon: the servers a client may name (`--server-path`, `lspMux.server`), as command
     #: names or paths; None: the commands of the configured servers and their resolved paths.
-    allowed_servers: tuple[str, ...] | None = None
+    allowed_servers: tuple[str, ...] | None = attrs.field(
+        default=None,
+        metadata=key(
+            c._list_of(c._non_empty_string, "a list of commands or paths"), executable=True
+        ),
+    )
     #: Daemon: the variables of a client's environment (`lspMux.env`) a server gets, and its
     #: instance is keyed by: names or globs, a leading `!` excluding (as the Rust lspmux's
     #: `pass_environment`; a name passes when it matches a pattern without `!` and none with).
-    pass_environment: tuple[str, ...] = attrs.field(default=("*",), converter=_tuple)
+    pass_environment: tuple[str, ...] = attrs.field(
+        default=("*",),
+        converter=_tuple,
+        metadata=key(
+            c._list_of(
+                c._env_pattern, 'a list of variable names or globs, like ["*", "!WINDOWID"]'
+            ),
+            executable=True,
+        ),
+    )
     #: The largest message (bytes) read from a client or a server; a larger one gets an error
     #: and its connection is closed.
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_message_size: int = attrs.field(
+        default=DEFAULT_MAX_MESSAGE_SIZE, metadata=key(c._size, executable=True)
+    )
     #: Where each effective value came from: dotted key → file path or "defaults".
     origins: Mapping[str, str] = attrs.field(factory=dict)
     #: Files that were read, in merge order.

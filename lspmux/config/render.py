@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from lspmux.config.checks import _join, _key_part
+from lspmux.config.checkers import _join, _key_part
 from lspmux.config.model import DEFAULTS_LABEL, Config, LinterConfig, ServerConfig
 
 # -- rendering (`lspmux config`) ---------------------------------------------------------------

@@ -34,26 +34,17 @@ from typing import Any
 
 import attrs
 
+from lspmux import dirs
+
 log = logging.getLogger("lspmux.config")
 
 TRUST_FILE = "trust.json"
 _VERSION = 1
 
 
-def xdg_home(variable: str, fallback: str, environ: Mapping[str, str] | None = None) -> Path:
-    """An XDG base directory: `$variable` when it is an absolute path (the XDG base-directory
-    spec ignores a relative one), else `~/fallback`."""
-    env = os.environ if environ is None else environ
-    xdg = env.get(variable, "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg)
-    home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / fallback
-
-
-def trust_db_path(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_DATA_HOME/lspmux/trust.json`, or `~/.local/share/lspmux/trust.json`."""
-    return xdg_home("XDG_DATA_HOME", ".local/share", environ) / "lspmux" / TRUST_FILE
+def trust_db_path() -> Path:
+    """`$XDG_DATA_HOME/lspmux/trust.json`, or `~/.local/share/lspmux/trust.json` (Linux)."""
+    return dirs.data_dir() / TRUST_FILE
 
 
 def digest(data: bytes) -> str:

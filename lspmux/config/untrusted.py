@@ -30,25 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.config import trust
-from lspmux.config.checks import _join
+from lspmux.config.checkers import _join
+from lspmux.config.checks import EXECUTABLE_GLOBALS, EXECUTABLE_KEYS
 from lspmux.config.model import PROJECT_BIN_DIRS, Config, project_executable
-
-#: Keys of a server or linter an untrusted project file may not set.
-EXECUTABLE_KEYS: frozenset[str] = frozenset(
-    {
-        "command",
-        "env",
-        "settings",
-        "initialization_options",
-        "client_may_set",
-        "untrusted",
-        "project_check",
-    }
-)
-#: Global keys an untrusted project file may not set.
-EXECUTABLE_GLOBALS: frozenset[str] = frozenset(
-    {"allowed_servers", "max_message_size", "pass_environment", "listen", "connect"}
-)
 
 
 def restrict(

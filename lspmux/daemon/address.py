@@ -18,6 +18,9 @@ import os
 import stat
 from pathlib import Path
 
+from lspmux.dirs import runtime_dir as default_dir
+from lspmux.dirs import user_config_file
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -135,33 +138,15 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def default_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return Path(runtime) / "lspmux"
-    tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP") or "/tmp"
-    return Path(tmp) / f"lspmux-{os.getuid()}"
-
-
 def default_address(environ: Mapping[str, str] | None = None) -> Address:
     return Address("unix", path=str(default_dir(environ) / SOCKET_NAME))
-
-
-def user_config_file(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_CONFIG_HOME/lspmux/config.toml` (a relative XDG_CONFIG_HOME is ignored), else
-    `~/.config/lspmux/config.toml`: the file the Rust lspmux reads too."""
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    base = Path(xdg) if os.path.isabs(xdg) else Path(os.path.expanduser("~")) / ".config"
-    return base / "lspmux" / "config.toml"
 
 
 def configured_connect(environ: Mapping[str, str] | None = None) -> str | None:
     """The user file's `connect` (where clients find the daemon), as an address string; None
     when the file or the key is absent. Read without the configuration loader (a client must
     start fast); AddressError names the file and the key when the value cannot be used."""
-    path = user_config_file(environ)
+    path = user_config_file()
     try:
         data = path.read_bytes()
     except OSError:

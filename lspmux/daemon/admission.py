@@ -72,15 +72,16 @@ def passed_environment(env: Mapping[str, str], patterns: Sequence[str]) -> dict[
 def workspace_folders(params: Mapping[str, Any]) -> list[str]:
     """The folders a client's `initialize` names: its workspace folders, else `rootUri`,
     else `rootPath`."""
-    from lspmux.session.documents import uri_to_path
+    from lspmux.uris import file_path
 
-    found = [
-        uri_to_path(f["uri"])
+    uris = [
+        f["uri"]
         for f in params.get("workspaceFolders") or []
         if isinstance(f, dict) and isinstance(f.get("uri"), str)
     ]
-    if not found and isinstance(params.get("rootUri"), str):
-        found.append(uri_to_path(params["rootUri"]))
+    if not uris and isinstance(params.get("rootUri"), str):
+        uris.append(params["rootUri"])
+    found = [p for p in map(file_path, uris) if p is not None]
     if not found and isinstance(params.get("rootPath"), str):
         found.append(params["rootPath"])
     return found

@@ -25,8 +25,8 @@ from lspmux.daemon.admission import (
     with_environment,
     workspace_folders,
 )
-from lspmux.session.documents import uri_to_path
 from lspmux.session.session import Session
+from lspmux.uris import uri_to_path
 
 log = logging.getLogger("lspmux.daemon")
 

@@ -95,9 +95,10 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _server(args: argparse.Namespace) -> int:
-    from lspmux.config.loader import ConfigError, load_config, user_config_path
+    from lspmux.config.loader import ConfigError, load_config
     from lspmux.daemon.address import AddressError, load_token, resolve
     from lspmux.daemon.server import Daemon, DaemonError
+    from lspmux.dirs import user_config_file
 
     setup_logging(args.log_level, args.log_file)
     extra = list(args.config)
@@ -115,7 +116,7 @@ def _server(args: argparse.Namespace) -> int:
         return load_config(root, extra)
 
     daemon = Daemon(
-        address, load, token=token, config_file_hint=str(user_config_path()), tools=hosted_tools
+        address, load, token=token, config_file_hint=str(user_config_file()), tools=hosted_tools
     )
 
     async def serve() -> int:

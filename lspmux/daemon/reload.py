@@ -85,11 +85,11 @@ async def reload_one(backend: Backend, *, restart: bool) -> dict[str, Any]:
     if method is not None:
         try:
             await backend.call(method, None)
-        except JsonRpcError as exc:
-            if exc.CODE != MethodNotFound.CODE:
-                log.warning("%s: %s failed: %s", backend.label, method, exc.message)
-                return {**row, "method": method, "running": backend.connected, "error": exc.message}
+        except MethodNotFound:
             log.info("%s: no %s; restarting it instead", backend.label, method)
+        except JsonRpcError as exc:
+            log.warning("%s: %s failed: %s", backend.label, method, exc.message)
+            return {**row, "method": method, "running": backend.connected, "error": exc.message}
         else:
             log.info("%s: sent %s", backend.label, method)
             return {**row, "method": method, "running": backend.connected}

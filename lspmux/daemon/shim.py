@@ -440,7 +440,7 @@ def _from_config(given: str | None, environ: Mapping[str, str]) -> str:
     if given or environ.get(ADDRESS_ENV):
         return ""
     return (
-        f" (it is `connect` in {user_config_file(environ)}; without it, clients use the "
+        f" (it is `connect` in {user_config_file()}; without it, clients use the "
         "private Unix socket)"
     )
 

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from lspmux.errors import JsonRpcError, ServerCancelled
 from lspmux.routing import methods as lsp
 from lspmux.session import positions
 
@@ -101,8 +102,8 @@ class Puller:
             else:
                 self._inflight.pop(key, None)
             if "error" in resp:
-                err = resp["error"] or {}
-                if err.get("code") == -32802 and (err.get("data") or {}).get("retriggerRequest"):
+                err = JsonRpcError.from_error(resp["error"])
+                if isinstance(err, ServerCancelled) and err.retrigger:
                     self.schedule(backend, uri, delay=DEBOUNCE)
                 else:
                     log.info("%s: diagnostic pull for %s failed: %s", backend.label, uri, err)

@@ -158,7 +158,7 @@ def convert_character(line: str, character: int, src: Encoding, dst: Encoding) -
 
 def with_disk(text_of: TextOf) -> TextOf:
     """`text_of`, falling back to the file on disk for a `file:` URI it does not know."""
-    from lspmux.workspace.globs import uri_to_path
+    from lspmux.uris import uri_to_path
 
     def source(uri: str) -> Source:
         found = text_of(uri)
@@ -166,7 +166,7 @@ def with_disk(text_of: TextOf) -> TextOf:
             return found
         try:
             return Path(uri_to_path(uri)).read_text(encoding="utf-8", errors="surrogatepass")
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: not a local file
             log.debug("cannot read %s for position conversion: %s", uri, exc)
             return None
 

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
-from urllib.parse import unquote, urlparse
 
 from lspmux.errors import RequestFailed
 from lspmux.locate.describe import describe_offset
@@ -25,6 +24,7 @@ from lspmux.locate.markers import Want
 from lspmux.locate.spec import Target, invalid, target_from_json
 from lspmux.locate.syntax import format_locate, parse_locate
 from lspmux.text import Encoding, offset_to_position, position_to_offset, to_position
+from lspmux.uris import file_path
 
 
 class LocateHost(Protocol):
@@ -70,13 +70,6 @@ def _read(path: Path) -> str:
         _DISK.pop(next(iter(_DISK)))
     _DISK[key] = (st.st_mtime_ns, st.st_size, text)
     return text
-
-
-def uri_to_path(uri: str) -> Path | None:
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    return Path(unquote(parsed.path))
 
 
 def _roots(host: LocateHost) -> list[Path]:
@@ -136,7 +129,8 @@ def _load_path(host: LocateHost, file_path: str) -> _Doc:
 
 
 def _load_uri(host: LocateHost, uri: str) -> _Doc:
-    path = uri_to_path(uri)
+    found = file_path(uri)  # None: a document of another scheme (untitled:, …)
+    path = Path(found) if found is not None else None
     doc = host.document_text(uri)
     if doc is not None:
         return _doc(uri, path, doc[0], doc[1])

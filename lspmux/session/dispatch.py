@@ -38,10 +38,10 @@ from lspmux.errors import (
 from lspmux.routing import methods as lsp
 from lspmux.routing.table import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, Route
 from lspmux.session import forward, sync
-from lspmux.session.documents import uri_to_path
 from lspmux.session.exchange import NOT_READING, Exchange
 from lspmux.session.host import SessionHost
 from lspmux.session.linting import diagnostic_status, wait_settled
+from lspmux.uris import file_path
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -407,7 +407,8 @@ def _did_change_workspace_folders(d: ClientDispatch, params: dict[str, Any]) -> 
     removed = set(_folder_uris(event.get("removed")))
     added = _folder_uris(event.get("added"))
     kept = [r for r in session.roots if r.as_uri() not in removed]
-    session.roots = kept + [p for p in map(Path, map(uri_to_path, added)) if p not in kept]
+    folders = [Path(p) for p in map(file_path, added) if p is not None]
+    session.roots = kept + [p for p in folders if p not in kept]
     for uri in added:
         session.files.add_root(uri)
     for backend in list(session.backends):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from lspmux.memory import release_soon
 from lspmux.text import Encoding, line_starts
@@ -43,10 +42,6 @@ class Document:
         if self._starts is None:
             self._starts = line_starts(self.text)
         return self._starts
-
-    @property
-    def path(self) -> str:
-        return uri_to_path(self.uri)
 
     def __len__(self) -> int:
         return len(self._body)
@@ -107,15 +102,3 @@ class Documents:
 
     def __len__(self) -> int:
         return len(self._docs)
-
-
-def uri_to_path(uri: str) -> str:
-    """The filesystem path of a file: URI (other schemes: the URI's path part)."""
-    parsed = urlparse(uri)
-    return unquote(parsed.path)
-
-
-def path_to_uri(path: str) -> str:
-    from pathlib import Path
-
-    return Path(path).absolute().as_uri()

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from lspmux.backends.capabilities import resolve_provider
 from lspmux.backends.provided import effective
-from lspmux.errors import JsonRpcError, MethodNotFound, RequestFailed
+from lspmux.errors import (
+    ContentModified,
+    JsonRpcError,
+    MethodNotFound,
+    RequestCancelled,
+    RequestFailed,
+)
 from lspmux.routing import adapt, merge, semantic_tokens
 from lspmux.routing import methods as lsp
 from lspmux.routing.table import Policy, Route
@@ -212,10 +218,10 @@ class _First:
         assert backend is not None
         if "error" in resp:
             err = dict(resp["error"] or {})
-            if err.get("code") == -32800:  # cancelled: pass through as is
+            if err.get("code") == RequestCancelled.CODE:  # pass through as is
                 ex.reply_error(err)
                 return
-            if err.get("code") == -32801 and self.retries < MODIFIED_RETRIES:
+            if err.get("code") == ContentModified.CODE and self.retries < MODIFIED_RETRIES:
                 # ContentModified: the server's text changed under the request (on a shared
                 # server, another client's edit or a re-sync): ask again, on this client's text.
                 self.retries += 1

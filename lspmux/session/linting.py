@@ -25,8 +25,8 @@ from lspmux.diagnostics.linters.runner import Event, LinterRun
 from lspmux.diagnostics.linters.scheduler import LinterScheduler
 from lspmux.errors import InvalidParams
 from lspmux.routing import methods as lsp
-from lspmux.session.documents import uri_to_path
 from lspmux.session.host import SessionHost
+from lspmux.uris import file_path, uri_to_path
 
 log = logging.getLogger("lspmux.session")
 
@@ -99,12 +99,13 @@ class SessionLinting:
         return self._scheduler.last_run(uri, linter) if self._scheduler is not None else None
 
     def linters_for(self, uri: str, language_id: str | None = None) -> list[LinterConfig]:
-        if not uri.startswith("file:"):
+        path = file_path(uri)
+        if path is None:  # linters read files: untitled: buffers and other hosts have none
             return []
         if language_id is None:
             doc = self.session.documents.get(uri)
             language_id = doc.language_id if doc is not None else None
-        return self.session.config.linters_for(uri_to_path(uri), language_id)
+        return self.session.config.linters_for(path, language_id)
 
     async def aclose(self) -> None:
         """Stop every run (their processes are killed) and accept no more."""
@@ -180,7 +181,7 @@ class SessionLinting:
         if (linter, kind) in self._reported:
             return
         self._reported.add((linter, kind))
-        path = uri_to_path(uri)
+        path = file_path(uri) or uri
         name = Path(path).name
         text = f"lspmux: {message}"
         if name not in message:
@@ -262,7 +263,7 @@ def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
     reported = session.store.fresh_sources(uri)
     running = {b.name: b for b in session.backends_for(uri, language_id)}
     out: list[dict[str, Any]] = []
-    for server in session.config.servers_for(uri_to_path(uri), language_id):
+    for server in session.config.servers_for(file_path(uri) or uri, language_id):
         if not server.feature_enabled("diagnostics"):
             continue
         row: dict[str, Any] = {"name": server.name, "role": server.role}

@@ -281,10 +281,7 @@ class ServerRelay:
         def done(resp: Message) -> None:
             self._relayed.pop(key, None)
             if "error" in resp:
-                err = resp["error"] or {}
-                exc = JsonRpcError(str(err.get("message")), err.get("data"))
-                exc.CODE = int(err.get("code", -32603))
-                reply(exc)
+                reply(JsonRpcError.from_error(resp["error"]))
             else:
                 reply(resp.get("result"))
 

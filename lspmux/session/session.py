@@ -37,12 +37,13 @@ from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.routing.table import client_declares
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
-from lspmux.session.documents import Documents, uri_to_path
+from lspmux.session.documents import Documents
 from lspmux.session.exchange import NOT_READING, Exchange
 from lspmux.session.linting import SessionLinting
 from lspmux.session.positions import session_encoding
 from lspmux.session.relay import ServerRelay
 from lspmux.text import Encoding
+from lspmux.uris import file_path
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message
 from lspmux.workspace.files import FileWatching
@@ -217,7 +218,7 @@ class Session:
         found = self._uri_backends.get(uri)
         if found is not None:
             return found
-        path = uri_to_path(uri)
+        path = file_path(uri) or uri  # untitled: and others match by name and language
         found = []
         for server in self.config.servers_for(path, language_id):
             backend = self.pool.get(server, root_for(server, path, self.roots), client=self)
@@ -517,9 +518,9 @@ def _roots(params: dict[str, Any]) -> list[Path]:
     roots: list[Path] = []
     for folder in params.get("workspaceFolders") or []:
         if isinstance(folder, dict) and isinstance(folder.get("uri"), str):
-            roots.append(Path(uri_to_path(folder["uri"])))
+            roots += [Path(p) for p in [file_path(folder["uri"])] if p is not None]
     if not roots and isinstance(params.get("rootUri"), str):
-        roots.append(Path(uri_to_path(params["rootUri"])))
+        roots += [Path(p) for p in [file_path(params["rootUri"])] if p is not None]
     if not roots and isinstance(params.get("rootPath"), str):
         roots.append(Path(params["rootPath"]))
     return roots

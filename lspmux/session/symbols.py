@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from lspmux.backends.documents import HeldText
-from lspmux.errors import ContentModified, JsonRpcError
+from lspmux.errors import ContentModified
 from lspmux.routing import methods as lsp
 from lspmux.routing.table import ROUTES
 from lspmux.session import forward, positions
@@ -64,8 +64,8 @@ async def _call_loaded(backend: Any, params: dict[str, Any]) -> Any:
     while True:
         try:
             return await backend.call(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
-        except JsonRpcError as exc:
-            if exc.CODE != ContentModified.CODE or loop.time() + delay > deadline:
+        except ContentModified:
+            if loop.time() + delay > deadline:
                 raise
         await asyncio.sleep(delay)
         delay = min(delay * 2, 1.0)

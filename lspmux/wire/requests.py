@@ -144,10 +144,7 @@ class Requests:
         self.request(method, params, done, timeout=timeout)
         msg = await fut
         if "error" in msg:
-            err = msg["error"] or {}
-            exc = JsonRpcError(str(err.get("message", "error")), err.get("data"))
-            exc.CODE = int(err.get("code", -32603))
-            raise exc
+            raise JsonRpcError.from_error(msg["error"])
         return msg.get("result")
 
     def cancel(self, msg_id: int | str) -> bool:

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Generic
 
-from lspmux.workspace.globs import K, events_of, uri_to_path
+from lspmux.uris import file_path
+from lspmux.workspace.globs import K, events_of
 from lspmux.workspace.relay import Relay, client_watches
 from lspmux.workspace.watch import OnChanges, Watcher
 
@@ -34,7 +35,7 @@ class FileWatching(Generic[K]):
         *,
         debounce_ms: int = 200,
     ) -> None:
-        self.roots = tuple(uri_to_path(r) for r in roots)
+        self.roots = tuple(p for p in map(file_path, roots) if p is not None)
         self.relay: Relay[K] | None = Relay(client_caps) if client_watches(client_caps) else None
         self.watcher: Watcher[K] | None = (
             None if self.relay else Watcher(send, self.roots, debounce_ms=debounce_ms)
@@ -54,9 +55,10 @@ class FileWatching(Generic[K]):
             await self.watcher.stop()
 
     def add_root(self, root: str) -> None:
-        path = uri_to_path(root)
-        if path not in self.roots:
-            self.roots += (path,)
+        path = file_path(root)
+        if path is None or path in self.roots:
+            return
+        self.roots += (path,)
         if self.watcher is not None:
             self.watcher.add_root(path)
 

@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
-from urllib.parse import unquote, urlparse
+
+from lspmux.uris import NotAFileURI, file_path, path_to_uri, uri_to_path
 
 K = TypeVar("K")
 log = logging.getLogger(__name__)
@@ -128,12 +129,6 @@ def glob_match(pattern: str, path: str) -> bool:
     return compile_glob(pattern).match(path) is not None
 
 
-def uri_to_path(uri: str) -> str:
-    """The filesystem path of a file: URI, without a trailing '/'."""
-    path = unquote(urlparse(uri).path) if "://" in uri else uri
-    return path.rstrip("/") or "/"
-
-
 def _relative(path: str, base: str) -> str | None:
     if base == "/":
         return path.lstrip("/")
@@ -166,7 +161,10 @@ class Watcher:
             if not isinstance(base, str):
                 raise GlobError(f"RelativePattern {dict(glob)!r}: baseUri is not a URI")
             compile_glob(glob["pattern"])
-            return cls(glob["pattern"], uri_to_path(base), kind)
+            try:
+                return cls(glob["pattern"], uri_to_path(base), kind)
+            except NotAFileURI as exc:
+                raise GlobError(f"RelativePattern {dict(glob)!r}: {exc}") from None
         raise GlobError(
             f"FileSystemWatcher {dict(raw)!r}: globPattern is neither a string nor a RelativePattern"
         )
@@ -209,23 +207,19 @@ def file_events(events: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
     latest: dict[str, int] = {}
     for path, change in events:
         latest[path] = int(change)
-    return [{"uri": _path_uri(p), "type": latest[p]} for p in sorted(latest)]
+    return [{"uri": path_to_uri(p), "type": latest[p]} for p in sorted(latest)]
 
 
 def events_of(params: Mapping[str, Any]) -> list[tuple[str, int]]:
     """(path, FileChangeType) pairs of `didChangeWatchedFiles` params (the inverse of
     `file_events`); malformed entries are skipped."""
     return [
-        (uri_to_path(str(c["uri"])), int(c["type"]))
+        (path, int(c["type"]))
         for c in params.get("changes") or []
         if isinstance(c, Mapping) and "uri" in c and "type" in c
+        for path in [file_path(str(c["uri"]))]
+        if path is not None
     ]
-
-
-def _path_uri(path: str) -> str:
-    from pathlib import PurePosixPath
-
-    return PurePosixPath(path).as_uri()
 
 
 class Registrations(Generic[K]):

@@ -14,7 +14,8 @@ import itertools
 from collections.abc import Mapping
 from typing import Any, Generic
 
-from lspmux.workspace.globs import K, Registrations, events_of, uri_to_path
+from lspmux.uris import file_path
+from lspmux.workspace.globs import K, Registrations, events_of
 
 DID_CHANGE_WATCHED_FILES = "workspace/didChangeWatchedFiles"
 
@@ -50,7 +51,10 @@ def for_client(options: Mapping[str, Any] | None, relative_ok: bool) -> dict[str
         if isinstance(glob, Mapping):
             base = glob.get("baseUri")
             base = base.get("uri") if isinstance(base, Mapping) else base
-            prefix = _escape_glob(uri_to_path(str(base))).rstrip("/")
+            path = file_path(str(base))
+            if path is None:  # a folder on no disk here: nothing the client could watch
+                continue
+            prefix = _escape_glob(path).rstrip("/")
             w = {**w, "globPattern": f"{prefix}/{glob.get('pattern', '')}"}
         watchers.append(w)
     options["watchers"] = watchers

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Generic
 
-from lspmux.workspace.globs import FileChangeType, K, Registrations, uri_to_path
+from lspmux.workspace.globs import FileChangeType, K, Registrations
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def watched_folders(roots: Iterable[str], bases: Iterable[str]) -> list[str]:
 
 
 class Watcher(Generic[K]):
-    """File watching for the registrations of several backends."""
+    """File watching for the registrations of several backends, under `roots` (folder paths)."""
 
     def __init__(
         self,
@@ -71,7 +71,7 @@ class Watcher(Generic[K]):
     ) -> None:
         self.registrations: Registrations[K] = Registrations()
         self._on_changes = on_changes
-        self._roots: list[str] = [uri_to_path(r) for r in roots]
+        self._roots: list[str] = list(roots)
         self._debounce_ms = debounce_ms
         self._step_ms = step_ms
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -98,8 +98,7 @@ class Watcher(Generic[K]):
         self.registrations.forget(backend)
         self._refresh()
 
-    def add_root(self, root: str) -> None:
-        path = uri_to_path(root)
+    def add_root(self, path: str) -> None:
         if path not in self._roots:
             self._roots.append(path)
             self._refresh()

@@ -14,10 +14,10 @@ import posixpath
 import re
 from bisect import bisect_right
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from lspmux.config.model import LinterConfig
 from lspmux.text import Encoding, line_end, line_starts, position_to_offset, to_position
+from lspmux.uris import file_path
 
 #: Diagnostic severities by name (LSP: 1 error, 2 warning, 3 information, 4 hint).
 SEVERITIES: dict[str, int] = {
@@ -223,8 +223,8 @@ def same_file(reported: str | None, path: str) -> bool:
     reported = reported.strip()
     if reported in ("", "-", "<stdin>", "stdin", "<nopath>"):
         return True
-    if reported.startswith("file://"):
-        reported = unquote(urlparse(reported).path)
+    if reported.startswith("file:"):
+        reported = file_path(reported) or reported
     rep = reported.replace("\\", "/")
     target = path.replace("\\", "/")
     if posixpath.isabs(rep):

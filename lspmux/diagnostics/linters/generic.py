@@ -26,7 +26,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lspmux.config.model import JSON_FIELD_PATHS, LinterConfig
+from lspmux.config.linter_checks import JSON_FIELD_PATHS
+from lspmux.config.model import LinterConfig
 from lspmux.diagnostics.linters import (
     LinterOutputError,
     Positions,

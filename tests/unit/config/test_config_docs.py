@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from lspmux.config.linter_checks import JSON_MAPPING_KEYS
 from lspmux.config.loader import GLOBAL_KEYS, LINTER_KEYS, SERVER_KEYS, load_config
-from lspmux.config.model import JSON_MAPPING_KEYS, Config, LinterConfig, ServerConfig
+from lspmux.config.model import Config, LinterConfig, ServerConfig
 from lspmux.routing.table import FEATURES, ROUTES
 
 ROOT = Path(__file__).resolve().parents[3]

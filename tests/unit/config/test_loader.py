@@ -22,10 +22,10 @@ from lspmux.config.loader import (
     find_project_file,
     format_config,
     load_config,
-    user_config_path,
 )
 from lspmux.config.model import Config
 from lspmux.config.trust import TrustDB, save, trusted
+from lspmux.dirs import user_config_file
 
 DEFAULTS = """
 request_timeout = 30.0
@@ -376,7 +376,7 @@ def test_user_file_from_xdg_config_home(tmp_path: Path, monkeypatch: pytest.Monk
     xdg = tmp_path / "xdg-home"
     write(xdg / "lspmux" / "config.toml", "request_timeout = 11")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
-    assert user_config_path() == xdg / "lspmux" / "config.toml"
+    assert user_config_file() == xdg / "lspmux" / "config.toml"
     config = load_config(defaults=write(tmp_path / "d.toml", DEFAULTS))
     assert config.request_timeout == 11.0
     assert config.files[-1] == str(xdg / "lspmux" / "config.toml")
@@ -388,9 +388,11 @@ def test_user_file_under_home_without_xdg(tmp_path: Path, isolated_home: Path) -
     assert config.request_timeout == 13.0
 
 
-def test_relative_xdg_config_home_is_ignored(isolated_home: Path) -> None:
-    path = user_config_path({"XDG_CONFIG_HOME": "relative/dir", "HOME": str(isolated_home)})
-    assert path == isolated_home / ".config" / "lspmux" / "config.toml"
+def test_relative_xdg_config_home_is_ignored(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", "relative/dir")
+    assert user_config_file() == isolated_home / ".config" / "lspmux" / "config.toml"
 
 
 def test_user_config_none_skips_the_user_file(tmp_path: Path, isolated_home: Path) -> None:
@@ -746,8 +748,7 @@ def test_linter_settings_that_need_no_error(tmp_path: Path) -> None:
 
 
 def test_every_mapping_setting_is_checked() -> None:
-    from lspmux.config.checks import _MAPPING_SETTING_CHECKS
-    from lspmux.config.model import MAPPING_SETTINGS
+    from lspmux.config.linter_checks import _MAPPING_SETTING_CHECKS, MAPPING_SETTINGS
 
     assert set(_MAPPING_SETTING_CHECKS) == set(MAPPING_SETTINGS)
 

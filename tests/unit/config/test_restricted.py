@@ -13,7 +13,7 @@ import pytest
 
 from lspmux.backends.pool import Pool
 from lspmux.config import restricted
-from lspmux.config.checks import ConfigError
+from lspmux.config.checkers import ConfigError
 from lspmux.config.loader import load_config
 from lspmux.config.model import ServerConfig
 from lspmux.config.trust import TrustDB, save, trusted

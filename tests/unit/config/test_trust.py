@@ -93,11 +93,13 @@ def executable(path: Path) -> Path:
 # -- the database --------------------------------------------------------------------------------
 
 
-def test_the_database_lives_under_xdg_data_home(tmp_path: Path) -> None:
+def test_the_database_lives_under_xdg_data_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert trust_db_path() == tmp_path / "data" / "lspmux" / "trust.json"
-    assert trust_db_path({"HOME": "/h", "XDG_DATA_HOME": "rel"}) == Path(
-        "/h/.local/share/lspmux/trust.json"
-    )
+    monkeypatch.setenv("HOME", "/h")
+    monkeypatch.setenv("XDG_DATA_HOME", "rel")  # relative: ignored, as the XDG spec asks
+    assert trust_db_path() == Path("/h/.local/share/lspmux/trust.json")
 
 
 def test_trust_records_the_exact_content_and_is_private(tmp_path: Path, project: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lspmux.session.documents import Document, Documents, path_to_uri, uri_to_path
+from lspmux.session.documents import Documents
 from lspmux.text import ENCODINGS, Encoding
 
 URI = "file:///p/a.py"
@@ -58,19 +58,6 @@ def test_incremental_change_in_each_encoding(encoding: Encoding, character: int)
     doc = docs.open(URI, "markdown", 1, "a😀b\nc")
     doc.update(2, [{"range": rng(0, character, 1, 0), "text": "-"}], encoding)
     assert doc.text == "a😀-c"
-
-
-def test_document_path() -> None:
-    assert Document("file:///tmp/a%20b/c.py", "python", 1, "").path == "/tmp/a b/c.py"
-
-
-@pytest.mark.parametrize(
-    "path", ["/tmp/a.py", "/tmp/with space/é 😀.py", "/tmp/odd#name?.py", "/tmp/100%.py"]
-)
-def test_path_uri_round_trip(path: str) -> None:
-    uri = path_to_uri(path)
-    assert uri.startswith("file:///")
-    assert uri_to_path(uri) == path
 
 
 # -- property: random incremental edits keep the mirror equal to a reference model ---------------

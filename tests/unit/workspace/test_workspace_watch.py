@@ -53,7 +53,7 @@ async def setup(tmp_path: Path) -> AsyncIterator[tuple[Watcher[str], Seen, Path]
     ws = tmp_path / "ws"
     ws.mkdir()
     seen = Seen()
-    watcher: Watcher[str] = Watcher(seen, [ws.as_uri()], debounce_ms=100)
+    watcher: Watcher[str] = Watcher(seen, [str(ws)], debounce_ms=100)
     await watcher.start()
     yield watcher, seen, ws
     await watcher.stop()

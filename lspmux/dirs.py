@@ -1,0 +1,82 @@
+"""The folders lspmux keeps its files in, named once: config, data, cache, state, runtime.
+
+Config, data, cache and state come from `platformdirs` (the maintained answer to "where does
+each OS want these"): on Linux and the BSDs the XDG base directories — `$XDG_CONFIG_HOME/lspmux`
+else `~/.config/lspmux` (the file the Rust lspmux reads too), `$XDG_DATA_HOME` else
+`~/.local/share`, `$XDG_CACHE_HOME` else `~/.cache`, `$XDG_STATE_HOME` else `~/.local/state`; a
+relative `XDG_*` value is ignored, as the spec asks. macOS gets the same XDG layout
+(platformdirs' `Unix`, not its `~/Library/…` default): `~/.config/lspmux/config.toml` is
+where lspmux has always looked there, as docs/configuration.md says. Windows gets
+platformdirs' folders (under `%LOCALAPPDATA%`). The import (~10 ms, most of it
+`tempfile`, which the proxy loads anyway) happens on the first call, not at import.
+
+The runtime folder (the daemon's socket) is not platformdirs': its `user_runtime_dir` checks,
+may create and warns about `$XDG_RUNTIME_DIR`, and falls back to `/run/user/<uid>`, where
+lspmux wants a plain name the client can compute on its fast path: `$XDG_RUNTIME_DIR/lspmux`,
+else `<tmp>/lspmux-<uid>`; the daemon makes that folder private itself (daemon/address.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import cache
+from pathlib import Path
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the client imports this; typing costs ms
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from platformdirs.api import PlatformDirsABC
+
+APP = "lspmux"
+CONFIG_FILE = "config.toml"
+
+
+@cache
+def _dirs() -> PlatformDirsABC:
+    if sys.platform == "win32":
+        from platformdirs import PlatformDirs
+
+        return PlatformDirs(APP, appauthor=False)
+    from platformdirs.unix import Unix  # the XDG layout, on macOS too
+
+    return Unix(APP, appauthor=False)
+
+
+def config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/lspmux`, else `~/.config/lspmux` (Linux)."""
+    return Path(_dirs().user_config_dir)
+
+
+def user_config_file() -> Path:
+    """`$XDG_CONFIG_HOME/lspmux/config.toml`, else `~/.config/lspmux/config.toml` (Linux): the
+    user's configuration file, shared with the Rust lspmux."""
+    return config_dir() / CONFIG_FILE
+
+
+def data_dir() -> Path:
+    """`$XDG_DATA_HOME/lspmux`, else `~/.local/share/lspmux` (Linux): the trust database."""
+    return Path(_dirs().user_data_dir)
+
+
+def cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/lspmux`, else `~/.cache/lspmux` (Linux): recorded capabilities."""
+    return Path(_dirs().user_cache_dir)
+
+
+def state_dir() -> Path:
+    """`$XDG_STATE_HOME/lspmux`, else `~/.local/state/lspmux` (Linux)."""
+    return Path(_dirs().user_state_dir)
+
+
+def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_RUNTIME_DIR/lspmux` when it is set (an absolute path), else `<tmp>/lspmux-<uid>`
+    (`TMPDIR`, `TEMP` or `TMP`, else /tmp): where the daemon's socket lives."""
+    env = os.environ if environ is None else environ
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime):
+        return Path(runtime) / APP
+    tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP") or "/tmp"
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tmp) / f"{APP}-{uid}"
