@@ -68,7 +68,7 @@ def params_for(uri: str) -> st.SearchStrategy[Any]:
 
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+)  # the conftest's `instant_timers` holds across examples: the retry fires at once
 @given(data=st.data())
 def test_every_request_is_answered_exactly_once(tmp_path: Path, data: st.DataObject) -> None:
     uri = (tmp_path / "a.py").as_uri()
@@ -89,10 +89,7 @@ def test_every_request_is_answered_exactly_once(tmp_path: Path, data: st.DataObj
                 "an answer to every request",
                 timeout=20,
             )
-            await asyncio.sleep(0.05)  # a second answer would arrive by now
-            m.client.assert_answered_once()
-            assert m.session.inflight == {}
         finally:
-            await m.close()
+            await m.close()  # settles, then checks: one answer each, nothing in flight
 
     asyncio.run(run())
