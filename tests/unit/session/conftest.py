@@ -1,16 +1,23 @@
-"""Session unit tests keep the capability cache in their own temporary folder, close (and so
-check) every in-memory session they make, and run lspmux's registration timers at once."""
+"""Session unit tests run on a virtual clock (lspmux's timers fire at once: no test waits for
+a retry or a timeout), keep the capability cache in their own temporary folder, and close (and
+so check) every in-memory session they make."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from lspmux.session import announce, forward
+from tests.polling import VirtualClockLoop
 
 from .memory import MemorySession
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Any]:
+    """Every async test here runs on a `VirtualClockLoop`."""
+    return {"virtual-clock": VirtualClockLoop}
 
 
 @pytest.fixture(autouse=True)
@@ -35,12 +42,3 @@ def memory_sessions_are_checked() -> Iterator[None]:
         f"{len(left)} MemorySession(s) never closed: `await m.close()` checks that every "
         "request was answered exactly once and nothing was left unread"
     )
-
-
-@pytest.fixture(autouse=True)
-def instant_timers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The waits lspmux makes for registrations that follow `initialized` are real-time
-    constants; in memory the registrations are sent when a test sends them, so the timers fire
-    at once (their code paths still run)."""
-    monkeypatch.setattr(forward, "REGISTRATION_WAIT", 0.0)
-    monkeypatch.setattr(announce, "REGISTRATION_GRACE", 0.0)

@@ -27,7 +27,7 @@ import orjson
 from lspmux.backends.pool import Pool
 from lspmux.config.model import Config, ServerConfig
 from lspmux.session.session import Session
-from tests.polling import eventually
+from tests.polling import VirtualClockLoop, eventually
 
 Handler = Callable[[Any], Any]
 
@@ -403,13 +403,23 @@ async def until(probe: Callable[[], Any], what: str, timeout: float = 10) -> Any
 _PIPES: weakref.WeakSet[_Pipe] = weakref.WeakSet()
 
 
-async def settle(*, idle_rounds: int = 20, timeout: float = 5) -> None:
+async def settle(*, quiet: float = 0.0, idle_rounds: int = 20, timeout: float = 5) -> None:
     """Wait until nothing is on its way: no pipe of this loop has an undelivered write, for
     `idle_rounds` loop iterations in a row (a message's handling may take a few iterations —
-    a task started, a future awaited — before it writes). What would arrive after this is only
-    what a timer or a thread sends: a test makes those happen (`Held`, a timer constant set to
-    0) rather than sleeping past them."""
+    a task started, a future awaited — before it writes).
+
+    `quiet`: then let that many seconds pass and settle again, so that what lspmux's timers
+    would send (a retry, a timeout, a poll's next turn) has arrived too. Only on a
+    `VirtualClockLoop`, where that takes no time; on a real clock it is ignored and a test
+    makes such things happen itself (`Held`, waiting for the event)."""
     loop = asyncio.get_running_loop()
+    await _drain(loop, idle_rounds, timeout)
+    if quiet and isinstance(loop, VirtualClockLoop):
+        await asyncio.sleep(quiet)
+        await _drain(loop, idle_rounds, timeout)
+
+
+async def _drain(loop: asyncio.AbstractEventLoop, idle_rounds: int, timeout: float) -> None:
     deadline = loop.time() + timeout
     idle = 0
     while idle < idle_rounds:
@@ -420,6 +430,11 @@ async def settle(*, idle_rounds: int = 20, timeout: float = 5) -> None:
             raise AssertionError(
                 f"the session kept talking for {timeout:g}s: {len(busy)} pipe(s) still busy"
             )
+
+
+#: How long `check` lets pass (on a virtual clock) before it looks: longer than lspmux's
+#: request timeout here (5 s), the wait of a pull for its sources (2 s) and its retries.
+QUIET = 30.0
 
 
 class MemorySession:
@@ -535,7 +550,7 @@ class MemorySession:
         """Once everything on its way has arrived: every client request answered exactly once,
         every request a scripted server sent answered exactly once, nothing left in flight,
         and every byte lspmux wrote to the client and the servers read (no frame cut short)."""
-        await settle()
+        await settle(quiet=QUIET)
         self.client.assert_answered_once()
         assert not self.session.inflight, (
             f"requests still in flight at lspmux: {sorted(self.session.inflight)}"
@@ -549,9 +564,12 @@ class MemorySession:
             assert not reader.buf, f"{reader.who} was left a frame never finished: {reader.buf!r}"
 
     async def close(self, *, check: bool = True) -> None:
-        """Check (unless `check` is false: a test that failed already) and stop everything."""
+        """Check (unless `check` is false: a test that failed already) and stop everything —
+        also when the check fails."""
         self.closed = True
-        if check:
-            await self.check()
-        await self.pool.stop_all()
-        self.session.conn and self.session.conn.close(None)  # type: ignore[func-returns-value]
+        try:
+            if check:
+                await self.check()
+        finally:
+            await self.pool.stop_all()
+            self.session.conn and self.session.conn.close(None)  # type: ignore[func-returns-value]

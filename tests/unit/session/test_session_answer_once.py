@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lspmux.routing.table import CLIENT_REQUESTS, ROUTES
+from tests.polling import VirtualClockLoop
 
 from .memory import MemorySession, ScriptedServer, until
 
@@ -68,7 +69,7 @@ def params_for(uri: str) -> st.SearchStrategy[Any]:
 
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)  # the conftest's `instant_timers` holds across examples: the retry fires at once
+)
 @given(data=st.data())
 def test_every_request_is_answered_exactly_once(tmp_path: Path, data: st.DataObject) -> None:
     uri = (tmp_path / "a.py").as_uri()
@@ -92,4 +93,5 @@ def test_every_request_is_answered_exactly_once(tmp_path: Path, data: st.DataObj
         finally:
             await m.close()  # settles, then checks: one answer each, nothing in flight
 
-    asyncio.run(run())
+    with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
+        runner.run(run())
