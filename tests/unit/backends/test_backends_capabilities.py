@@ -13,10 +13,8 @@ import pytest
 from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.backend import Backend, configuration_item
-from lspmux.config.model import ServerConfig
+from lspmux.backends.backend import configuration_item
 from lspmux.routing.table import ROUTES, Policy
-from tests.unit.backends.helpers import NullHost
 
 # -- supports ------------------------------------------------------------------------------------------
 
@@ -600,45 +598,6 @@ async def test_complete_starts_the_missing_servers(recorded: Any) -> None:
     )
     whole = done.with_known("broken", {}).with_known("slow", {})
     assert await caps.complete(whole, start, timeout=0.2) is whole  # nothing left to start
-
-
-async def test_first_start_announces_what_the_hundredth_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With an empty cache, starting the root's real servers during initialize (what the
-    session does with `complete()`) gives the answer that later starts read from the cache."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    config = ServerConfig(name="ruff", command=("ruff", "server"))
-    argv = config.resolve_command(tmp_path)
-    if argv is None:
-        pytest.skip("ruff is not installed")
-    backends: list[Backend] = []
-
-    async def start(name: str) -> dict[str, Any] | None:
-        backend = Backend(config, tmp_path, argv, host=NullHost())
-        backends.append(backend)
-        if not await backend.ensure_running():
-            return None
-        for _ in range(100):  # ruff registers formatting right after `initialized`
-            if backend.registrations:
-                break
-            await asyncio.sleep(0.02)
-        served = caps.effective(backend.capabilities, backend.registrations.values())
-        caps.store_cached(name, backend.capabilities, backend.registrations.values())
-        return served
-
-    try:
-        first = caps.announce(["ruff"])
-        assert first.missing == ("ruff",)
-        first = await caps.complete(first, start, timeout=30)
-        assert first.complete
-        hundredth = caps.announce(["ruff"])
-        assert hundredth.complete
-        assert first.capabilities == hundredth.capabilities
-        assert first.capabilities["documentFormattingProvider"] is True  # registered by ruff
-    finally:
-        for backend in backends:
-            await backend.stop()
 
 
 @pytest.mark.parametrize(
