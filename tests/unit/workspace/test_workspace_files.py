@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.workspace.files import FileWatching
+from tests.polling import eventually
 
 WATCHES = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
 RUFF_REG = {
@@ -83,11 +84,8 @@ async def test_watching_here_for_a_client_that_does_not(tmp_path: Path) -> None:
         saved = {"changes": [{"uri": (tmp_path / "ruff.toml").as_uri(), "type": 2}]}
         assert files.from_client(saved) == {"ruff": saved}
         assert files.unregister("ruff", {"id": "ruff-watcher", "method": "x"}) is None
-        for _ in range(100):  # told to stop at once; it ends within the watcher's poll step
-            if not threads():
-                break
-            await asyncio.sleep(0.02)
-        assert threads() == []
+        # told to stop at once; it ends within the watcher's poll step
+        await eventually(lambda: not threads(), "the thread's end", timeout=2, step=0.02)
         assert files.forget("ruff") == []
     finally:
         await files.stop()
