@@ -15,6 +15,7 @@ from lsprotocol import types as t
 from lspmux.backends import capabilities as caps
 from lspmux.backends.backend import configuration_item
 from lspmux.routing.table import ROUTES, Policy
+from tests.polling import VirtualClockLoop
 
 # -- supports ------------------------------------------------------------------------------------------
 
@@ -575,29 +576,38 @@ def test_announcement_legend_maps_match_the_announced_legend(recorded: Any) -> N
             assert legend["tokenModifiers"][maps[server].modifiers[i]] == name
 
 
-async def test_complete_starts_the_missing_servers(recorded: Any) -> None:
-    store = {"ruff": recorded("ruff")["capabilities"]}
-    first = caps.announce(["basedpyright", "ruff", "broken", "slow"], load=store.get)
-    assert first.missing == ("basedpyright", "broken", "slow")
+def test_complete_starts_the_missing_servers(recorded: Any) -> None:
+    """On a virtual clock: the slow server's hour passes at once, past `complete`'s timeout."""
 
-    async def start(name: str) -> dict[str, Any] | None:
-        if name == "broken":
-            raise RuntimeError("cannot start")
-        if name == "slow":
-            await asyncio.sleep(60)
-        return recorded(name)["capabilities"]
+    caps_timeout = 15.0  # as long as `initialize` waits (announce.INITIAL_START)
 
-    done = await caps.complete(first, start, timeout=0.2)
-    assert done.missing == ("broken", "slow")
-    assert list(done.known) == ["ruff", "basedpyright"]
-    # the order of the union is the configuration's, whatever order they became known in
-    everything = {s: recorded(s)["capabilities"] for s in ("basedpyright", "ruff")}
-    assert (
-        done.capabilities
-        == caps.announce(["basedpyright", "ruff"], load=everything.get).capabilities
-    )
-    whole = done.with_known("broken", {}).with_known("slow", {})
-    assert await caps.complete(whole, start, timeout=0.2) is whole  # nothing left to start
+    async def run() -> None:
+        store = {"ruff": recorded("ruff")["capabilities"]}
+        first = caps.announce(["basedpyright", "ruff", "broken", "slow"], load=store.get)
+        assert first.missing == ("basedpyright", "broken", "slow")
+
+        async def start(name: str) -> dict[str, Any] | None:
+            if name == "broken":
+                raise RuntimeError("cannot start")
+            if name == "slow":
+                await asyncio.sleep(3600)
+            return recorded(name)["capabilities"]
+
+        done = await caps.complete(first, start, timeout=caps_timeout)
+        assert done.missing == ("broken", "slow")
+        assert list(done.known) == ["ruff", "basedpyright"]
+        # the order of the union is the configuration's, whatever order they became known in
+        everything = {s: recorded(s)["capabilities"] for s in ("basedpyright", "ruff")}
+        assert (
+            done.capabilities
+            == caps.announce(["basedpyright", "ruff"], load=everything.get).capabilities
+        )
+        whole = done.with_known("broken", {}).with_known("slow", {})
+        # nothing left to start
+        assert await caps.complete(whole, start, timeout=caps_timeout) is whole
+
+    with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
+        runner.run(run())
 
 
 @pytest.mark.parametrize(
