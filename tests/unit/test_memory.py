@@ -9,33 +9,40 @@ import pytest
 
 from lspmux import memory
 from lspmux.session.documents import Documents
+from tests.polling import VirtualClockLoop
 
 
 @pytest.fixture
 def trims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     monkeypatch.setattr(memory, "_trim", lambda pad: calls.append(pad) or 1)
-    monkeypatch.setattr(memory, "DELAY", 0.01)
     return calls
 
 
-async def test_a_burst_of_large_documents_costs_one_trim(trims: list[int]) -> None:
-    docs = Documents()
-    big = "x = 1\n" * (memory.TRIM_ABOVE // 6 + 1)
-    docs.open("file:///a.py", "python", 1, "small\n")  # small: nothing
-    await asyncio.sleep(0.05)
-    assert trims == []
-    for i in range(3):
-        docs.open(f"file:///big{i}.py", "python", 1, big)
-    await asyncio.sleep(0.05)
-    assert trims == [0]
-    doc = docs.get("file:///big0.py")
-    assert doc is not None
-    edit = {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}}
-    doc.update(2, [{**edit, "text": "y"}], "utf-16")  # the first edit cuts it: its text freed
-    doc.update(3, [{**edit, "text": "z"}], "utf-16")  # later edits free nothing large
-    await asyncio.sleep(0.05)
-    assert trims == [0, 0]
+def test_a_burst_of_large_documents_costs_one_trim(trims: list[int]) -> None:
+    """On a virtual clock: each sleep lets `memory.DELAY` pass at once."""
+    wait = memory.DELAY * 2
+
+    async def burst() -> None:
+        docs = Documents()
+        big = "x = 1\n" * (memory.TRIM_ABOVE // 6 + 1)
+        docs.open("file:///a.py", "python", 1, "small\n")  # small: nothing
+        await asyncio.sleep(wait)
+        assert trims == []
+        for i in range(3):
+            docs.open(f"file:///big{i}.py", "python", 1, big)
+        await asyncio.sleep(wait)
+        assert trims == [0]
+        doc = docs.get("file:///big0.py")
+        assert doc is not None
+        edit = {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}}
+        doc.update(2, [{**edit, "text": "y"}], "utf-16")  # the first edit cuts it: its text freed
+        doc.update(3, [{**edit, "text": "z"}], "utf-16")  # later edits free nothing large
+        await asyncio.sleep(wait)
+        assert trims == [0, 0]
+
+    with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
+        runner.run(burst())
 
 
 def test_without_a_loop_or_glibc_nothing_happens(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ DOC = ROOT / "docs" / "sharing.md"
 
 #: The prefixes the table uses for test files.
 FILES = {
-    "rust_cli": "tests/unit/daemon/test_rust_cli.py",
+    "rust_cli": "tests/e2e/daemon/test_rust_cli.py",
     "rust_keys": "tests/unit/config/test_rust_keys.py",
     "rust_compat": "tests/e2e/test_rust_compat.py",
     "sharing": "tests/e2e/test_sharing.py",

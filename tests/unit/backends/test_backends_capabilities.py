@@ -13,10 +13,9 @@ import pytest
 from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.backend import Backend, configuration_item
-from lspmux.config.model import ServerConfig
+from lspmux.backends.backend import configuration_item
 from lspmux.routing.table import ROUTES, Policy
-from tests.unit.backends.helpers import NullHost
+from tests.polling import VirtualClockLoop
 
 # -- supports ------------------------------------------------------------------------------------------
 
@@ -577,68 +576,38 @@ def test_announcement_legend_maps_match_the_announced_legend(recorded: Any) -> N
             assert legend["tokenModifiers"][maps[server].modifiers[i]] == name
 
 
-async def test_complete_starts_the_missing_servers(recorded: Any) -> None:
-    store = {"ruff": recorded("ruff")["capabilities"]}
-    first = caps.announce(["basedpyright", "ruff", "broken", "slow"], load=store.get)
-    assert first.missing == ("basedpyright", "broken", "slow")
+def test_complete_starts_the_missing_servers(recorded: Any) -> None:
+    """On a virtual clock: the slow server's hour passes at once, past `complete`'s timeout."""
 
-    async def start(name: str) -> dict[str, Any] | None:
-        if name == "broken":
-            raise RuntimeError("cannot start")
-        if name == "slow":
-            await asyncio.sleep(60)
-        return recorded(name)["capabilities"]
+    caps_timeout = 15.0  # as long as `initialize` waits (announce.INITIAL_START)
 
-    done = await caps.complete(first, start, timeout=0.2)
-    assert done.missing == ("broken", "slow")
-    assert list(done.known) == ["ruff", "basedpyright"]
-    # the order of the union is the configuration's, whatever order they became known in
-    everything = {s: recorded(s)["capabilities"] for s in ("basedpyright", "ruff")}
-    assert (
-        done.capabilities
-        == caps.announce(["basedpyright", "ruff"], load=everything.get).capabilities
-    )
-    whole = done.with_known("broken", {}).with_known("slow", {})
-    assert await caps.complete(whole, start, timeout=0.2) is whole  # nothing left to start
+    async def run() -> None:
+        store = {"ruff": recorded("ruff")["capabilities"]}
+        first = caps.announce(["basedpyright", "ruff", "broken", "slow"], load=store.get)
+        assert first.missing == ("basedpyright", "broken", "slow")
 
+        async def start(name: str) -> dict[str, Any] | None:
+            if name == "broken":
+                raise RuntimeError("cannot start")
+            if name == "slow":
+                await asyncio.sleep(3600)
+            return recorded(name)["capabilities"]
 
-async def test_first_start_announces_what_the_hundredth_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With an empty cache, starting the root's real servers during initialize (what the
-    session does with `complete()`) gives the answer that later starts read from the cache."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    config = ServerConfig(name="ruff", command=("ruff", "server"))
-    argv = config.resolve_command(tmp_path)
-    if argv is None:
-        pytest.skip("ruff is not installed")
-    backends: list[Backend] = []
+        done = await caps.complete(first, start, timeout=caps_timeout)
+        assert done.missing == ("broken", "slow")
+        assert list(done.known) == ["ruff", "basedpyright"]
+        # the order of the union is the configuration's, whatever order they became known in
+        everything = {s: recorded(s)["capabilities"] for s in ("basedpyright", "ruff")}
+        assert (
+            done.capabilities
+            == caps.announce(["basedpyright", "ruff"], load=everything.get).capabilities
+        )
+        whole = done.with_known("broken", {}).with_known("slow", {})
+        # nothing left to start
+        assert await caps.complete(whole, start, timeout=caps_timeout) is whole
 
-    async def start(name: str) -> dict[str, Any] | None:
-        backend = Backend(config, tmp_path, argv, host=NullHost())
-        backends.append(backend)
-        if not await backend.ensure_running():
-            return None
-        for _ in range(100):  # ruff registers formatting right after `initialized`
-            if backend.registrations:
-                break
-            await asyncio.sleep(0.02)
-        served = caps.effective(backend.capabilities, backend.registrations.values())
-        caps.store_cached(name, backend.capabilities, backend.registrations.values())
-        return served
-
-    try:
-        first = caps.announce(["ruff"])
-        assert first.missing == ("ruff",)
-        first = await caps.complete(first, start, timeout=30)
-        assert first.complete
-        hundredth = caps.announce(["ruff"])
-        assert hundredth.complete
-        assert first.capabilities == hundredth.capabilities
-        assert first.capabilities["documentFormattingProvider"] is True  # registered by ruff
-    finally:
-        for backend in backends:
-            await backend.stop()
+    with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
+        runner.run(run())
 
 
 @pytest.mark.parametrize(

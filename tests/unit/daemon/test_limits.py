@@ -24,6 +24,7 @@ from lspmux.config.model import Config
 from lspmux.daemon import handshake as daemon_handshake
 from lspmux.daemon.address import Address
 from lspmux.daemon.server import Daemon, DaemonError
+from tests.polling import eventually
 
 # Read by name so that this file also runs (and fails for the right reasons) on older code.
 MAX_TCP_HANDSHAKES: int = daemon_handshake.MAX_TCP_HANDSHAKES
@@ -92,13 +93,15 @@ async def test_unauthenticated_tcp_handshakes_are_capped_in_number_and_size(
         writer.write(b"Content-Length: %d\r\n\r\n" % TCP_HANDSHAKE_LIMIT)
         writer.write(b"x" * (TCP_HANDSHAKE_LIMIT // 2))
         slow.append((reader, writer))
-    for _ in range(100):
-        if len(tcp_daemon.handshakes) == MAX_TCP_HANDSHAKES and held(tcp_daemon) >= (
-            MAX_TCP_HANDSHAKES * TCP_HANDSHAKE_LIMIT // 2
-        ):
-            break
-        await asyncio.sleep(0.02)
-    assert len(tcp_daemon.handshakes) == MAX_TCP_HANDSHAKES
+    await eventually(
+        lambda: (
+            len(tcp_daemon.handshakes) == MAX_TCP_HANDSHAKES
+            and held(tcp_daemon) >= MAX_TCP_HANDSHAKES * TCP_HANDSHAKE_LIMIT // 2
+        ),
+        "every stranger's half frame held",
+        timeout=5,
+        step=0.02,
+    )
     # one more is closed at once, whatever it sends
     reader, writer = await asyncio.open_connection(addr.host, addr.port)
     writer.write(b"Content-Length: 10\r\n\r\n")
@@ -108,10 +111,7 @@ async def test_unauthenticated_tcp_handshakes_are_capped_in_number_and_size(
     assert held(tcp_daemon) <= MAX_TCP_HANDSHAKES * (TCP_HANDSHAKE_LIMIT + 64 * 1024)
     for _reader, w in slow:
         w.close()
-    for _ in range(100):
-        if not tcp_daemon.handshakes:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: not tcp_daemon.handshakes, "the strangers gone", step=0.02)
     # once they are gone, a client with the token gets its answer
     reader, writer = await asyncio.open_connection(addr.host, addr.port)
     status = {"jsonrpc": "2.0", "id": 1, "method": "lspmux/status", "params": {"token": TOKEN}}
@@ -313,10 +313,7 @@ async def test_the_daemon_ignores_an_untrusted_project_config(
         await asyncio.wait_for(reader.readuntil(b"serverInfo"), 10)
         session = next(s for s, info in daemon.clients.info.items() if s.state == "running")
         writer.close()
-        for _ in range(100):
-            if session not in daemon.clients.info:
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: session not in daemon.clients.info, "the client gone", step=0.02)
         return session.config
 
     try:

@@ -17,17 +17,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
 from lspmux.backends.pool import Pool
 from lspmux.config.model import Config, ServerConfig
 from lspmux.session.session import Session
-from lspmux.wire.framing import FrameParser, encode
-from tests.polling import eventually
+from tests.polling import VirtualClockLoop, eventually
 
 Handler = Callable[[Any], Any]
 
@@ -41,6 +41,14 @@ class Raw:
 
 class Hang:
     """A handler's answer that never comes."""
+
+
+class Held:
+    """A handler's answer kept until the test calls `ScriptedServer.release()`: a late answer
+    whose moment the test chooses, instead of a timer it must sleep past."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 class Later:
@@ -58,21 +66,25 @@ class Fail(Exception):
 
 class _Pipe:
     """One direction of an in-memory byte stream: writes reach `deliver` on a later
-    iteration of the loop."""
+    iteration of the loop. `pending` counts the writes not delivered yet."""
 
     def __init__(self, deliver: Callable[[bytes], None]) -> None:
         self.deliver = deliver
         self.closed = False
+        self.pending = 0
         self.loop = asyncio.get_running_loop()
+        _PIPES.add(self)
 
     def write(self, data: bytes) -> None:
         if not self.closed:
+            self.pending += 1
             self.loop.call_soon(self._deliver, bytes(data))
 
     def writelines(self, pieces: list[bytes | memoryview]) -> None:
         self.write(b"".join(bytes(p) for p in pieces))
 
     def _deliver(self, data: bytes) -> None:
+        self.pending -= 1
         self.deliver(data)  # what was written before a close still arrives, as with a pipe
 
     def is_closing(self) -> bool:
@@ -88,6 +100,36 @@ class _Pipe:
         return 0
 
 
+class _Reader:
+    """The fake peers' side of the framing: whole bodies out of the bytes received, and what is
+    left over (a frame begun and never finished), so that the harness can tell that everything
+    lspmux wrote was read. Not lspmux's own parser: the harness checks it, not uses it."""
+
+    def __init__(self, who: str) -> None:
+        self.who = who
+        self.buf = bytearray()
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        self.buf += data
+        out = []
+        while True:
+            end = self.buf.find(b"\r\n\r\n")
+            if end < 0:
+                return out
+            length = None
+            for line in bytes(self.buf[:end]).split(b"\r\n"):
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            assert length is not None, (
+                f"{self.who} got a frame without Content-Length: {self.buf!r}"
+            )
+            if len(self.buf) < end + 4 + length:
+                return out
+            out.append(orjson.loads(bytes(self.buf[end + 4 : end + 4 + length])))
+            del self.buf[: end + 4 + length]
+
+
 class ScriptedServer:
     def __init__(
         self, name: str, capabilities: dict[str, Any], handlers: dict[str, Handler]
@@ -97,7 +139,10 @@ class ScriptedServer:
         self.handlers = handlers
         self.received: list[dict[str, Any]] = []
         self.initialize_delay = 0.0
-        self._parser = FrameParser()
+        self.held: list[tuple[Any, Any]] = []  # (id, value) of `Held` answers not sent yet
+        #: How often each of this server's own requests was answered (exactly once, each).
+        self.answered: dict[Any, int] = {}
+        self._reader = _Reader(f"server {name}")
         self._to_lspmux: _Pipe | None = None
         self._ids = itertools.count(1000)
         self._waiting: dict[Any, asyncio.Future[Any]] = {}
@@ -106,9 +151,8 @@ class ScriptedServer:
     # -- bytes in and out -----------------------------------------------------------------------
 
     def feed(self, data: bytes) -> None:
-        for body in self._parser.feed(data):
-            if isinstance(body, bytes):
-                self._handle(orjson.loads(body))
+        for msg in self._reader.feed(data):
+            self._handle(msg)
 
     def write(self, msg: dict[str, Any]) -> None:
         try:
@@ -126,6 +170,7 @@ class ScriptedServer:
     def _handle(self, msg: dict[str, Any]) -> None:
         self.received.append(msg)
         if "method" not in msg:  # an answer to one of our requests
+            self.answered[msg.get("id")] = self.answered.get(msg.get("id"), 0) + 1
             fut = self._waiting.pop(msg.get("id"), None)
             if fut is not None and not fut.done():
                 fut.set_result(msg)
@@ -170,12 +215,22 @@ class ScriptedServer:
             return
         if isinstance(value, Hang):
             return
+        if isinstance(value, Held):
+            self.held.append((msg["id"], value.value))
+            return
         if isinstance(value, Later):
             asyncio.get_running_loop().call_later(
                 value.seconds, self._answer, msg["id"], value.value
             )
             return
         self._answer(msg["id"], value)
+
+    def release(self) -> int:
+        """Send every `Held` answer now; how many there were."""
+        held, self.held = self.held, []
+        for msg_id, value in held:
+            self._answer(msg_id, value)
+        return len(held)
 
     def _answer(self, msg_id: Any, value: Any) -> None:
         if isinstance(value, Raw):
@@ -197,6 +252,7 @@ class ScriptedServer:
         msg_id = next(self._ids)
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[msg_id] = fut
+        self.answered[msg_id] = 0
         self.write({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return msg_id, fut
 
@@ -242,10 +298,12 @@ class _MemoryProcess:
 
 
 class ClientPeer:
-    """The editor side: sends requests and notifications, records every answer per id."""
+    """The editor side: sends requests and notifications, records every answer per id. It
+    answers lspmux's requests whose method is in `answers`, and — as an editor does — a request
+    of lspmux's that lspmux cancels, with RequestCancelled."""
 
     def __init__(self) -> None:
-        self._parser = FrameParser()
+        self._reader = _Reader("the client")
         self.responses: dict[Any, list[dict[str, Any]]] = {}
         self.notifications: list[dict[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []
@@ -253,12 +311,21 @@ class ClientPeer:
         self.sent_ids: list[Any] = []
         self._ids = itertools.count(1)
         self.to_lspmux: Callable[[bytes], None] | None = None
+        self.unanswered: set[Any] = set()  # ids of lspmux's requests not answered yet
+
+    def reply(self, msg_id: Any, result: Any) -> None:
+        """Answer lspmux's request `msg_id` (one not in `answers`)."""
+        self.unanswered.discard(msg_id)
+        self.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def _cancelled(self, msg_id: Any) -> None:
+        if msg_id in self.unanswered:
+            self.unanswered.discard(msg_id)
+            error = {"code": -32800, "message": "cancelled"}
+            self.send({"jsonrpc": "2.0", "id": msg_id, "error": error})
 
     def feed(self, data: bytes) -> None:
-        for body in self._parser.feed(data):
-            if not isinstance(body, bytes):
-                continue
-            msg = orjson.loads(body)
+        for msg in self._reader.feed(data):
             if "method" in msg and "id" in msg:
                 self.server_requests.append(msg)
                 answer = self.answers.get(msg["method"])
@@ -266,8 +333,12 @@ class ClientPeer:
                     self.send(
                         {"jsonrpc": "2.0", "id": msg["id"], "result": answer(msg.get("params"))}
                     )
+                else:
+                    self.unanswered.add(msg["id"])
             elif "method" in msg:
                 self.notifications.append(msg)
+                if msg["method"] == "$/cancelRequest":
+                    self._cancelled((msg.get("params") or {}).get("id"))
             else:
                 self.responses.setdefault(msg.get("id"), []).append(msg)
 
@@ -303,9 +374,13 @@ class ClientPeer:
         return self.responses[msg_id][0]
 
     def assert_answered_once(self) -> None:
+        """Each request the client sent has exactly one answer, and no answer came for an id it
+        never sent."""
         counts = {i: len(self.responses.get(i, [])) for i in self.sent_ids}
         wrong = {i: n for i, n in counts.items() if n != 1}
         assert not wrong, f"requests not answered exactly once (id: answers): {wrong}"
+        strays = {i: r for i, r in self.responses.items() if i not in counts}
+        assert not strays, f"answers to requests the client never sent: {strays}"
 
     def published(self, uri: str) -> list[dict[str, Any]]:
         return [
@@ -324,8 +399,53 @@ async def until(probe: Callable[[], Any], what: str, timeout: float = 10) -> Any
     return await eventually(probe, what, timeout=timeout, step=0.005)
 
 
+#: Every pipe made, so that `settle` can tell when nothing is on its way anywhere.
+_PIPES: weakref.WeakSet[_Pipe] = weakref.WeakSet()
+
+
+async def settle(*, quiet: float = 0.0, idle_rounds: int = 20, timeout: float = 5) -> None:
+    """Wait until nothing is on its way: no pipe of this loop has an undelivered write, for
+    `idle_rounds` loop iterations in a row (a message's handling may take a few iterations —
+    a task started, a future awaited — before it writes).
+
+    `quiet`: then let that many seconds pass and settle again, so that what lspmux's timers
+    would send (a retry, a timeout, a poll's next turn) has arrived too. Only on a
+    `VirtualClockLoop`, where that takes no time; on a real clock it is ignored and a test
+    makes such things happen itself (`Held`, waiting for the event)."""
+    loop = asyncio.get_running_loop()
+    await _drain(loop, idle_rounds, timeout)
+    if quiet and isinstance(loop, VirtualClockLoop):
+        await asyncio.sleep(quiet)
+        await _drain(loop, idle_rounds, timeout)
+
+
+async def _drain(loop: asyncio.AbstractEventLoop, idle_rounds: int, timeout: float) -> None:
+    deadline = loop.time() + timeout
+    idle = 0
+    while idle < idle_rounds:
+        await asyncio.sleep(0)
+        busy = [p for p in _PIPES if p.loop is loop and p.pending]
+        idle = 0 if busy else idle + 1
+        if loop.time() > deadline:
+            raise AssertionError(
+                f"the session kept talking for {timeout:g}s: {len(busy)} pipe(s) still busy"
+            )
+
+
+#: How long `check` lets pass (on a virtual clock) before it looks: longer than lspmux's
+#: request timeout here (5 s), the wait of a pull for its sources (2 s) and its retries.
+QUIET = 30.0
+
+
 class MemorySession:
-    """A Session, its client and its scripted servers, all in memory."""
+    """A Session, its client and its scripted servers, all in memory.
+
+    `close()` first checks what every test must leave behind (see `check`): a test that closes
+    its sessions gets the check, and the session tests' conftest fails a test that made one and
+    did not close it."""
+
+    #: Every MemorySession made (the conftest empties it per test and checks each was closed).
+    made: ClassVar[list[MemorySession]] = []
 
     def __init__(
         self,
@@ -341,6 +461,8 @@ class MemorySession:
         second client of the daemon does."""
         self.root = tmp_path
         self.servers = servers
+        self.closed = False
+        MemorySession.made.append(self)
         config = Config(
             servers={
                 name: ServerConfig(
@@ -374,7 +496,7 @@ class MemorySession:
         self, name: str, argv: list[str], *, cwd: Path, env: Any, conn: Any, on_exit: Any
     ) -> Any:
         server = self.servers[name.split("[", 1)[0]]
-        server._parser = FrameParser()
+        server._reader = _Reader(f"server {server.name}")
         server.exited = asyncio.get_running_loop().create_future()
         server._on_exit = on_exit
         server._to_lspmux = _Pipe(conn.data_received)
@@ -424,9 +546,30 @@ class MemorySession:
             },
         )
 
-    async def close(self) -> None:
-        await self.pool.stop_all()
-        self.session.conn and self.session.conn.close(None)  # type: ignore[func-returns-value]
+    async def check(self) -> None:
+        """Once everything on its way has arrived: every client request answered exactly once,
+        every request a scripted server sent answered exactly once, nothing left in flight,
+        and every byte lspmux wrote to the client and the servers read (no frame cut short)."""
+        await settle(quiet=QUIET)
+        self.client.assert_answered_once()
+        assert not self.session.inflight, (
+            f"requests still in flight at lspmux: {sorted(self.session.inflight)}"
+        )
+        for server in self.servers.values():
+            wrong = {i: n for i, n in server.answered.items() if n != 1}
+            assert not wrong, (
+                f"server {server.name}'s requests not answered exactly once (id: answers): {wrong}"
+            )
+        for reader in [self.client._reader, *(s._reader for s in self.servers.values())]:
+            assert not reader.buf, f"{reader.who} was left a frame never finished: {reader.buf!r}"
 
-
-_ = encode  # the framing module's encoder frames dicts; bodies here are framed by encode_body
+    async def close(self, *, check: bool = True) -> None:
+        """Check (unless `check` is false: a test that failed already) and stop everything —
+        also when the check fails."""
+        self.closed = True
+        try:
+            if check:
+                await self.check()
+        finally:
+            await self.pool.stop_all()
+            self.session.conn and self.session.conn.close(None)  # type: ignore[func-returns-value]

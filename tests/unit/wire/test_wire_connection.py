@@ -1,7 +1,9 @@
 """Connection over an in-memory transport: exactly one completion per request, dispatch, errors.
 
 The transport is a test double with the four methods `Connection` uses (write, is_closing,
-close, get_write_buffer_size); the event loop is real, so timeouts are real timers.
+close, get_write_buffer_size), on a virtual clock (tests/unit/wire/conftest.py): a timeout's
+timer fires at once, and a sleep shows what a timer did or did not do by then. The tests over
+a real socket pair run in real time (`real_clock`) and wait for events.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from lspmux.errors import InvalidRequest, JsonRpcError, ParseError, RequestFaile
 from lspmux.wire.connection import Connection
 from lspmux.wire.framing import FrameParser, frame
 from lspmux.wire.messages import Message
+from tests.polling import eventually
 
 
 class FakeTransport:
@@ -452,6 +455,7 @@ async def _socket_pair(**kwargs: Any) -> tuple[Peer, asyncio.Transport, Any]:
     return peer, transport, theirs
 
 
+@pytest.mark.real_clock
 async def test_a_peer_that_stops_reading_is_aborted_and_its_queue_released() -> None:
     limit = 4 * 1024 * 1024
     peer, transport, theirs = await _socket_pair(max_write_buffer=limit)
@@ -462,7 +466,7 @@ async def test_a_peer_that_stops_reading_is_aborted_and_its_queue_released() -> 
         sent += 1
         assert sent < 200, "never disconnected"
         assert transport.get_write_buffer_size() <= limit + 2 * 1024 * 1024
-    await asyncio.sleep(0.05)
+    await eventually(lambda: peer.closes, "the connection's close", timeout=5)
     assert transport.is_closing()
     assert transport.get_write_buffer_size() == 0  # the queued megabytes are gone
     assert peer.closes == [None]
@@ -478,6 +482,7 @@ async def test_a_peer_that_stops_reading_is_aborted_and_its_queue_released() -> 
     theirs.close()
 
 
+@pytest.mark.real_clock
 @pytest.mark.parametrize("length", [b"1000000000000", b"9223372036854775808", b"70000"])
 async def test_an_oversized_message_gets_an_error_and_the_connection_closes(length: bytes) -> None:
     peer, transport, theirs = await _socket_pair(max_message_size=65536)
@@ -486,7 +491,6 @@ async def test_an_oversized_message_gets_an_error_and_the_connection_closes(leng
     peer.conn.data_received(b"Content-Length: " + length + b"\r\n\r\n" + b"x" * 100_000)
     assert peer.conn.closed and transport.is_closing()
     assert len(done.calls) == 1 and "error" in done.calls[0]
-    await asyncio.sleep(0.05)
     loop = asyncio.get_running_loop()
     received = b""
     while True:
@@ -511,20 +515,23 @@ async def test_a_length_of_thousands_of_digits_is_a_bad_frame_and_the_stream_goe
     assert [n["method"] for n in p.notifications] == ["ok"]
 
 
+@pytest.mark.real_clock
 async def test_backpressure_stops_reading_a_peer_that_does_not_read_then_drops_it() -> None:
     peer, transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=0.5)
     loop = asyncio.get_running_loop()
     peer.conn.notify("big", {"blob": "x" * (4 * 1024 * 1024)})  # it does not read this
     await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
-    await asyncio.sleep(0.2)
-    assert peer.requests == []  # not read: its requests wait while its answers pile up
-    assert not peer.conn.closed
-    await asyncio.sleep(0.6)
-    assert peer.conn.closed and peer.closes == [None]  # still not reading: dropped
+    stuck_at = loop.time()
+    assert not transport.is_reading()  # its requests wait while its answers pile up
+    await eventually(lambda: peer.conn.closed, "the stuck peer dropped", timeout=5, step=0.01)
+    assert loop.time() - stuck_at >= 0.5 - 0.05  # after `stuck_after`, not before
+    assert peer.requests == []  # never read
+    assert peer.closes == [None]
     assert transport.get_write_buffer_size() == 0
     theirs.close()
 
 
+@pytest.mark.real_clock
 async def test_a_peer_falling_behind_is_reported_once_to_its_owner() -> None:
     """`on_congested`: the owner hears when the peer's unread queue passes the backpressure
     (the daemon then cancels the peer's work at the servers), once, not at every write."""
@@ -539,38 +546,34 @@ async def test_a_peer_falling_behind_is_reported_once_to_its_owner() -> None:
     theirs.close()
 
 
+@pytest.mark.real_clock
 async def test_backpressure_lets_a_peer_that_reads_go_on() -> None:
-    peer, _transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=5)
+    peer, transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=5)
     loop = asyncio.get_running_loop()
     peer.conn.notify("big", {"blob": "x" * (4 * 1024 * 1024)})
     await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
     got = 0
     while got < 4 * 1024 * 1024:  # it reads its answer: reading from it resumes
         got += len(await asyncio.wait_for(loop.sock_recv(theirs, 1 << 20), 5))
-    for _ in range(100):
-        if peer.requests:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: peer.requests, "its request read", timeout=5, step=0.01)
     assert [r["method"] for r in peer.requests] == ["more"]
-    await asyncio.sleep(0.1)
-    assert not peer.conn.closed
+    assert transport.is_reading() and not peer.conn.closed
     theirs.close()
 
 
+@pytest.mark.real_clock
 async def test_a_peer_owed_an_answer_is_not_read_until_it_is_sent() -> None:
     """Bytes being prepared for a peer (an answer fitted off the loop) count like bytes queued
     unread: over the backpressure, its next requests wait; they are read once it is paid."""
-    peer, _transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=5)
+    peer, transport, theirs = await _socket_pair(backpressure=64 * 1024, stuck_after=5)
     loop = asyncio.get_running_loop()
     peer.conn.owe(1024 * 1024)
     await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
-    await asyncio.sleep(0.2)
+    assert not transport.is_reading()  # so the request waits in the socket
     assert peer.requests == []
     peer.conn.owe(-1024 * 1024)
-    for _ in range(100):
-        if peer.requests:
-            break
-        await asyncio.sleep(0.02)
+    assert transport.is_reading()
+    await eventually(lambda: peer.requests, "its request read", timeout=5, step=0.01)
     assert [r["method"] for r in peer.requests] == ["more"]
     assert not peer.conn.closed  # owing is no fault of the peer's: no disconnection
     theirs.close()

@@ -275,6 +275,9 @@ def read_in_place(stream: bytes, sizes: list[int]) -> list[bytes | FrameError]:
         size = max(1, sizes[i % len(sizes)]) if sizes else 1 << 30
         if len(buf) > LARGE_BODY:  # inside a large body: reads as large as a pipe's
             size = max(size, 65_536)
+        # Any split, but at most about a thousand reads per stream: megabytes read a byte at
+        # a time test nothing a small body read so does not, at a million loop turns.
+        size = max(size, len(stream) // 1000)
         n = min(len(buf), len(stream) - pos, size)
         buf[:n] = stream[pos : pos + n]
         pos += n

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 from lspmux.workspace.watch import Watcher, coalesce, is_noise, watched_folders, with_contents
+from tests.polling import eventually
 
 
 class Seen:
@@ -64,28 +66,47 @@ def uri(p: Path) -> str:
     return p.as_uri()
 
 
-async def settle(watcher: Watcher[str]) -> None:
-    """Give the freshly (re)started watching thread time to set up its inotify watches."""
-    await asyncio.sleep(0.3)
+_probes = itertools.count()
+
+
+async def settle(watcher: Watcher[str], seen: Seen, folder: Path) -> None:
+    """Wait until the watching thread has delivered everything written so far: write a probe
+    file in `folder` (a glob only the `probe` backend asks for, for this long) until its event
+    arrives. One thread reads the events in order and drops none once watching, so what was
+    written before the probe has been delivered (or dropped) by then; the first probe seen also
+    shows that a freshly (re)started thread is watching."""
+    watcher.register("probe", "p", {"watchers": [{"globPattern": "**/*.probe"}]})
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while True:
+            probe = folder / f"{next(_probes)}.probe"
+            probe.write_text("x")
+            with contextlib.suppress(AssertionError):
+                await seen.until("probe", {(uri(probe), 1)}, timeout=0.2)
+                return
+            assert loop.time() < deadline, "the watcher never saw a probe file"
+    finally:
+        watcher.unregister("probe", "p")  # the same folders: the thread goes on
 
 
 async def test_create_change_delete_reach_the_backend_that_asked(setup: Any) -> None:
     watcher, seen, ws = setup
     watcher.register("ruff", "1", {"watchers": [{"globPattern": "**/ruff.toml"}]})
     watcher.register("other", "1", {"watchers": [{"globPattern": "**/*.md"}]})
-    await settle(watcher)
+    await settle(watcher, seen, ws)
     cfg = ws / "sub" / "ruff.toml"
     cfg.parent.mkdir()
     cfg.write_text("a = 1\n")
     await seen.until("ruff", {(uri(cfg), 1)})
-    await asyncio.sleep(0.3)
+    await settle(watcher, seen, ws)  # the creation's last events are in: a write is a change
     cfg.write_text("a = 2\n")
     await seen.until("ruff", {(uri(cfg), 2)})
-    await asyncio.sleep(0.3)
+    await settle(watcher, seen, ws)
     cfg.unlink()
     await seen.until("ruff", {(uri(cfg), 3)})
     (ws / "unrelated.py").write_text("x")
-    await asyncio.sleep(0.5)
+    await settle(watcher, seen, ws)  # its event would have come by now
     assert all("unrelated" not in u for u, _ in seen.events("ruff"))
     assert seen.events("other") == set()
 
@@ -94,15 +115,15 @@ async def test_kinds_filter_events(setup: Any) -> None:
     watcher, seen, ws = setup
     watcher.register("b", "1", {"watchers": [{"globPattern": "**/*.txt", "kind": 4}]})
     watcher.register("b", "2", {"watchers": [{"globPattern": "**/*.log", "kind": 1}]})
-    await settle(watcher)
+    await settle(watcher, seen, ws)
     (ws / "a.txt").write_text("x")  # created, but only deletes of *.txt were asked for
     (ws / "a.log").write_text("x")
     await seen.until("b", {(uri(ws / "a.log"), 1)})
-    await asyncio.sleep(0.3)
+    await settle(watcher, seen, ws)
     (ws / "a.txt").unlink()
     (ws / "a.log").write_text("y")  # changed, but only creations of *.log were asked for
     await seen.until("b", {(uri(ws / "a.txt"), 3)})
-    await asyncio.sleep(0.4)
+    await settle(watcher, seen, ws)
     assert seen.events("b") == {(uri(ws / "a.log"), 1), (uri(ws / "a.txt"), 3)}
 
 
@@ -113,13 +134,13 @@ async def test_relative_pattern_outside_the_roots_is_watched(setup: Any, tmp_pat
     pattern = {"baseUri": outside.as_uri(), "pattern": "*.json"}
     watcher.register("clangd", "w", {"watchers": [{"globPattern": pattern}]})
     assert watcher.folders == sorted([str(ws), str(outside)])
-    await settle(watcher)
+    await settle(watcher, seen, ws)
     (outside / "deep").mkdir()
     (outside / "deep" / "x.json").write_text("{}")  # not directly under the base
     (outside / "compile_commands.json").write_text("[]")
     (ws / "compile_commands.json").write_text("[]")  # not under the base
     await seen.until("clangd", {(uri(outside / "compile_commands.json"), 1)})
-    await asyncio.sleep(0.3)
+    await settle(watcher, seen, ws)
     assert seen.events("clangd") == {(uri(outside / "compile_commands.json"), 1)}
 
 
@@ -128,18 +149,15 @@ async def test_unregister_stops_events_and_the_thread(setup: Any) -> None:
     assert watcher_threads() == []  # nothing registered: nothing watched
     watcher.register("ruff", "1", {"watchers": [{"globPattern": "**/*.toml"}]})
     assert len(watcher_threads()) == 1
-    await settle(watcher)
+    await settle(watcher, seen, ws)
     (ws / "a.toml").write_text("x")
     await seen.until("ruff", {(uri(ws / "a.toml"), 1)})
     assert watcher.unregister("ruff", "1")
-    for _ in range(100):  # told to stop at once; it ends within the watcher's poll step
-        if not watcher_threads():
-            break
-        await asyncio.sleep(0.02)
-    assert watcher_threads() == []
+    # told to stop at once; it ends within the watcher's poll step
+    await eventually(lambda: not watcher_threads(), "the thread's end", timeout=2, step=0.02)
     before = len(seen.calls)
-    (ws / "b.toml").write_text("x")
-    await asyncio.sleep(0.5)
+    (ws / "b.toml").write_text("x")  # no thread is left to see it
+    await asyncio.sleep(0)
     assert len(seen.calls) == before
 
 
@@ -149,7 +167,7 @@ async def test_noise_is_dropped_unless_a_glob_names_it(setup: Any) -> None:
     watcher.register("nm", "1", {"watchers": [{"globPattern": "**/node_modules/**/*.json"}]})
     for d in (".git/objects", "node_modules/pkg", "__pycache__"):
         (ws / d).mkdir(parents=True)
-    await settle(watcher)
+    await settle(watcher, seen, ws)
     (ws / ".git" / "objects" / "ab").write_text("x")
     (ws / ".git" / "index").write_text("x")
     (ws / "__pycache__" / "a.pyc").write_text("x")
@@ -160,7 +178,7 @@ async def test_noise_is_dropped_unless_a_glob_names_it(setup: Any) -> None:
     (ws / "real.py").write_text("x")
     await seen.until("all", {(uri(ws / "real.py"), 1)})
     await seen.until("nm", {(uri(ws / "node_modules" / "pkg" / "package.json"), 1)})
-    await asyncio.sleep(0.3)
+    await settle(watcher, seen, ws)
     # `**/*` does not spell node_modules, but another registration does: events there are kept
     # (and routed by glob, so "all" gets them too); .git, __pycache__ and swap files are not.
     noisy = {u for u, _ in seen.events("all") if "/.git/" in u or "__pycache__" in u}
@@ -180,19 +198,16 @@ async def test_a_failing_callback_does_not_stop_the_watcher(tmp_path: Path) -> N
     await watcher.start()
     try:
         watcher.register("x", "1", {"watchers": [{"globPattern": "**/*.a"}]})
-        await asyncio.sleep(0.3)
-        (tmp_path / "1.a").write_text("x")
-        for _ in range(100):
-            if calls:
+        for n in range(50):  # until the new thread watches: the first delivery raises
+            (tmp_path / f"{n}.a").write_text("x")
+            with contextlib.suppress(AssertionError):
+                await eventually(lambda: calls, "a first delivery", timeout=0.2, step=0.01)
                 break
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.2)
-        (tmp_path / "2.a").write_text("x")
-        for _ in range(100):
-            if len(calls) >= 2:
-                break
-            await asyncio.sleep(0.05)
-        assert calls == [uri(tmp_path / "1.a"), uri(tmp_path / "2.a")]
+        assert calls, "the watcher never delivered"
+        after = tmp_path / "after.a"
+        after.write_text("x")
+        await eventually(lambda: uri(after) in calls, "a delivery after the failing one")
+        assert len(calls) >= 2
     finally:
         await watcher.stop()
     await watcher.stop()  # idempotent
