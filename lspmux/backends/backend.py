@@ -2,13 +2,13 @@
 
 Responsible for the server's whole life: spawn and `initialize` (then `initialized` and the
 configured settings), the documents it holds (reference-counted per holder, replayed after a
-restart), the server→client requests it can answer itself (`workspace/configuration`,
-`workspace/workspaceFolders`, registrations, progress creation), restart with backoff after a
+restart), what it registered (`register`/`unregister`, called by the registrations family),
+each server→client request answered exactly once (`ServerReply`), restart with backoff after a
 crash (giving up after 5 crashes in 3 minutes), shutdown when idle, and a clean stop
 (shutdown, exit, close stdin, then kill the process group).
 
-What concerns clients (diagnostics, progress, edits, prompts) goes to its `BackendHost`, the
-pool, which knows the sessions.
+Every server→client message goes to its `BackendHost`, the pool, which knows the sessions and
+is given the routing (`Pool.dispatch`); a backend does not branch on a method's route.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -27,9 +27,9 @@ from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments, DocumentHolder
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
-from lspmux.errors import RequestFailed
+from lspmux.errors import JsonRpcError, RequestFailed
 from lspmux.routing import methods as lsp
-from lspmux.routing.table import SERVER_REQUESTS, Policy, Route
+from lspmux.routing.route import Route
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message, error
@@ -49,16 +49,10 @@ Spawn = Callable[..., Awaitable[ServerProcess]]
 
 class BackendHost(Protocol):
     def server_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
-        """A server→client request lspmux does not answer itself; `reply(result)` answers it
-        (a `JsonRpcError` instance answers with an error)."""
+        """A server→client request; `reply(result)` answers it, once (a `JsonRpcError`
+        instance answers with an error)."""
 
     def server_notification(self, backend: Backend, msg: Message) -> None: ...
-
-    def client_configuration(
-        self, backend: Backend, msg: Message, reply: Callable[[Any], None]
-    ) -> None:
-        """A `workspace/configuration` request for the client whose settings the backend
-        follows; `reply(answer)` with its answer, or None when no client can answer."""
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         """ "started", "restarting", "failed", "stopped" (idle or asked)."""
@@ -478,72 +472,26 @@ class Backend:
 
     def _on_request(self, msg: Message) -> None:
         self.last_heard = time.monotonic()
-        conn = self._conn
-        method = msg["method"]
-        msg_id = msg["id"]
-
-        def reply(value: Any) -> None:
-            if conn is None or conn.closed:
-                return
-            if isinstance(value, Exception) and hasattr(value, "to_response_error"):
-                conn.respond_error(msg_id, value)  # type: ignore[arg-type]
-            else:
-                conn.respond(msg_id, value)
-
+        reply = ServerReply(self.label, self._conn, msg)
         if self._stopping or self.state == "stopping":
             reply(None)  # after shutdown, server→client requests get null (as helix does)
             return
-        params = msg.get("params") or {}
-        route = SERVER_REQUESTS.get(method)
-        policy = route.policy if route is not None else None
-        if policy is Policy.ANSWER and route is not None and route.handler is not None:
-            _ANSWERS[route.handler](self, msg, reply)
-        elif policy is Policy.REGISTER:
-            self._record_registrations(method, params)
-            caps.store_cached(self.name, self.capabilities, self.registrations.values())
-            reply(None)
-            self.host.server_request(self, msg, lambda _v: None)  # the clients hear of it too
-        else:
-            self.host.server_request(self, msg, reply)
+        self.host.server_request(self, msg, reply)
 
-    def _record_registrations(self, method: str, params: Any) -> None:
-        if not isinstance(params, dict):
-            return
-        if method == lsp.CLIENT_REGISTER_CAPABILITY:
-            for reg in params.get("registrations") or []:
-                if isinstance(reg, dict) and "id" in reg and "method" in reg:
-                    self.registrations[reg["id"]] = (reg["method"], reg.get("registerOptions"))
-        else:  # the spec's own misspelling, and the fixed one
-            for unreg in params.get("unregisterations", params.get("unregistrations")) or []:
-                if isinstance(unreg, dict):
-                    self.registrations.pop(str(unreg.get("id")), None)
+    def register(self, registrations: Iterable[tuple[str, str, Any]]) -> None:
+        """Record the server's registrations: (id, method, registerOptions)."""
+        for reg_id, method, options in registrations:
+            self.registrations[reg_id] = (method, options)
+        self._registrations_changed()
+
+    def unregister(self, ids: Iterable[str]) -> None:
+        for reg_id in ids:
+            self.registrations.pop(reg_id, None)
+        self._registrations_changed()
+
+    def _registrations_changed(self) -> None:
         self.registered = {m for m, _ in self.registrations.values()}
         self._supports.clear()
-
-    def _answer_configuration(self, msg: Message, reply: Callable[[Any], None]) -> None:
-        """`workspace/configuration`: the instance's first client answers (as the Rust lspmux
-        has it), each item merged under the configured `settings` (the configuration wins a
-        conflict); the configured settings alone when no client can answer."""
-        params = msg.get("params")
-        items = params.get("items") if isinstance(params, dict) else None
-        items = items if isinstance(items, list) else []
-        configured = [configuration_item(self.config.settings, it) for it in items]
-
-        def merged(answer: Any) -> None:
-            if not isinstance(answer, list) or len(answer) != len(items):
-                reply(configured)
-                return
-            reply(
-                [
-                    client if ours is None else caps.merge_init_options(client, ours)
-                    for client, ours in zip(answer, configured, strict=True)
-                ]
-            )
-
-        self.host.client_configuration(self, msg, merged)
-
-    def _answer_workspace_folders(self, _msg: Message, reply: Callable[[Any], None]) -> None:
-        reply([{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}])
 
     def client_settings_changed(self, params: Any) -> None:
         """The first client's `workspace/didChangeConfiguration`, passed on with the
@@ -570,26 +518,37 @@ class Backend:
         self.host.server_notification(self, msg)
 
 
-#: The server requests a backend answers itself (or through its host), by the table's handler
-#: name: each gets the request and the function that answers it.
-_ANSWERS: dict[str, Callable[[Backend, Message, Callable[[Any], None]], None]] = {
-    "configuration": Backend._answer_configuration,
-    "workspace_folders": Backend._answer_workspace_folders,
-}
+class ServerReply:
+    """The one answer to one server→client request: the first call answers (a `JsonRpcError`
+    answers with an error); a second is refused and logged, never sent (a server must get
+    exactly one response per request)."""
 
+    __slots__ = ("answered", "conn", "label", "method", "msg_id")
 
-def configuration_item(settings: Mapping[str, Any], item: Any) -> Any:
-    """Answer one `workspace/configuration` item from a server's settings: the dotted
-    `section` looked up in the settings tree; the whole tree without a section."""
-    section = item.get("section") if isinstance(item, Mapping) else None
-    if not section:
-        return dict(settings)
-    node: Any = settings
-    for part in str(section).split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
+    def __init__(self, label: str, conn: Connection | None, msg: Message) -> None:
+        self.label = label
+        self.conn = conn
+        self.method = msg["method"]
+        self.msg_id = msg["id"]
+        self.answered = False
+
+    def __call__(self, value: Any) -> None:
+        if self.answered:
+            log.warning(
+                "%s: %s (id %r) was already answered; a second answer is not sent",
+                self.label,
+                self.method,
+                self.msg_id,
+            )
+            return
+        self.answered = True
+        conn = self.conn
+        if conn is None or conn.closed:
+            return
+        if isinstance(value, JsonRpcError):
+            conn.respond_error(self.msg_id, value)
+        else:
+            conn.respond(self.msg_id, value)
 
 
 def start_failure_message(name: str, argv: list[str], why: str, stderr: list[str]) -> str:

@@ -62,6 +62,12 @@ class Linting(Protocol):
     async def aclose(self) -> None: ...
 
 
+class ServerRelayState(Protocol):
+    """What the client-side families read of the session's `relay.ServerRelay`."""
+
+    progress_owners: dict[str, tuple[Backend, Any]]
+
+
 class Registrations(Protocol):
     def sync(self, backend: Backend) -> None: ...
 
@@ -128,6 +134,25 @@ class SessionHost(Protocol):
     def clear(self, uri: str) -> None: ...
 
     def resync_document(self, backend: Backend, uri: str) -> None: ...
+
+    # -- lifecycle (families/lifecycle.py) and what the families reach through the session --
+
+    @property
+    def relay(self) -> ServerRelayState: ...
+
+    def initialize(self, params: dict[str, Any]) -> Any: ...
+
+    def shutdown(self) -> Awaitable[None]: ...
+
+    def exit(self) -> None: ...
+
+    def publish_from(self, backend: Backend, params: dict[str, Any]) -> None: ...
+
+    def workspace_roots(self) -> list[Path]: ...
+
+    async def document_symbols(
+        self, uri: str, text: str, version: int | None
+    ) -> list[Any] | None: ...
 
     def document_text(self, uri: str) -> tuple[str, int | None] | None:
         """This client's (text, version) of an open document: backends read it to re-send it."""

@@ -6,9 +6,10 @@ diagnostics (`DiagnosticStore`), the backends attached to it — and the lifecyc
 Everything else is done by its helpers, each depending only on the small interfaces of
 `session/host.py`:
 
-- `dispatch.ClientDispatch`: what the client sends (answered once, handled in order);
-- `sync`: the client's documents, mirrored and passed to the backends;
-- `relay.ServerRelay`: what the backends say to this client (through the pool);
+- `dispatch.ClientDispatch`: what the client sends (answered once, handled in order), each
+  method served by its route in `routing/table.py` (the families, `session/families/*`);
+- `relay.ServerRelay`: what the backends say to this client (through the pool), each
+  server message served by its route's handler;
 - `forward`: one request to its backends by its route's policy;
 - `diagnostics.pull.Puller`, `linting.SessionLinting`: diagnostics pulled and linted.
 """
@@ -33,12 +34,15 @@ from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.errors import RequestFailed, ServerCancelled
 from lspmux.routing import methods as lsp
+from lspmux.routing.route import client_declares
 from lspmux.routing.semantic_tokens import DeltaBridge
-from lspmux.routing.table import client_declares
+from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
 from lspmux.session.exchange import NOT_READING, Exchange
+from lspmux.session.families import registrations
+from lspmux.session.families.sync import send_file_events
 from lspmux.session.linting import SessionLinting
 from lspmux.session.positions import session_encoding
 from lspmux.session.relay import ServerRelay
@@ -64,6 +68,8 @@ class Session:
         on_exit: Callable[[Session, int], None] | None = None,
     ) -> None:
         self.pool = pool
+        if pool.dispatch is None:  # the pool routes server messages by the method table
+            pool.dispatch = SERVER_DISPATCH
         self.load_config = load_config
         self.client_id = client_id
         self.on_shutdown = on_shutdown
@@ -101,11 +107,11 @@ class Session:
         self.announced: dict[str, Any] = {}  # what the client was told (initialize, registrations)
         self.semantic = DeltaBridge()  # semantic token deltas lspmux computes itself
         #: Servers' file watchers: relayed to the client, or watched here (set at initialize).
-        self.files: FileWatching[Backend] = FileWatching(None, self._send_file_events)
+        self.files: FileWatching[Backend] = FileWatching(None, send_file_events)
         self.puller = Puller(self)
         self.linting = SessionLinting(self)
         self.registrations = announce.ClientRegistrations(self)
-        self.dispatch = ClientDispatch(self, self)
+        self.dispatch = ClientDispatch(self)
         self.relay = ServerRelay(self, lambda: self.conn)
 
     # -- wiring ---------------------------------------------------------------------------------
@@ -143,24 +149,7 @@ class Session:
 
     def _on_message(self, msg: Message) -> None:
         self.last_active = time.monotonic()
-        if msg.get("method") == lsp.WORKSPACE_DID_CHANGE_CONFIGURATION and self.state == "running":
-            self._settings_changed(msg.get("params"))
-            return
         self.dispatch.on_message(msg)
-
-    def _settings_changed(self, params: Any) -> None:
-        """The client's `workspace/didChangeConfiguration` reaches the servers whose settings
-        follow this client (it is their first client); a shared server that follows another
-        client keeps that client's settings (as it keeps its initializationOptions)."""
-        for backend in self.backends:
-            if self.pool.first_client(backend) is self:
-                backend.client_settings_changed(params)
-            else:
-                log.debug(
-                    "%s: didChangeConfiguration not passed to %s: it follows another client",
-                    self.client_id,
-                    backend.label,
-                )
 
     def conn_send(self, msg: Message) -> None:
         if self.conn is not None:
@@ -204,7 +193,7 @@ class Session:
             origin = self._origin[backend] = len(self.backends)
             self.backends.append(backend)
             self.pool.attach(backend, self)
-            self.relay.attached(backend)
+            registrations.attached(self.relay, backend)
         return origin
 
     def backend_by_origin(self, origin: int | None) -> Backend | None:
@@ -271,7 +260,7 @@ class Session:
         self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
         self.encoding = self.documents.encoding = session_encoding(self.client_capabilities)
         self.files = FileWatching(
-            self.client_capabilities, self._send_file_events, [r.as_uri() for r in self.roots]
+            self.client_capabilities, send_file_events, [r.as_uri() for r in self.roots]
         )
         self.spawn(self.files.start())
         one = announce.one_server(self.config)
@@ -349,9 +338,6 @@ class Session:
         if self.on_shutdown is not None:
             await self.on_shutdown(self)
 
-    def _send_file_events(self, backend: Backend, params: dict[str, Any]) -> None:
-        backend.notify(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, params)
-
     async def release_backends(self) -> None:
         await self.files.stop()
         await self.linting.aclose()  # kill linter runs first: they need no backend
@@ -409,12 +395,13 @@ class Session:
     # -- from backends (through the pool) --------------------------------------------------------
 
     def backend_notification(self, backend: Backend, msg: Message) -> None:
-        self.relay.notification(backend, msg)
+        self.relay.notification(backend, msg, SERVER_NOTIFICATIONS.get(msg["method"]))
 
     def backend_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
-        self.relay.request(backend, msg, reply)
+        self.relay.request(SERVER_REQUESTS.get(msg["method"]), backend, msg, reply)
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
+        registrations.backend_event(self.relay, backend, event)
         self.relay.event(backend, event, detail)
 
     # -- diagnostics --------------------------------------------------------------------------------

@@ -13,9 +13,10 @@ import pytest
 from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.backend import Backend, configuration_item
+from lspmux.backends.backend import Backend
 from lspmux.config.model import ServerConfig
 from lspmux.routing.table import ROUTES, Policy
+from lspmux.session.families.server_answers import configuration_item
 from tests.unit.backends.helpers import NullHost
 
 # -- supports ------------------------------------------------------------------------------------------
