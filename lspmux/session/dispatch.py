@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Literal
@@ -60,6 +61,10 @@ class ClientDispatch:
     # -- from the connection ------------------------------------------------------------------
 
     def on_message(self, msg: Message) -> None:
+        self.session.last_active = time.monotonic()
+        self._handle(msg)
+
+    def _handle(self, msg: Message) -> None:
         held = self._held
         if held and self._hold(msg):
             return
@@ -88,7 +93,7 @@ class ClientDispatch:
     def _release(self, key: str) -> None:
         queue = self._held.pop(key, None)
         while queue:
-            self.on_message(queue.popleft())
+            self._handle(queue.popleft())
             if key in self._held:  # that message waits too: the rest queue behind it
                 self._held[key].extend(queue)
                 return

@@ -35,7 +35,7 @@ def dispatch(
     ex: Exchange, route: Route | None, backends: list[Backend], *, retried: bool = False
 ) -> None:
     """Route a request to `backends` (already running) by its route's policy."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     method = ex.method
     if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
         ex.fit_for = session.client_capabilities
@@ -67,7 +67,7 @@ def dispatch(
 
 def by_policy(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
     """FIRST or MERGE over the eligible backends (at least one)."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     family = route.family
     if route.policy is Policy.FIRST:
         if family is not None:
@@ -214,7 +214,7 @@ class _First:
                 # ContentModified: the server's text changed under the request (on a shared
                 # server, another client's edit or a re-sync): ask again, on this client's text.
                 self.retries += 1
-                session: SessionHost = ex.session  # type: ignore[assignment]
+                session: SessionHost = ex.session
                 if session.pool.shared:
                     _hold_requesters_text(session, ex.params, [backend])
                 self.attempt(self.i)
@@ -239,7 +239,7 @@ def merge_all(
     results: list[tuple[int, Any]] = []
     errors: list[dict[str, Any]] = []
     remaining = [len(eligible)]
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
 
     def collect(backend: Backend) -> Callable[[Message], None]:
         def on_msg(resp: Message) -> None:
@@ -271,7 +271,7 @@ def merge_all(
 def origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
     """resolve: back to the backend whose item it is (its origin tag, else the last backend
     that answered the route's family)."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     params = ex.params if isinstance(ex.params, dict) else {}
     origin_id, original = merge.untag(params)
     if origin_id is not None:
@@ -337,7 +337,7 @@ def send(
 ) -> None:
     """One request of `ex` to `backend`; positions converted when the backend speaks another
     encoding than the session (then the answer is read, never relayed raw)."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     if backend.position_encoding != session.encoding:
         convert = positions.answer_from(session, backend, method, params)
         params = positions.request_to(session, backend, method, params)

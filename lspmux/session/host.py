@@ -17,7 +17,7 @@ from lspmux.config.model import Config
 from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.session.documents import Documents
-from lspmux.session.exchange import Exchange
+from lspmux.session.exchange import ClientLink, Exchange
 from lspmux.text import Encoding
 from lspmux.wire.messages import Message
 
@@ -77,6 +77,7 @@ class SessionHost(Protocol):
 
     client_id: str
     state: str  # new | running | shutdown | closed
+    last_active: float
     encoding: Encoding
     config: Config
     client_capabilities: dict[str, Any]
@@ -105,15 +106,14 @@ class SessionHost(Protocol):
     @property
     def linting(self) -> Linting: ...
 
+    @property
+    def link(self) -> ClientLink: ...
+
     def conn_send(self, msg: Message) -> None: ...
 
     def when_running(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the client got its `initialize` answer (or is gone)."""
         ...
-
-    def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None: ...
-
-    def owe(self, size: int) -> None: ...
 
     def body_of(self, params: Any) -> bytes | bytearray | None: ...
 

@@ -40,7 +40,7 @@ from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_R
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents, uri_to_path
-from lspmux.session.exchange import NOT_READING, Exchange
+from lspmux.session.exchange import NOT_READING, ClientLink
 from lspmux.session.families import registrations
 from lspmux.session.families.sync import send_file_events
 from lspmux.session.linting import SessionLinting
@@ -74,7 +74,8 @@ class Session:
         self.client_id = client_id
         self.on_shutdown = on_shutdown
         self.on_exit = on_exit
-        self.conn: Connection | None = None
+        #: The connection, the in-flight table and the sends (answers go through it alone).
+        self.link = ClientLink()
         self.state = "new"  # new | running | shutdown | closed
         self.encoding: Encoding = "utf-16"
         self.documents = Documents(self.encoding)
@@ -87,7 +88,7 @@ class Session:
         self.initialization_options: Any = None
         self._when_running: list[Callable[[], None]] = []
         self.last_active = time.monotonic()
-        self.inflight: dict[Any, Exchange] = {}
+        self.inflight = self.link.inflight
         self.last_origin: dict[str, int] = {}
         self.backends: list[Backend] = []  # attached, index = origin id
         self._origin: dict[Backend, int] = {}
@@ -120,8 +121,8 @@ class Session:
         """A `Connection` whose messages this session handles."""
         self.conn = Connection(
             name or self.client_id,
-            on_request=self._on_message,
-            on_notification=self._on_message,
+            on_request=self.dispatch.on_message,
+            on_notification=self.dispatch.on_message,
             on_close=self._on_close,
             on_eof=self._on_eof,
             on_congested=self._on_congested,
@@ -147,33 +148,22 @@ class Session:
             log.warning("%s: not reading its answers: cancelled its %d requests at the servers",
                         self.client_id, stopped)  # fmt: skip
 
-    def _on_message(self, msg: Message) -> None:
-        self.last_active = time.monotonic()
-        self.dispatch.on_message(msg)
+    @property
+    def conn(self) -> Connection | None:
+        return self.link.conn
+
+    @conn.setter
+    def conn(self, conn: Connection | None) -> None:
+        self.link.conn = conn
 
     def conn_send(self, msg: Message) -> None:
-        if self.conn is not None:
-            self.conn.send(msg)
-
-    def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None:
-        """Relay a backend's sniffed response under the client's id, without copying it."""
-        if self.conn is not None:
-            self.conn.send_raw_response(body, offset, new_id)
+        self.link.send(msg)
 
     def body_of(self, params: Any) -> bytes | bytearray | None:
-        """The bytes of the client message being handled, if `params` are that message's
-        (not a message held back and handled later): to relay a large one as it came."""
-        handling = self.conn.handling if self.conn is not None else None
-        if handling is None or handling[0].get("params") is not params:
-            return None
-        return handling[1]
-
-    def owe(self, size: int) -> None:
-        if self.conn is not None:
-            self.conn.owe(size)
+        return self.link.body_of(params)
 
     def congested(self) -> bool:
-        return self.conn is not None and self.conn.congested
+        return self.link.congested()
 
     def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

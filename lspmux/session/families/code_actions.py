@@ -26,7 +26,7 @@ EXECUTE_COMMAND = lsp.WORKSPACE_EXECUTE_COMMAND
 
 
 def code_action(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     ex.per_backend = _own_diagnostics(session, ex.params, eligible)
     by_policy(ex, route, eligible)
 
@@ -66,7 +66,7 @@ def _own_diagnostics(
 def execute_command(ex: Exchange, route: Route, backends: list[Backend]) -> None:
     """To the server that advertises the command (statically or as registered), else to the
     one whose code action was last listed."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     params = ex.params if isinstance(ex.params, dict) else {}
     command = params.get("command")
     target: Backend | None = None

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def full(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     backend = eligible[0]
     client_params = ex.params if isinstance(ex.params, dict) else {}
     method, params = semantic_tokens.backend_request(ex.method, client_params)
