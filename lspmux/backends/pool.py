@@ -282,8 +282,9 @@ class Pool:
     def server_request(self, backend: Backend, msg: Message, reply: Reply) -> None:
         if self.dispatch is not None:
             self.dispatch.request(self, backend, msg, reply)
-        else:
-            self.to_one(backend, msg, reply)
+        else:  # a pool no session routes for (status, tests): nobody to ask
+            log.info("%s: %s with no client attached; answering null", backend.label, msg["method"])
+            reply(None)
 
     def tell(self, sessions: Iterable[PoolSession], backend: Backend, msg: Message) -> None:
         """A server notification to `sessions`."""
@@ -300,27 +301,6 @@ class Pool:
         session hears of it."""
         reply(None)
         self.tell_every_session(backend, msg)
-
-    def to_one(self, backend: Backend, msg: Message, reply: Reply) -> None:
-        """A server request to the one session concerned, which answers it. Edits and prompts
-        go to the session that caused them: the one whose command this backend is running
-        (executeCommand → applyEdit; the latest sent, when several are), else one waiting for
-        this backend, else one holding a document the request names, else the most recently
-        active one."""
-        sessions = self.sessions_of(backend)
-        if not sessions:
-            log.info("%s: %s with no client attached; answering null", backend.label, msg["method"])
-            reply(None)
-            return
-        running = [(c, s) for s in sessions if (c := _running_command(s, backend)) is not None]
-        if running:
-            max(running, key=lambda pair: pair[0])[1].backend_request(backend, msg, reply)
-            return
-        candidates = [s for s in sessions if _waits_on(s, backend)] or [
-            s for s in sessions if _holds_any(backend, s, _uris_in(msg.get("params")))
-        ]
-        target = max(candidates or sessions, key=lambda s: s.last_active)
-        target.backend_request(backend, msg, reply)
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         for session in tuple(self.sessions_of(backend)):
@@ -362,54 +342,3 @@ class Pool:
                 }
             )
         return rows
-
-
-def _uris_in(params: Any) -> set[str]:
-    """The document URIs a server request names (an edit's files, a document to show)."""
-    if not isinstance(params, dict):
-        return set()
-    uris: set[str] = set()
-    if isinstance(params.get("uri"), str):
-        uris.add(params["uri"])
-    edit = params.get("edit")
-    if isinstance(edit, dict):
-        changes = edit.get("changes")
-        if isinstance(changes, dict):
-            uris.update(k for k in changes if isinstance(k, str))
-        for change in edit.get("documentChanges") or []:
-            td = change.get("textDocument") if isinstance(change, dict) else None
-            if isinstance(td, dict) and isinstance(td.get("uri"), str):
-                uris.add(td["uri"])
-    return uris
-
-
-def _holds_any(backend: Backend, session: PoolSession, uris: set[str]) -> bool:
-    for uri in uris:
-        doc = backend.documents.get(uri)
-        if doc is not None and session in doc.holders:
-            return True
-    return False
-
-
-#: Client requests during which a server asks the client to apply an edit or answer a prompt.
-COMMANDS = frozenset(("workspace/executeCommand", "codeAction/resolve", "codeLens/resolve"))
-
-
-def _running_command(session: PoolSession, backend: Backend) -> int | None:
-    """The highest id under which `backend` runs one of `session`'s commands (a server's ids
-    grow: the highest is the latest sent), or None."""
-    inflight = getattr(session, "inflight", None) or {}
-    ids = [
-        backend_id
-        for ex in inflight.values()
-        if getattr(ex, "method", None) in COMMANDS
-        for b, backend_id in getattr(ex, "targets", ())
-        if b is backend and isinstance(backend_id, int)
-    ]
-    return max(ids) if ids else None
-
-
-def _waits_on(session: PoolSession, backend: Backend) -> bool:
-    """Whether one of `session`'s requests in flight was sent to `backend`."""
-    inflight = getattr(session, "inflight", None) or {}
-    return any(b is backend for ex in inflight.values() for b, _ in getattr(ex, "targets", ()))

@@ -119,10 +119,9 @@ class ServerDispatch:
 
     def request(self, pool: Pool, backend: Backend, msg: Message, reply: Reply) -> None:
         r = SERVER_REQUESTS.get(msg["method"])
-        if r is not None and r.instance is not None:
-            r.instance(pool, backend, msg, reply)
-        else:
-            pool.to_one(backend, msg, reply)
+        (r.instance if r is not None and r.instance is not None else relays.to_one)(
+            pool, backend, msg, reply
+        )
 
     def notification(self, pool: Pool, backend: Backend, msg: Message) -> None:
         r = SERVER_NOTIFICATIONS.get(msg["method"])

@@ -1,7 +1,8 @@
 """Code actions and commands: `textDocument/codeAction` asks every eligible server with only
 the diagnostics that server produced, `codeAction/resolve` goes back to the action's server,
 `workspace/executeCommand` to the server that advertised the command, and the
-`workspace/applyEdit` a command makes goes to the client whose command it is (`Pool.to_one`)."""
+`workspace/applyEdit` a command makes goes to the client whose command it is
+(`relays.to_one`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from lspmux.routing import merge
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
 from lspmux.session.exchange import Exchange
+from lspmux.session.families.relays import to_one
 from lspmux.session.forward import by_policy, to_origin
 from lspmux.session.host import SessionHost
 from lspmux.session.relay import relay_request
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("lspmux.session")
 
-#: The method whose work makes a server send `workspace/applyEdit` (see `Pool.to_one`).
+#: The method whose work makes a server send `workspace/applyEdit` (see `relays.to_one`).
 EXECUTE_COMMAND = lsp.WORKSPACE_EXECUTE_COMMAND
 
 
@@ -110,6 +112,7 @@ SERVER_REQUESTS: dict[str, Route] = {
         Policy.RELAY,
         "sync",
         handler=relay_request,
+        instance=to_one,
         client_capability="workspace.applyEdit",
         declined={"applied": False, "failureReason": "no client can apply it now"},
     ),

@@ -20,6 +20,7 @@ from lspmux.routing.table import (
     Policy,
     client_declares,
 )
+from lspmux.session.families import relays
 from lspmux.session.families.diagnostics import DIAGNOSTIC_STATUS
 from lspmux.session.families.locate import LOCATE_DESCRIBE, LOCATE_RESOLVE, LOCATE_RESOLVE_RANGE
 
@@ -121,12 +122,11 @@ def test_each_method_is_declared_by_one_family() -> None:
 
 def test_answered_server_requests_have_a_per_instance_answer() -> None:
     """What lspmux answers itself (`answer`, `register`, `progress`, `refresh`) is answered once
-    per server instance, in the pool; only relayed requests go to one client without one."""
+    per server instance, in the pool; a relayed request goes to the one client concerned."""
     for method, route in SERVER_REQUESTS.items():
+        assert route.instance is not None, method
         if route.policy is Policy.RELAY:
-            assert route.instance is None, method
-        else:
-            assert route.instance is not None, method
+            assert route.instance is relays.to_one, method
 
 
 @pytest.mark.parametrize("direction", list(Direction))
