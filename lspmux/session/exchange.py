@@ -13,9 +13,10 @@ them reaches the client.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from lspmux.errors import JsonRpcError
+from lspmux.errors import JsonRpcError, ServerCancelled
 from lspmux.routing import adapt
 from lspmux.session import fitting
 from lspmux.wire.messages import Message, error
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
     from lspmux.wire.connection import Connection
 
 
+log = logging.getLogger("lspmux.session")
+
 #: The error a request gets when its client stopped taking its answers (see
-#: `Session._on_congested`): the servers do no more work for it.
+#: `ClientLink.stop_work_at_servers`): the servers do no more work for it.
 NOT_READING = (
     "lspmux: cancelled because this client is not reading its answers (its queue is full); "
     "ask again once it reads"
@@ -61,6 +64,22 @@ class ClientLink:
     def congested(self) -> bool:
         """The client is behind on its answers (see `Connection.congested`)."""
         return self.conn is not None and self.conn.congested
+
+    def stop_work_at_servers(self) -> None:
+        """The client stopped taking its answers (its queue passed the backpressure bound):
+        the shared servers stop working for it. Each request it has at a server is cancelled
+        there and answered with ServerCancelled (a client that reads again asks again); a
+        server busy with a stuck editor's backlog would make every other client wait."""
+        stopped = 0
+        for ex in list(self.inflight.values()):
+            if ex.targets and not ex.answered:
+                ex.cancel()
+                ex.reply_error(ServerCancelled(NOT_READING))
+                stopped += 1
+        if stopped:
+            name = self.conn.name if self.conn is not None else "client"
+            log.warning("%s: not reading its answers: cancelled its %d requests at the servers",
+                        name, stopped)  # fmt: skip
 
     def body_of(self, params: Any) -> bytes | bytearray | None:
         """The bytes of the client message being handled, if `params` are that message's

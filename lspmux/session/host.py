@@ -68,6 +68,14 @@ class ServerRelayState(Protocol):
     progress_owners: dict[str, tuple[Backend, Any]]
 
 
+class Publisher(Protocol):
+    """The session's `publishing.Publishing`: diagnostics on their way to the client."""
+
+    def publish_from(self, backend: Backend, params: dict[str, Any]) -> None: ...
+
+    def clear(self, uri: str) -> None: ...
+
+
 class Registrations(Protocol):
     def sync(self, backend: Backend) -> None: ...
 
@@ -131,8 +139,6 @@ class SessionHost(Protocol):
 
     def publish(self, uri: str) -> None: ...
 
-    def clear(self, uri: str) -> None: ...
-
     def resync_document(self, backend: Backend, uri: str) -> None: ...
 
     # -- lifecycle (families/lifecycle.py) and what the families reach through the session --
@@ -146,7 +152,8 @@ class SessionHost(Protocol):
 
     def exit(self) -> None: ...
 
-    def publish_from(self, backend: Backend, params: dict[str, Any]) -> None: ...
+    @property
+    def publishing(self) -> Publisher: ...
 
     def workspace_roots(self) -> list[Path]: ...
 

@@ -66,7 +66,7 @@ def publish(relay: ServerRelay, backend: Backend, msg: Message) -> None:
     if backend.position_encoding != session.encoding:
         params = positions.from_server(session, backend, msg["method"], params)
     if isinstance(params, dict):
-        session.publish_from(backend, params)
+        session.publishing.publish_from(backend, params)
 
 
 def refresh(relay: ServerRelay, route: Route, backend: Backend, msg: Message, reply: Reply) -> None:

@@ -5,11 +5,13 @@ handlers are what the client's messages do to it."""
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from pathlib import Path
 from typing import Any
 
 from lspmux.errors import InvalidRequest, RequestCancelled
 from lspmux.routing import methods as lsp
-from lspmux.routing.route import Policy, Route, route
+from lspmux.routing.route import Policy, Route, client_declares, route
+from lspmux.session.documents import uri_to_path
 from lspmux.session.exchange import Exchange
 from lspmux.session.host import SessionHost
 
@@ -56,3 +58,34 @@ NOTIFICATIONS: dict[str, Route] = {
     EXIT: route(Policy.LOCAL, "lifecycle", handler=exit_),
     CANCEL: route(Policy.LOCAL, "lifecycle", handler=cancel),
 }
+
+
+# -- what `initialize` reads of its params ------------------------------------------------------
+
+
+def pulls_diagnostics(client: dict[str, Any]) -> bool:
+    """Whether a client gets diagnostics by pull: it pulls (`textDocument.diagnostic`) and can
+    be told to pull again (`workspace.diagnostics.refreshSupport`). Neovim 0.11 pulls but has no
+    refresh support: pulled, it would keep stale results (nothing makes it pull again) and show
+    pushed ones twice (push and pull live in separate namespaces); it gets push only."""
+    text_document = client.get("textDocument")
+    declared = isinstance(text_document, dict) and isinstance(text_document.get("diagnostic"), dict)
+    return declared and client_declares(client, "workspace.diagnostics.refreshSupport")
+
+
+def init_options(value: Any) -> Any:
+    """The client's `initializationOptions` as a server should get them: None for none (an
+    empty object says nothing either)."""
+    return None if value is None or value == {} else value
+
+
+def roots_of(params: dict[str, Any]) -> list[Path]:
+    roots: list[Path] = []
+    for folder in params.get("workspaceFolders") or []:
+        if isinstance(folder, dict) and isinstance(folder.get("uri"), str):
+            roots.append(Path(uri_to_path(folder["uri"])))
+    if not roots and isinstance(params.get("rootUri"), str):
+        roots.append(Path(uri_to_path(params["rootUri"])))
+    if not roots and isinstance(params.get("rootPath"), str):
+        roots.append(Path(params["rootPath"]))
+    return roots

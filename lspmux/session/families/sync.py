@@ -95,7 +95,7 @@ def did_close(session: SessionHost, params: dict[str, Any]) -> None:
         backend.close_document(session, uri)
     session.store.forget(uri)
     session.semantic.forget(uri)
-    session.clear(uri)
+    session.publishing.clear(uri)
     session.puller.forget(uri)
     session.linting.closed(uri)
     session.forget_backends_of(uri)
