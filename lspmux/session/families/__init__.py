@@ -3,8 +3,11 @@ direct references to the functions that serve them; `routing/table.py` assembles
 
 Each family module exports up to four dicts, one per direction — `REQUESTS`, `NOTIFICATIONS`
 (client → server), `SERVER_REQUESTS`, `SERVER_NOTIFICATIONS` (server → client) — mapping a
-method name to its `Route`. A method name is spelled in its family module and nowhere else
-but the table (tests/unit/routing/test_routing_families.py checks it).
+method name to its `Route`. What a method does is said here: the modules that dispatch
+(`session/dispatch.py`, `session/forward.py`, `session/exchange.py`, `backends/pool.py`, the
+table) name no method (tests/unit/routing/test_routing_families.py checks it). Modules that
+send lspmux's own messages (a `window/showMessage`, a `workspace/diagnostic/refresh`) still
+spell those.
 
 Handler signatures, by direction (see `routing/route.py`):
 
