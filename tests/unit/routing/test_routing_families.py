@@ -47,3 +47,17 @@ def test_the_check_sees_a_spelled_method() -> None:
     """The check would catch a dispatcher that branched on a method name."""
     tree = ast.parse('if method == "textDocument/hover": pass')
     assert any(isinstance(n, ast.Constant) and n.value in NAMES for n in ast.walk(tree))
+
+
+def test_the_providers_capability_keys_agree_with_the_routes() -> None:
+    """`backends/provided.PROVIDERS` still keeps a method's capability key beside its route's
+    (backends may not import the table): the two must say the same."""
+    from lspmux.backends.provided import BY_METHOD
+    from lspmux.routing.table import CLIENT_REQUESTS
+
+    differ = {
+        m: (BY_METHOD[m], r.capability)
+        for m, r in CLIENT_REQUESTS.items()
+        if m in BY_METHOD and r.capability != BY_METHOD[m]
+    }
+    assert not differ
