@@ -30,7 +30,7 @@ from lspmux.config.model import (
 from lspmux.daemon.address import CONFIG_FORMS, AddressError, from_config
 from lspmux.log_filters import FilterError
 from lspmux.log_filters import parse as parse_log_filters
-from lspmux.routing.table import FEATURES
+from lspmux.routing.route import FEATURES
 from lspmux.workspace.roots import ROOT_RULES
 
 

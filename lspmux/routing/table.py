@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lspmux.routing.route import FEATURES as route_features
 from lspmux.routing.route import Direction, Policy, Route, client_declares
 from lspmux.session.families import (
     code_actions,
@@ -106,9 +107,15 @@ ROUTES: dict[str, Route] = {
     if r.policy is not Policy.LOCAL and r.feature not in ("lifecycle", "locate")
 }
 
-#: Every feature name a user may write in `only_features` / `except_features`.
+#: Every feature name a user may write in `only_features` / `except_features`: the routes'
+#: (`routing/route.FEATURES` spells them for the config checks, below this table).
 #: "sync" (document synchronisation) is not switchable: a backend always sees its documents.
 FEATURES: frozenset[str] = frozenset(r.feature for r in ROUTES.values()) - {"sync"}
+if route_features != FEATURES:
+    raise RuntimeError(
+        "routing/route.py FEATURES differs from the routes' features: "
+        f"add {sorted(FEATURES - route_features)}, remove {sorted(route_features - FEATURES)}"
+    )
 
 
 class ServerDispatch:
