@@ -11,7 +11,7 @@ direction and the policy (see `lspmux/session/families/__init__.py`):
   of it; `first`/`merge`/`origin` with a handler: `handler(ex, route, backends)` forwards it
   itself (semantic tokens, code actions, executeCommand);
 - client notification: `handler(session, params)`;
-- server request: `handler(relay, backend, msg, reply)` in each session that hears of it, and
+- server request: `handler(relay, route, backend, msg, reply)` in each session that hears of it, and
   `instance(pool, backend, msg, reply)` once per server instance (who answers, who hears);
 - server notification: `handler(relay, backend, msg)`, and `instance(pool, backend, msg)`.
 """

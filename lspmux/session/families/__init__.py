@@ -15,6 +15,6 @@ Handler signatures, by direction (see `routing/route.py`):
 - client request forwarded by a family (`first`/`merge`/`origin`): `handler(ex, route, backends)`;
 - client notification: `handler(session, params)` (raises `InvalidParams` for malformed params);
 - server request: `instance(pool, backend, msg, reply)` once per server instance, then
-  `handler(relay, backend, msg, reply)` in each session that hears of it;
+  `handler(relay, route, backend, msg, reply)` in each session that hears of it;
 - server notification: `instance(pool, backend, msg)`, then `handler(relay, backend, msg)`.
 """
