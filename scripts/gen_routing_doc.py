@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.routing import merge
-from lspmux.routing.table import TABLES, Direction, Policy, Route
+from lspmux.routing.table import TABLES, Direction, Policy, Route, describe
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "routing.md"
@@ -109,7 +109,10 @@ def locate(route: Route) -> str:
 
 
 def _handler(route: Route) -> str:
-    return f"`{route.handler}`" if route.handler else ""
+    """The functions that serve the route (`family.function`): its per-instance step, then its
+    handler in each session."""
+    fns = [fn for fn in (route.instance, route.handler) if fn is not None]
+    return ", ".join(f"`{describe(fn)}`" for fn in fns)
 
 
 def _ordered(direction: Direction) -> list[tuple[str, Route]]:

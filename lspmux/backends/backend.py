@@ -1,35 +1,34 @@
 """One language server instance for (server definition, workspace root).
 
-Responsible for the server's whole life: spawn and `initialize` (then `initialized` and the
-configured settings), the documents it holds (reference-counted per holder, replayed after a
-restart), the server→client requests it can answer itself (`workspace/configuration`,
-`workspace/workspaceFolders`, registrations, progress creation), restart with backoff after a
+Responsible for the server's whole life (the process's start, stop and restart are
+`backends/lifecycle.py`'s `ServerLife`, its base): spawn and `initialize` (then `initialized`
+and the configured settings), the documents it holds (reference-counted per holder, replayed after a
+restart), what it registered (`register`/`unregister`, called by the registrations family),
+each server→client request answered exactly once (`ServerReply`), restart with backoff after a
 crash (giving up after 5 crashes in 3 minutes), shutdown when idle, and a clean stop
 (shutdown, exit, close stdin, then kill the process group).
 
-What concerns clients (diagnostics, progress, edits, prompts) goes to its `BackendHost`, the
-pool, which knows the sessions.
+Every server→client message goes to its `BackendHost`, the pool, which knows the sessions and
+is given the routing (`Pool.dispatch`); a backend does not branch on a method's route.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments, DocumentHolder
+from lspmux.backends.lifecycle import ServerLife, Spawn, _settle
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
-from lspmux.errors import RequestFailed
+from lspmux.errors import JsonRpcError, RequestFailed
 from lspmux.routing import methods as lsp
-from lspmux.routing.table import SERVER_REQUESTS, Policy, Route
+from lspmux.routing.route import Route
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message, error
@@ -39,32 +38,22 @@ log = logging.getLogger("lspmux.backend")
 
 CRASH_LIMIT = 5
 CRASH_WINDOW = 180.0
-INITIALIZE_TIMEOUT = 60.0
-STOP_GRACE = 2.0
 
 Reply = Callable[[Message], None]
-#: How a server process is started: `ServerProcess.spawn`'s signature.
-Spawn = Callable[..., Awaitable[ServerProcess]]
 
 
 class BackendHost(Protocol):
     def server_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
-        """A server→client request lspmux does not answer itself; `reply(result)` answers it
-        (a `JsonRpcError` instance answers with an error)."""
+        """A server→client request; `reply(result)` answers it, once (a `JsonRpcError`
+        instance answers with an error)."""
 
     def server_notification(self, backend: Backend, msg: Message) -> None: ...
-
-    def client_configuration(
-        self, backend: Backend, msg: Message, reply: Callable[[Any], None]
-    ) -> None:
-        """A `workspace/configuration` request for the client whose settings the backend
-        follows; `reply(answer)` with its answer, or None when no client can answer."""
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         """ "started", "restarting", "failed", "stopped" (idle or asked)."""
 
 
-class Backend:
+class Backend(ServerLife):
     def __init__(
         self,
         config: ServerConfig,
@@ -148,113 +137,6 @@ class Backend:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None and self.state == "running" else None
 
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    async def ensure_running(self) -> bool:
-        """Start the server if needed and wait until it is initialized; False if it cannot run."""
-        self.last_used = time.monotonic()
-        if self.state == "running":
-            return True
-        if self.state == "failed":
-            return False
-        if self._ready is None or (self._ready.done() and not self._ready.result()):
-            if self._restart_task is not None and not self._restart_task.done():
-                self._restart_task.cancel()
-            self._ready = asyncio.get_running_loop().create_future()
-            task = asyncio.ensure_future(self._start(self._ready))
-            task.add_done_callback(_log_task_error)
-        return await asyncio.shield(self._ready)
-
-    async def _start(self, ready: asyncio.Future[bool]) -> None:
-        self.state = "starting"
-        self._stopping = False
-        conn = Connection(
-            self.label,
-            on_request=self._on_request,
-            on_notification=self._on_notification,
-            reply_errors=False,
-        )
-        try:
-            proc = await self.spawn(
-                self.label,
-                self.argv,
-                cwd=self.root,
-                env=dict(self.config.env),
-                conn=conn,
-                on_exit=functools.partial(self._on_exit, conn),
-            )
-        except OSError as exc:
-            log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
-            self.last_failure = f"cannot start {self.argv[0]}: {exc}"
-            self.state = "failed"
-            self.failure = f"cannot start {self.argv[0]}: {exc}"
-            self.host.backend_event(self, "failed", f"cannot start {self.argv[0]}: {exc}")
-            _settle(ready, False)
-            return
-        self._conn, self._proc = conn, proc
-        self._last_proc = proc
-        root_uri = self.root.as_uri()
-        params = {
-            "processId": _pid(),
-            "clientInfo": {"name": "lspmux", "version": _version()},
-            "rootUri": root_uri,
-            "rootPath": str(self.root),
-            "workspaceFolders": [{"uri": root_uri, "name": self.root.name or str(self.root)}],
-            "capabilities": self.client_capabilities,
-            "trace": "off",
-        }
-        if self.initialization_options is not None:
-            params["initializationOptions"] = self.initialization_options
-        try:
-            result = await conn.call(
-                "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
-            )
-        except Exception as exc:  # the server died or answered with an error
-            log.error("%s: initialize failed: %s", self.label, exc)
-            self.last_failure = self.last_failure or f"initialize failed: {exc}"
-            _settle(ready, False)
-            if not conn.closed:
-                await self._terminate(proc, conn)
-                self._crashed(f"initialize failed: {exc}")
-            return
-        self.capabilities = (result or {}).get("capabilities") or {}
-        self._supports.clear()
-        self.position_encoding = cast(Encoding, answered_encoding(result))
-        self.server_info = (result or {}).get("serverInfo") or {}
-        if self.initialize_result is None and isinstance(result, dict):
-            self.initialize_result = result
-        self.last_failure = None
-        caps.store_cached(self.name, self.capabilities, self.registrations.values())
-        conn.notify("initialized", {})
-        if self.config.settings:
-            conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
-        replayed = self.documents.replay(conn.notify)
-        self.state = "running"
-        self.started_at = self.last_heard = time.monotonic()
-        self.published = False
-        self._progress_open = set()
-        log.info(
-            "%s: ready (%s %s), %d documents replayed",
-            self.label,
-            self.server_info.get("name", self.name),
-            self.server_info.get("version", ""),
-            replayed,
-        )
-        self._arm_idle_timer()
-        self.host.backend_event(self, "started", "")
-        _settle(ready, True)
-
-    def _on_exit(self, conn: Connection, code: int | None) -> None:
-        conn.close(None)
-        if self._proc is not None:
-            self._proc.kill_group_leftovers()
-        if conn is not self._conn:
-            return
-        if self._stopping or self.state in ("stopping", "stopped"):
-            return
-        log.warning("%s: exited unexpectedly (code %s)", self.label, code)
-        self._crashed(f"exited with code {code}")
-
     def _crashed(self, why: str) -> None:
         self.last_failure = why
         now = time.monotonic()
@@ -273,96 +155,17 @@ class Backend:
                 f"Check its log, then reload (lspmux reload) or restart the editor."
             )
             log.error("%s: %s", self.label, msg)
-            self.host.backend_event(self, "failed", msg)
+            self._event("failed", msg)
             return
         delay = min(0.5 * 2 ** (len(self._crashes) - 1), 10.0)
         self.state = "stopped"
         self.restarts += 1
         log.warning("%s: restarting in %.2fs (%s)", self.label, delay, why)
-        self.host.backend_event(self, "restarting", why)
+        self._event("restarting", why)
         self._restart_task = asyncio.ensure_future(self._restart_later(delay))
 
-    @property
-    def stderr_tail(self) -> Sequence[str]:
-        """The last lines of the latest process's stderr (kept after it exited)."""
-        return tuple(getattr(self._last_proc, "stderr_tail", ()))
-
-    async def start_failure(self, timeout: float = 1.0) -> str:
-        """Why the server is not running, for a client: what failed, the last lines of its
-        stderr (waited for up to `timeout`, as a dying server writes them last), and what to
-        do about it."""
-        why = self.last_failure or f"it is {self.state}"
-        proc = self._last_proc
-        last_stderr = getattr(proc, "last_stderr", None)  # an in-memory server has none
-        lines = await last_stderr(timeout) if last_stderr is not None else []
-        if proc is not None and "exited" not in why and await proc.wait(timeout):
-            why = f"{why} (it exited with code {proc.returncode})"
-        return start_failure_message(self.name, self.argv, why, lines)
-
-    async def _restart_later(self, delay: float) -> None:
-        await asyncio.sleep(delay)
-        await self.ensure_running()
-
-    async def stop(self, reason: str = "shutdown") -> None:
-        """Shut the server down properly: shutdown, exit, close stdin, then kill."""
-        self._stopping = True
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-        if self._restart_task is not None:
-            self._restart_task.cancel()
-        proc, conn = self._proc, self._conn
-        if self.state == "failed":
-            pass
-        else:
-            self.state = "stopping"
-        if proc is not None and conn is not None:
-            await self._terminate(proc, conn)
-        self._proc = self._conn = None
-        self._ready = None
-        if self.state != "failed":
-            self.state = "stopped"
-        self.host.backend_event(self, "stopped", reason)
-
-    async def restart(self, reason: str = "reload") -> bool:
-        """Stop the server and start it again with its documents replayed (`lspmux reload`);
-        also gives a failed server a fresh start."""
-        await self.stop(reason)
-        self._crashes.clear()
-        self.state = "stopped"
-        return await self.ensure_running()
-
-    async def _terminate(self, proc: ServerProcess, conn: Connection) -> None:
-        if not conn.closed:
-            with contextlib.suppress(Exception):
-                await conn.call("shutdown", None, timeout=STOP_GRACE)
-            conn.notify("exit")
-        proc.close_stdin()  # Biome's lsp-proxy and tsc --lsp exit only when stdin closes
-        if not await proc.wait(STOP_GRACE):
-            log.warning("%s: did not exit after shutdown; killing it", self.label)
-            proc.kill()
-            await proc.wait(STOP_GRACE)
-        proc.kill_group_leftovers()
-        conn.close(None)
-
-    def _arm_idle_timer(self) -> None:
-        timeout = self.config.idle_timeout
-        if timeout is None or timeout <= 0:
-            return
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-        self._idle_timer = asyncio.get_running_loop().call_later(timeout, self._check_idle)
-
-    def _check_idle(self) -> None:
-        timeout = self.config.idle_timeout or 0
-        idle = time.monotonic() - self.last_used
-        busy = self._conn is not None and self._conn.pending_count > 0
-        if self.state == "running" and idle >= timeout and not busy:
-            log.info("%s: unused for %.0fs; shutting it down until needed", self.label, idle)
-            task = asyncio.ensure_future(self.stop("idle"))
-            task.add_done_callback(_log_task_error)
-        elif self.state == "running":
-            remaining = max(timeout - idle, 0.05)
-            self._idle_timer = asyncio.get_running_loop().call_later(remaining, self._check_idle)
+    def _event(self, event: str, detail: str) -> None:
+        self.host.backend_event(self, event, detail)
 
     # -- requests and notifications to the server ------------------------------------------------
 
@@ -472,72 +275,26 @@ class Backend:
 
     def _on_request(self, msg: Message) -> None:
         self.last_heard = time.monotonic()
-        conn = self._conn
-        method = msg["method"]
-        msg_id = msg["id"]
-
-        def reply(value: Any) -> None:
-            if conn is None or conn.closed:
-                return
-            if isinstance(value, Exception) and hasattr(value, "to_response_error"):
-                conn.respond_error(msg_id, value)  # type: ignore[arg-type]
-            else:
-                conn.respond(msg_id, value)
-
+        reply = ServerReply(self.label, self._conn, msg)
         if self._stopping or self.state == "stopping":
             reply(None)  # after shutdown, server→client requests get null (as helix does)
             return
-        params = msg.get("params") or {}
-        route = SERVER_REQUESTS.get(method)
-        policy = route.policy if route is not None else None
-        if policy is Policy.ANSWER and route is not None and route.handler is not None:
-            _ANSWERS[route.handler](self, msg, reply)
-        elif policy is Policy.REGISTER:
-            self._record_registrations(method, params)
-            caps.store_cached(self.name, self.capabilities, self.registrations.values())
-            reply(None)
-            self.host.server_request(self, msg, lambda _v: None)  # the clients hear of it too
-        else:
-            self.host.server_request(self, msg, reply)
+        self.host.server_request(self, msg, reply)
 
-    def _record_registrations(self, method: str, params: Any) -> None:
-        if not isinstance(params, dict):
-            return
-        if method == lsp.CLIENT_REGISTER_CAPABILITY:
-            for reg in params.get("registrations") or []:
-                if isinstance(reg, dict) and "id" in reg and "method" in reg:
-                    self.registrations[reg["id"]] = (reg["method"], reg.get("registerOptions"))
-        else:  # the spec's own misspelling, and the fixed one
-            for unreg in params.get("unregisterations", params.get("unregistrations")) or []:
-                if isinstance(unreg, dict):
-                    self.registrations.pop(str(unreg.get("id")), None)
+    def register(self, registrations: Iterable[tuple[str, str, Any]]) -> None:
+        """Record the server's registrations: (id, method, registerOptions)."""
+        for reg_id, method, options in registrations:
+            self.registrations[reg_id] = (method, options)
+        self._registrations_changed()
+
+    def unregister(self, ids: Iterable[str]) -> None:
+        for reg_id in ids:
+            self.registrations.pop(reg_id, None)
+        self._registrations_changed()
+
+    def _registrations_changed(self) -> None:
         self.registered = {m for m, _ in self.registrations.values()}
         self._supports.clear()
-
-    def _answer_configuration(self, msg: Message, reply: Callable[[Any], None]) -> None:
-        """`workspace/configuration`: the instance's first client answers (as the Rust lspmux
-        has it), each item merged under the configured `settings` (the configuration wins a
-        conflict); the configured settings alone when no client can answer."""
-        params = msg.get("params")
-        items = params.get("items") if isinstance(params, dict) else None
-        items = items if isinstance(items, list) else []
-        configured = [configuration_item(self.config.settings, it) for it in items]
-
-        def merged(answer: Any) -> None:
-            if not isinstance(answer, list) or len(answer) != len(items):
-                reply(configured)
-                return
-            reply(
-                [
-                    client if ours is None else caps.merge_init_options(client, ours)
-                    for client, ours in zip(answer, configured, strict=True)
-                ]
-            )
-
-        self.host.client_configuration(self, msg, merged)
-
-    def _answer_workspace_folders(self, _msg: Message, reply: Callable[[Any], None]) -> None:
-        reply([{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}])
 
     def client_settings_changed(self, params: Any) -> None:
         """The first client's `workspace/didChangeConfiguration`, passed on with the
@@ -564,66 +321,34 @@ class Backend:
         self.host.server_notification(self, msg)
 
 
-#: The server requests a backend answers itself (or through its host), by the table's handler
-#: name: each gets the request and the function that answers it.
-_ANSWERS: dict[str, Callable[[Backend, Message, Callable[[Any], None]], None]] = {
-    "configuration": Backend._answer_configuration,
-    "workspace_folders": Backend._answer_workspace_folders,
-}
+class ServerReply:
+    """The one answer to one server→client request: the first call answers (a `JsonRpcError`
+    answers with an error); a second is refused and logged, never sent (a server must get
+    exactly one response per request)."""
 
+    __slots__ = ("answered", "conn", "label", "method", "msg_id")
 
-def configuration_item(settings: Mapping[str, Any], item: Any) -> Any:
-    """Answer one `workspace/configuration` item from a server's settings: the dotted
-    `section` looked up in the settings tree; the whole tree without a section."""
-    section = item.get("section") if isinstance(item, Mapping) else None
-    if not section:
-        return dict(settings)
-    node: Any = settings
-    for part in str(section).split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
+    def __init__(self, label: str, conn: Connection | None, msg: Message) -> None:
+        self.label = label
+        self.conn = conn
+        self.method = msg["method"]
+        self.msg_id = msg["id"]
+        self.answered = False
 
-
-def start_failure_message(name: str, argv: list[str], why: str, stderr: list[str]) -> str:
-    """The error a client gets when its server cannot start: what failed, the server's own
-    words (its last stderr lines), and what to do."""
-    command = " ".join(argv)
-    out = [f"lspmux: the language server {name} ({command}) could not start: {why}."]
-    if stderr:
-        out.append("Its stderr ended with:")
-        out.extend(f"  {line}" for line in stderr[-10:])
-    told = "\n".join(stderr)
-    if "rustup" in told or "Unknown binary" in told:
-        out.append(
-            "This is rustup's proxy without the component: run `rustup component add "
-            "rust-analyzer`, or point the server at a rust-analyzer binary."
-        )
-    out.append(
-        f"Run `{command}` in a terminal to see it fail, fix or install the server (or name "
-        "another one), then reconnect."
-    )
-    return "\n".join(out)
-
-
-def _settle(fut: asyncio.Future[bool], value: bool) -> None:
-    if not fut.done():
-        fut.set_result(value)
-
-
-def _log_task_error(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.error("background task failed", exc_info=task.exception())
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
-
-
-def _version() -> str:
-    from lspmux import __version__
-
-    return __version__
+    def __call__(self, value: Any) -> None:
+        if self.answered:
+            log.warning(
+                "%s: %s (id %r) was already answered; a second answer is not sent",
+                self.label,
+                self.method,
+                self.msg_id,
+            )
+            return
+        self.answered = True
+        conn = self.conn
+        if conn is None or conn.closed:
+            return
+        if isinstance(value, JsonRpcError):
+            conn.respond_error(self.msg_id, value)
+        else:
+            conn.respond(self.msg_id, value)

@@ -51,7 +51,7 @@ from lspmux.backends.provided import (
 )
 from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
-from lspmux.routing.table import Route
+from lspmux.routing.route import Route
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +63,6 @@ __all__ = [
     "registered_capabilities",
     "union",
 ]
-
-#: The option a backend must have, beyond the capability itself, to serve these methods.
-_NEEDS_OPTION = {
-    lsp.TEXT_DOCUMENT_PREPARE_RENAME: "prepareProvider",
-    lsp.TEXT_DOCUMENT_RANGES_FORMATTING: "rangesSupport",
-    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: "range",
-}
 
 
 def supports(
@@ -89,9 +82,8 @@ def supports(
     if route.capability == "textDocumentSync":
         sync = value
         return isinstance(sync, dict) and bool(sync.get("willSaveWaitUntil"))
-    option = _NEEDS_OPTION.get(method)
-    if option is not None:
-        return isinstance(value, dict) and bool(value.get(option))
+    if route.needs_option is not None:
+        return isinstance(value, dict) and bool(value.get(route.needs_option))
     return offered(value)
 
 

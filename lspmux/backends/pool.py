@@ -22,7 +22,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,7 +32,6 @@ import orjson
 from lspmux.backends.backend import Backend, Spawn
 from lspmux.config import restricted
 from lspmux.config.model import ServerConfig
-from lspmux.routing.table import SERVER_NOTIFICATIONS, SERVER_REQUESTS, Policy
 from lspmux.wire.messages import Message
 
 log = logging.getLogger("lspmux.pool")
@@ -44,6 +43,22 @@ class KeyClient(Protocol):
     client_id: str
     #: The client's own `initializationOptions` (None when it sent none).
     initialization_options: Any
+
+
+Reply = Callable[[Any], None]
+
+
+class ServerDispatch(Protocol):
+    """How a server's messages are routed (`routing/table.ServerDispatch`, given to the pool by
+    the session layer: the pool does not import the method table)."""
+
+    def request(self, pool: Pool, backend: Backend, msg: Message, reply: Reply) -> None: ...
+
+    def notification(self, pool: Pool, backend: Backend, msg: Message) -> None: ...
+
+
+def _already_answered(_value: Any) -> None:
+    """The reply a session gets for a server request the pool answered already."""
 
 
 class PoolSession(Protocol):
@@ -119,8 +134,11 @@ class Pool:
         shared: bool = False,
         client_capabilities: Mapping[str, Any] | None = None,
         spawn: Spawn | None = None,
+        dispatch: ServerDispatch | None = None,
     ) -> None:
         self.shared = shared
+        #: How server messages are routed; a session sets it when it was not given.
+        self.dispatch = dispatch
         self.spawn = spawn
         self.initialization_options: Any = None
         self.client_capabilities = client_capabilities
@@ -251,52 +269,33 @@ class Pool:
     # -- BackendHost ------------------------------------------------------------------------------
 
     def server_notification(self, backend: Backend, msg: Message) -> None:
-        sessions = tuple(self.sessions_of(backend))
-        route = SERVER_NOTIFICATIONS.get(msg["method"])
-        if route is not None and route.policy is Policy.STORE and len(sessions) > 1:
-            uri = (msg.get("params") or {}).get("uri")
-            doc = backend.documents.get(uri) if isinstance(uri, str) else None
-            if doc is not None:  # an open document: only to the sessions holding it
-                sessions = tuple(s for s in sessions if s in doc.holders)
-        for session in sessions:
-            session.backend_notification(backend, msg)
+        if self.dispatch is not None:
+            self.dispatch.notification(self, backend, msg)
+        else:
+            self.tell(self.sessions_of(backend), backend, msg)
 
-    def server_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
-        sessions = self.sessions_of(backend)
-        route = SERVER_REQUESTS.get(msg["method"])
-        policy = route.policy if route is not None else Policy.RELAY
-        if policy in (Policy.REGISTER, Policy.PROGRESS, Policy.REFRESH):
-            # Backend-wide: every session hears of it; the server gets one answer (null).
-            reply(None)
-            for session in tuple(sessions):
-                session.backend_request(backend, msg, lambda _v: None)
-            return
-        if not sessions:
+    def server_request(self, backend: Backend, msg: Message, reply: Reply) -> None:
+        if self.dispatch is not None:
+            self.dispatch.request(self, backend, msg, reply)
+        else:  # a pool no session routes for (status, tests): nobody to ask
             log.info("%s: %s with no client attached; answering null", backend.label, msg["method"])
             reply(None)
-            return
-        # Edits and prompts go to the session that caused them: the one whose command this
-        # backend is running (executeCommand → applyEdit; the latest sent, when several are),
-        # else one waiting for this backend, else one holding a document the request names,
-        # else the most recently active one.
-        running = [(c, s) for s in sessions if (c := _running_command(s, backend)) is not None]
-        if running:
-            max(running, key=lambda pair: pair[0])[1].backend_request(backend, msg, reply)
-            return
-        candidates = [s for s in sessions if _waits_on(s, backend)] or [
-            s for s in sessions if _holds_any(backend, s, _uris_in(msg.get("params")))
-        ]
-        target = max(candidates or sessions, key=lambda s: s.last_active)
-        target.backend_request(backend, msg, reply)
 
-    def client_configuration(
-        self, backend: Backend, msg: Message, reply: Callable[[Any], None]
-    ) -> None:
-        session = self.first_client(backend)
-        if session is None:
-            reply(None)
-            return
-        session.backend_request(backend, msg, reply)
+    def tell(self, sessions: Iterable[PoolSession], backend: Backend, msg: Message) -> None:
+        """A server notification to `sessions`."""
+        for session in tuple(sessions):
+            session.backend_notification(backend, msg)
+
+    def tell_every_session(self, backend: Backend, msg: Message) -> None:
+        """A server request the pool answered already, told to every session of the server."""
+        for session in tuple(self.sessions_of(backend)):
+            session.backend_request(backend, msg, _already_answered)
+
+    def answer_for_every_session(self, backend: Backend, msg: Message, reply: Reply) -> None:
+        """Backend-wide (progress, refresh): the server gets one answer (null), and every
+        session hears of it."""
+        reply(None)
+        self.tell_every_session(backend, msg)
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         for session in tuple(self.sessions_of(backend)):
@@ -338,54 +337,3 @@ class Pool:
                 }
             )
         return rows
-
-
-def _uris_in(params: Any) -> set[str]:
-    """The document URIs a server request names (an edit's files, a document to show)."""
-    if not isinstance(params, dict):
-        return set()
-    uris: set[str] = set()
-    if isinstance(params.get("uri"), str):
-        uris.add(params["uri"])
-    edit = params.get("edit")
-    if isinstance(edit, dict):
-        changes = edit.get("changes")
-        if isinstance(changes, dict):
-            uris.update(k for k in changes if isinstance(k, str))
-        for change in edit.get("documentChanges") or []:
-            td = change.get("textDocument") if isinstance(change, dict) else None
-            if isinstance(td, dict) and isinstance(td.get("uri"), str):
-                uris.add(td["uri"])
-    return uris
-
-
-def _holds_any(backend: Backend, session: PoolSession, uris: set[str]) -> bool:
-    for uri in uris:
-        doc = backend.documents.get(uri)
-        if doc is not None and session in doc.holders:
-            return True
-    return False
-
-
-#: Client requests during which a server asks the client to apply an edit or answer a prompt.
-COMMANDS = frozenset(("workspace/executeCommand", "codeAction/resolve", "codeLens/resolve"))
-
-
-def _running_command(session: PoolSession, backend: Backend) -> int | None:
-    """The highest id under which `backend` runs one of `session`'s commands (a server's ids
-    grow: the highest is the latest sent), or None."""
-    inflight = getattr(session, "inflight", None) or {}
-    ids = [
-        backend_id
-        for ex in inflight.values()
-        if getattr(ex, "method", None) in COMMANDS
-        for b, backend_id in getattr(ex, "targets", ())
-        if b is backend and isinstance(backend_id, int)
-    ]
-    return max(ids) if ids else None
-
-
-def _waits_on(session: PoolSession, backend: Backend) -> bool:
-    """Whether one of `session`'s requests in flight was sent to `backend`."""
-    inflight = getattr(session, "inflight", None) or {}
-    return any(b is backend for ex in inflight.values() for b, _ in getattr(ex, "targets", ()))

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from lspmux.log_filters import FilterError
 from lspmux.log_filters import parse as parse_log_filters
-from lspmux.routing.table import FEATURES
+from lspmux.routing.route import FEATURES
 
 #: What a daemon client's `lspMux` handshake may set for a server (`client_may_set`).
 CLIENT_SETTABLE: tuple[str, ...] = ("args", "env", "cwd")

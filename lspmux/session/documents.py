@@ -102,3 +102,16 @@ class Documents:
 
     def __len__(self) -> int:
         return len(self._docs)
+
+
+def uri_of(params: Any) -> str | None:
+    """The document a message is about: `textDocument.uri`, else `uri`; None when it names
+    none."""
+    if not isinstance(params, dict):
+        return None
+    td = params.get("textDocument")
+    if isinstance(td, dict):
+        uri = td.get("uri")
+        return uri if isinstance(uri, str) else None
+    uri = params.get("uri")
+    return uri if isinstance(uri, str) else None

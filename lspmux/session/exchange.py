@@ -1,4 +1,8 @@
-"""One client request in flight, answered exactly once.
+"""The client link of a session, and one client request in flight, answered exactly once.
+
+`ClientLink` owns what a session says to its client: the connection (once it is made), the
+in-flight table of the client's requests, and the sends. An exchange answers through the link
+alone: the answer leg of a request never goes back up through the session.
 
 An `Exchange` is made for every request the client sends, before anything is awaited, and is
 kept in the session's `inflight` table until it is answered. Whatever happens next — a backend's
@@ -9,51 +13,102 @@ them reaches the client.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+import logging
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from lspmux.errors import JsonRpcError
+from lspmux.errors import JsonRpcError, ServerCancelled
 from lspmux.routing import adapt
 from lspmux.session import fitting
 from lspmux.wire.messages import Message, error
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
+    from lspmux.wire.connection import Connection
 
+
+log = logging.getLogger("lspmux.session")
 
 #: The error a request gets when its client stopped taking its answers (see
-#: `Session._on_congested`): the servers do no more work for it.
+#: `ClientLink.stop_work_at_servers`): the servers do no more work for it.
 NOT_READING = (
     "lspmux: cancelled because this client is not reading its answers (its queue is full); "
     "ask again once it reads"
 )
 
 
-class Replier(Protocol):
-    """Where an exchange's answer goes (the session)."""
+class ClientLink:
+    """One session's connection to its client: its in-flight requests and what is sent."""
 
-    inflight: dict[Any, Exchange]
+    __slots__ = ("conn", "inflight")
 
-    def conn_send(self, msg: Message) -> None: ...
+    def __init__(self) -> None:
+        self.conn: Connection | None = None
+        #: The client's requests not yet answered, by the client's id.
+        self.inflight: dict[Any, Exchange[Any]] = {}
 
-    def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None: ...
+    def send(self, msg: Message) -> None:
+        if self.conn is not None:
+            self.conn.send(msg)
+
+    def send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None:
+        """Relay a backend's sniffed response under the client's id, without copying it."""
+        if self.conn is not None:
+            self.conn.send_raw_response(body, offset, new_id)
 
     def owe(self, size: int) -> None:
         """Count `size` bytes being prepared for the client (negative: done); see
         `Connection.owe`."""
-        ...
+        if self.conn is not None:
+            self.conn.owe(size)
 
     def congested(self) -> bool:
         """The client is behind on its answers (see `Connection.congested`)."""
-        ...
+        return self.conn is not None and self.conn.congested
+
+    def stop_work_at_servers(self) -> None:
+        """The client stopped taking its answers (its queue passed the backpressure bound):
+        the shared servers stop working for it. Each request it has at a server is cancelled
+        there and answered with ServerCancelled (a client that reads again asks again); a
+        server busy with a stuck editor's backlog would make every other client wait."""
+        stopped = 0
+        for ex in list(self.inflight.values()):
+            if ex.targets and not ex.answered:
+                ex.cancel()
+                ex.reply_error(ServerCancelled(NOT_READING))
+                stopped += 1
+        if stopped:
+            name = self.conn.name if self.conn is not None else "client"
+            log.warning("%s: not reading its answers: cancelled its %d requests at the servers",
+                        name, stopped)  # fmt: skip
+
+    def body_of(self, params: Any) -> bytes | bytearray | None:
+        """The bytes of the client message being handled, if `params` are that message's
+        (not a message held back and handled later): to relay a large one as it came."""
+        handling = self.conn.handling if self.conn is not None else None
+        if handling is None or handling[0].get("params") is not params:
+            return None
+        return handling[1]
 
 
-class Exchange:
-    """One client request: its targets (for cancellation) and its single answer."""
+class Replier(Protocol):
+    """What an exchange is made for: a session, which answers through its `link`."""
+
+    @property
+    def link(self) -> ClientLink: ...
+
+
+S = TypeVar("S", bound=Replier)
+
+
+class Exchange(Generic[S]):
+    """One client request: its targets (for cancellation) and its single answer. Generic in
+    the session it answers for (`Exchange[SessionHost]` for the session's helpers)."""
 
     __slots__ = (
         "answered",
         "client_id",
         "fit_for",
+        "link",
         "method",
         "params",
         "per_backend",
@@ -61,8 +116,9 @@ class Exchange:
         "targets",
     )
 
-    def __init__(self, session: Replier, msg: Message) -> None:
+    def __init__(self, session: S, msg: Message) -> None:
         self.session = session
+        self.link = link = session.link
         self.client_id = msg["id"]
         self.method: str = msg["method"]
         self.params: Any = msg.get("params")
@@ -74,7 +130,7 @@ class Exchange:
         #: The client's capabilities when its answers must be fitted to them (a shared server
         #: was told more than it declared; see routing/adapt.py).
         self.fit_for: dict[str, Any] | None = None
-        session.inflight[self.client_id] = self
+        link.inflight[self.client_id] = self
 
     def params_for(self, backend: Backend) -> Any:
         if self.per_backend is None:
@@ -89,11 +145,11 @@ class Exchange:
         if self._finish():
             if self.fit_for is not None:
                 value = adapt.adapt(self.method, value, self.fit_for)
-            self.session.conn_send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
+            self.link.send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
 
     def reply_error(self, err: JsonRpcError | dict[str, Any]) -> None:
         if self._finish():
-            self.session.conn_send(error(self.client_id, err))
+            self.link.send(error(self.client_id, err))
 
     def reply_raw(self, body: bytes, offset: int) -> None:
         """Answer with a backend's sniffed response (its "result"/"error" key at `offset`)."""
@@ -102,7 +158,7 @@ class Exchange:
         if (
             self.fit_for is not None
             and body.startswith(b'"result"', offset)
-            and not self.session.congested()
+            and not self.link.congested()
         ):
             if len(body) > fitting.FIT_ON_LOOP:  # the other clients must not wait for it
                 fitting.fit_off_loop(self, body, self.fit_for)
@@ -114,17 +170,17 @@ class Exchange:
     def relay(self, body: bytes, offset: int) -> None:
         """Answer with a sniffed response as it is, under this client's id (not copied)."""
         if self._finish():
-            self.session.conn_send_raw_response(body, offset, self.client_id)
+            self.link.send_raw_response(body, offset, self.client_id)
 
     def owe(self, size: int) -> None:
         """Count `size` bytes being prepared for this client (see `Connection.owe`)."""
-        self.session.owe(size)
+        self.link.owe(size)
 
     def _finish(self) -> bool:
         if self.answered:
             return False
         self.answered = True
-        inflight = self.session.inflight
+        inflight = self.link.inflight
         if inflight.get(self.client_id) is self:
             del inflight[self.client_id]
         return True

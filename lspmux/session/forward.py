@@ -24,9 +24,8 @@ from lspmux.errors import (
     RequestCancelled,
     RequestFailed,
 )
-from lspmux.routing import adapt, merge, semantic_tokens
-from lspmux.routing import methods as lsp
-from lspmux.routing.table import Policy, Route
+from lspmux.routing import adapt, merge
+from lspmux.routing.route import Policy, Route
 from lspmux.session import positions
 from lspmux.session.exchange import Exchange
 from lspmux.session.host import SessionHost
@@ -42,7 +41,7 @@ def dispatch(
     ex: Exchange, route: Route | None, backends: list[Backend], *, retried: bool = False
 ) -> None:
     """Route a request to `backends` (already running) by its route's policy."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     method = ex.method
     if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
         ex.fit_for = session.client_capabilities
@@ -55,10 +54,10 @@ def dispatch(
                 )
             )
             return
-        _first(ex, backends, allow_null_fallthrough=False)
+        first(ex, backends, allow_null_fallthrough=False)
         return
     if route.policy is Policy.ORIGIN:
-        _origin(ex, route, backends)
+        (route.handler or origin)(ex, route, backends)
         return
     eligible = [b for b in backends if b.supports(method, route)]
     if not eligible:
@@ -69,11 +68,12 @@ def dispatch(
         return
     if session.pool.shared:  # a shared server may hold another client's text of the file
         _hold_requesters_text(session, ex.params, eligible)
-    if method in _SEMANTIC_TOKENS:
-        _semantic_tokens(ex, eligible)
-        return
-    if method == lsp.TEXT_DOCUMENT_CODE_ACTION:
-        ex.per_backend = _code_action_params(session, ex.params, eligible)
+    (route.handler or by_policy)(ex, route, eligible)
+
+
+def by_policy(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
+    """FIRST or MERGE over the eligible backends (at least one)."""
+    session: SessionHost = ex.session
     family = route.family
     if route.policy is Policy.FIRST:
         if family is not None:
@@ -81,28 +81,23 @@ def dispatch(
             def remember(backend: Backend) -> None:
                 session.last_origin[family] = session.origin_of(backend)
 
-            _first(ex, eligible, on_answer=remember)
+            first(ex, eligible, on_answer=remember)
         else:
-            _first(ex, eligible)
+            first(ex, eligible)
         return
     if route.policy is Policy.MERGE:
         if len(eligible) == 1:
             if family is not None:
                 session.last_origin[family] = session.origin_of(eligible[0])
-            _first(ex, eligible, allow_null_fallthrough=False)
+            first(ex, eligible, allow_null_fallthrough=False)
             return
-        _merge(ex, eligible, route.merger or merge.concat)
+        merge_all(ex, eligible, route.merger or merge.concat)
         return
-    ex.reply_error(MethodNotFound(f"lspmux cannot route {method} (policy {route.policy.value})"))
+    ex.reply_error(MethodNotFound(f"lspmux cannot route {ex.method} (policy {route.policy.value})"))
 
 
 #: How often a request a server answers with ContentModified is asked again.
 MODIFIED_RETRIES = 2
-
-#: Full and delta requests: answered through the session's `DeltaBridge`.
-_SEMANTIC_TOKENS = frozenset(
-    {lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA}
-)
 
 #: A server registers capabilities right after `initialized`; a request that no backend serves
 #: yet, sent just after a backend of its file started, is tried once more after this long.
@@ -144,7 +139,7 @@ def _nobody(method: str, backends: list[Backend]) -> JsonRpcError:
     return MethodNotFound(f"none of this file's servers ({names}) offers {method}")
 
 
-def _first(
+def first(
     ex: Exchange,
     candidates: list[Backend],
     *,
@@ -225,7 +220,7 @@ class _First:
                 # ContentModified: the server's text changed under the request (on a shared
                 # server, another client's edit or a re-sync): ask again, on this client's text.
                 self.retries += 1
-                session: SessionHost = ex.session  # type: ignore[assignment]
+                session: SessionHost = ex.session
                 if session.pool.shared:
                     _hold_requesters_text(session, ex.params, [backend])
                 self.attempt(self.i)
@@ -244,11 +239,13 @@ class _First:
         ex.reply(value)
 
 
-def _merge(ex: Exchange, eligible: list[Backend], merger: Callable[[merge.Results], Any]) -> None:
+def merge_all(
+    ex: Exchange, eligible: list[Backend], merger: Callable[[merge.Results], Any]
+) -> None:
     results: list[tuple[int, Any]] = []
     errors: list[dict[str, Any]] = []
     remaining = [len(eligible)]
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
 
     def collect(backend: Backend) -> Callable[[Message], None]:
         def on_msg(resp: Message) -> None:
@@ -277,64 +274,24 @@ def _merge(ex: Exchange, eligible: list[Backend], merger: Callable[[merge.Result
         send(ex, backend, ex.method, ex.params_for(backend), collect(backend))
 
 
-def _code_action_params(
-    session: SessionHost, params: Any, eligible: list[Backend]
-) -> dict[str, Any] | None:
-    """Per backend, the code action params with only the diagnostics that backend produced (as
-    it published them, with their `data`); linters' diagnostics go to no backend."""
-    if not isinstance(params, dict):
-        return None
-    context = params.get("context")
-    td = params.get("textDocument")
-    uri = td.get("uri") if isinstance(td, dict) else None
-    if not isinstance(context, dict) or not isinstance(uri, str):
-        return None
-    diagnostics = context.get("diagnostics")
-    if not isinstance(diagnostics, list) or not diagnostics:
-        return None
-    names = list(dict.fromkeys(b.name for b in eligible))
-    split = session.store.attribute(uri, diagnostics, sources=names)
-    out: dict[str, Any] = {}
-    for name in names:
-        own = split.get(name, [])
-        out[name] = {**params, "context": {**context, "diagnostics": own}}
-        log.debug(
-            "%s: codeAction for %s gets %d of %d diagnostics (codes %s)",
-            name,
-            uri,
-            len(own),
-            len(diagnostics),
-            sorted({str(d.get("code")) for d in own}),
-        )
-    return out
-
-
-def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
-    """resolve/execute: back to where the item came from."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
+def origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
+    """resolve: back to the backend whose item it is (its origin tag, else the last backend
+    that answered the route's family)."""
+    session: SessionHost = ex.session
     params = ex.params if isinstance(ex.params, dict) else {}
-    target: Backend | None = None
-    send_params: Any = ex.params
-    retag: int | None = None
-    if ex.method == lsp.WORKSPACE_EXECUTE_COMMAND:
-        command = params.get("command")
-        for backend in backends:
-            provider = backend.capabilities.get("executeCommandProvider") or {}
-            if command in (provider.get("commands") or []) or any(
-                m == lsp.WORKSPACE_EXECUTE_COMMAND and command in ((o or {}).get("commands") or [])
-                for m, o in backend.registrations.values()
-            ):
-                target = backend
-                break
-        if target is None and route.family is not None:
-            target = session.backend_by_origin(session.last_origin.get(route.family))
-    else:
-        origin, original = merge.untag(params)
-        if origin is not None:
-            target = session.backend_by_origin(origin)
-            send_params, retag = original, origin
-        elif route.family is not None:
-            target = session.backend_by_origin(session.last_origin.get(route.family))
+    origin_id, original = merge.untag(params)
+    if origin_id is not None:
+        to_origin(ex, route, session.backend_by_origin(origin_id), original, origin_id)
+        return
+    last = session.last_origin.get(route.family) if route.family is not None else None
+    to_origin(ex, route, session.backend_by_origin(last), ex.params, None)
+
+
+def to_origin(
+    ex: Exchange, route: Route, target: Backend | None, send_params: Any, retag: int | None
+) -> None:
+    """Send `ex` to the backend an item came from (`retag`: its origin tag, put back on the
+    answer); an error that says what to do when nobody is known to have produced it."""
     if target is None:
         ex.reply_error(
             RequestFailed(
@@ -346,49 +303,33 @@ def _origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
     if retag is not None and route.resolved_by and not _resolves(target, route.resolved_by):
         ex.reply(ex.params)  # nothing to resolve there: the item is complete as it is
         return
+    backend = target
 
     def on_msg(resp: Message) -> None:
-        if "error" in resp:
-            err = dict(resp["error"] or {})
-            err["message"] = f"{target.name}: {err.get('message', 'error')}"
-            ex.reply_error(err)
+        if answered_error(ex, backend, resp):
             return
         value = resp.get("result")
         if retag is not None and isinstance(value, dict):
             value = merge.tag(value, retag)
         ex.reply(value)
 
-    send(ex, target, ex.method, send_params, on_msg, raw=ex.reply_raw if retag is None else None)
+    send(ex, backend, ex.method, send_params, on_msg, raw=ex.reply_raw if retag is None else None)
+
+
+def answered_error(ex: Exchange, backend: Backend, resp: Message) -> bool:
+    """An error from `backend` is `ex`'s answer, with the server's name in its message."""
+    if "error" not in resp:
+        return False
+    err = dict(resp["error"] or {})
+    err["message"] = f"{backend.name}: {err.get('message', 'error')}"
+    ex.reply_error(err)
+    return True
 
 
 def _resolves(backend: Backend, capability: str) -> bool:
     """Whether `backend` resolves the items of `capability` (statically or as registered)."""
     served = effective(backend.capabilities, backend.registrations.values())
     return resolve_provider(served, capability)
-
-
-def _semantic_tokens(ex: Exchange, eligible: list[Backend]) -> None:
-    """Semantic tokens from the first eligible backend, asked for full results (lspmux
-    computes deltas itself, `routing/semantic_tokens.py`), with token indices remapped into
-    the legend lspmux announced."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
-    backend = eligible[0]
-    client_params = ex.params if isinstance(ex.params, dict) else {}
-    method, params = semantic_tokens.backend_request(ex.method, client_params)
-    announcement = session.announcement
-    legend_map = announcement.legend_maps().get(backend.name) if announcement else None
-    if legend_map is not None and legend_map.identity:
-        legend_map = None
-
-    def on_msg(resp: Message) -> None:
-        if "error" in resp:
-            err = dict(resp["error"] or {})
-            err["message"] = f"{backend.name}: {err.get('message', 'error')}"
-            ex.reply_error(err)
-            return
-        ex.reply(session.semantic.answer(ex.method, client_params, resp.get("result"), legend_map))
-
-    send(ex, backend, method, params, on_msg)
 
 
 def send(
@@ -402,7 +343,7 @@ def send(
 ) -> None:
     """One request of `ex` to `backend`; positions converted when the backend speaks another
     encoding than the session (then the answer is read, never relayed raw)."""
-    session: SessionHost = ex.session  # type: ignore[assignment]
+    session: SessionHost = ex.session
     if backend.position_encoding != session.encoding:
         convert = positions.answer_from(session, backend, method, params)
         params = positions.request_to(session, backend, method, params)

@@ -17,7 +17,7 @@ from lspmux.config.model import Config
 from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.session.documents import Documents
-from lspmux.session.exchange import Exchange
+from lspmux.session.exchange import ClientLink, Exchange
 from lspmux.text import Encoding
 from lspmux.wire.messages import Message
 
@@ -62,6 +62,20 @@ class Linting(Protocol):
     async def aclose(self) -> None: ...
 
 
+class ServerRelayState(Protocol):
+    """What the client-side families read of the session's `relay.ServerRelay`."""
+
+    progress_owners: dict[str, tuple[Backend, Any]]
+
+
+class Publisher(Protocol):
+    """The session's `publishing.Publishing`: diagnostics on their way to the client."""
+
+    def publish_from(self, backend: Backend, params: dict[str, Any]) -> None: ...
+
+    def clear(self, uri: str) -> None: ...
+
+
 class Registrations(Protocol):
     def sync(self, backend: Backend) -> None: ...
 
@@ -71,6 +85,7 @@ class SessionHost(Protocol):
 
     client_id: str
     state: str  # new | running | shutdown | closed
+    last_active: float
     encoding: Encoding
     config: Config
     client_capabilities: dict[str, Any]
@@ -99,15 +114,14 @@ class SessionHost(Protocol):
     @property
     def linting(self) -> Linting: ...
 
+    @property
+    def link(self) -> ClientLink: ...
+
     def conn_send(self, msg: Message) -> None: ...
 
     def when_running(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the client got its `initialize` answer (or is gone)."""
         ...
-
-    def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None: ...
-
-    def owe(self, size: int) -> None: ...
 
     def body_of(self, params: Any) -> bytes | bytearray | None: ...
 
@@ -125,9 +139,27 @@ class SessionHost(Protocol):
 
     def publish(self, uri: str) -> None: ...
 
-    def clear(self, uri: str) -> None: ...
-
     def resync_document(self, backend: Backend, uri: str) -> None: ...
+
+    # -- lifecycle (families/lifecycle.py) and what the families reach through the session --
+
+    @property
+    def relay(self) -> ServerRelayState: ...
+
+    def initialize(self, params: dict[str, Any]) -> Any: ...
+
+    def shutdown(self) -> Awaitable[None]: ...
+
+    def exit(self) -> None: ...
+
+    @property
+    def publishing(self) -> Publisher: ...
+
+    def workspace_roots(self) -> list[Path]: ...
+
+    async def document_symbols(
+        self, uri: str, text: str, version: int | None
+    ) -> list[Any] | None: ...
 
     def document_text(self, uri: str) -> tuple[str, int | None] | None:
         """This client's (text, version) of an open document: backends read it to re-send it."""

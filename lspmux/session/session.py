@@ -6,9 +6,10 @@ diagnostics (`DiagnosticStore`), the backends attached to it — and the lifecyc
 Everything else is done by its helpers, each depending only on the small interfaces of
 `session/host.py`:
 
-- `dispatch.ClientDispatch`: what the client sends (answered once, handled in order);
-- `sync`: the client's documents, mirrored and passed to the backends;
-- `relay.ServerRelay`: what the backends say to this client (through the pool);
+- `dispatch.ClientDispatch`: what the client sends (answered once, handled in order), each
+  method served by its route in `routing/table.py` (the families, `session/families/*`);
+- `relay.ServerRelay`: what the backends say to this client (through the pool), each
+  server message served by its route's handler;
 - `forward`: one request to its backends by its route's policy;
 - `diagnostics.pull.Puller`, `linting.SessionLinting`: diagnostics pulled and linted.
 """
@@ -31,16 +32,19 @@ from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.diagnostics.pull import Puller
 from lspmux.diagnostics.store import DiagnosticStore
-from lspmux.errors import RequestFailed, ServerCancelled
+from lspmux.errors import RequestFailed
 from lspmux.routing import methods as lsp
 from lspmux.routing.semantic_tokens import DeltaBridge
-from lspmux.routing.table import client_declares
+from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.documents import Documents
-from lspmux.session.exchange import NOT_READING, Exchange
+from lspmux.session.exchange import ClientLink
+from lspmux.session.families import lifecycle, registrations
+from lspmux.session.families.sync import send_file_events
 from lspmux.session.linting import SessionLinting
 from lspmux.session.positions import session_encoding
+from lspmux.session.publishing import Publishing
 from lspmux.session.relay import ServerRelay
 from lspmux.text import Encoding
 from lspmux.uris import file_path
@@ -65,11 +69,14 @@ class Session:
         on_exit: Callable[[Session, int], None] | None = None,
     ) -> None:
         self.pool = pool
+        if pool.dispatch is None:  # the pool routes server messages by the method table
+            pool.dispatch = SERVER_DISPATCH
         self.load_config = load_config
         self.client_id = client_id
         self.on_shutdown = on_shutdown
         self.on_exit = on_exit
-        self.conn: Connection | None = None
+        #: The connection, the in-flight table and the sends (answers go through it alone).
+        self.link = ClientLink()
         self.state = "new"  # new | running | shutdown | closed
         self.encoding: Encoding = "utf-16"
         self.documents = Documents(self.encoding)
@@ -82,31 +89,28 @@ class Session:
         self.initialization_options: Any = None
         self._when_running: list[Callable[[], None]] = []
         self.last_active = time.monotonic()
-        self.inflight: dict[Any, Exchange] = {}
+        self.inflight = self.link.inflight
         self.last_origin: dict[str, int] = {}
         self.backends: list[Backend] = []  # attached, index = origin id
         self._origin: dict[Backend, int] = {}
         self._uri_backends: dict[str, list[Backend]] = {}
-        #: (backend, uri) → the version of this session's text the backend last diagnosed
-        #: for it, or was last re-sent (see `resync_document`).
-        self._synced_for: dict[tuple[int, str], int] = {}
         self._missing: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._shutdown_task: asyncio.Future[None] | None = None
         #: One copy of each diagnostic: pulled by a client that can be told to pull again
         #: (`workspace.diagnostics.refreshSupport`), pushed to every other client.
         self.pull_diagnostics = False
-        self._refresh_pending = False
         #: What the `initialize` answer announced, and what is known of each server.
         self.announcement: caps.Announcement | None = None
         self.announced: dict[str, Any] = {}  # what the client was told (initialize, registrations)
         self.semantic = DeltaBridge()  # semantic token deltas lspmux computes itself
         #: Servers' file watchers: relayed to the client, or watched here (set at initialize).
-        self.files: FileWatching[Backend] = FileWatching(None, self._send_file_events)
+        self.files: FileWatching[Backend] = FileWatching(None, send_file_events)
+        self.publishing = Publishing(self)
         self.puller = Puller(self)
         self.linting = SessionLinting(self)
         self.registrations = announce.ClientRegistrations(self)
-        self.dispatch = ClientDispatch(self, self)
+        self.dispatch = ClientDispatch(self)
         self.relay = ServerRelay(self, lambda: self.conn)
 
     # -- wiring ---------------------------------------------------------------------------------
@@ -115,11 +119,11 @@ class Session:
         """A `Connection` whose messages this session handles."""
         self.conn = Connection(
             name or self.client_id,
-            on_request=self._on_message,
-            on_notification=self._on_message,
+            on_request=self.dispatch.on_message,
+            on_notification=self.dispatch.on_message,
             on_close=self._on_close,
             on_eof=self._on_eof,
-            on_congested=self._on_congested,
+            on_congested=self.link.stop_work_at_servers,
             # Requests to the client get ids no client uses for its own requests: pygls drops
             # its own pending request when the server's request has the same id.
             id_prefix="lspmux-",
@@ -127,65 +131,22 @@ class Session:
         )
         return self.conn
 
-    def _on_congested(self) -> None:
-        """The client stopped taking its answers (its queue passed the backpressure bound):
-        the shared servers stop working for it. Each request it has at a server is cancelled
-        there and answered with ServerCancelled (a client that reads again asks again); a
-        server busy with a stuck editor's backlog would make every other client wait."""
-        stopped = 0
-        for ex in list(self.inflight.values()):
-            if ex.targets and not ex.answered:
-                ex.cancel()
-                ex.reply_error(ServerCancelled(NOT_READING))
-                stopped += 1
-        if stopped:
-            log.warning("%s: not reading its answers: cancelled its %d requests at the servers",
-                        self.client_id, stopped)  # fmt: skip
+    @property
+    def conn(self) -> Connection | None:
+        return self.link.conn
 
-    def _on_message(self, msg: Message) -> None:
-        self.last_active = time.monotonic()
-        if msg.get("method") == lsp.WORKSPACE_DID_CHANGE_CONFIGURATION and self.state == "running":
-            self._settings_changed(msg.get("params"))
-            return
-        self.dispatch.on_message(msg)
-
-    def _settings_changed(self, params: Any) -> None:
-        """The client's `workspace/didChangeConfiguration` reaches the servers whose settings
-        follow this client (it is their first client); a shared server that follows another
-        client keeps that client's settings (as it keeps its initializationOptions)."""
-        for backend in self.backends:
-            if self.pool.first_client(backend) is self:
-                backend.client_settings_changed(params)
-            else:
-                log.debug(
-                    "%s: didChangeConfiguration not passed to %s: it follows another client",
-                    self.client_id,
-                    backend.label,
-                )
+    @conn.setter
+    def conn(self, conn: Connection | None) -> None:
+        self.link.conn = conn
 
     def conn_send(self, msg: Message) -> None:
-        if self.conn is not None:
-            self.conn.send(msg)
-
-    def conn_send_raw_response(self, body: bytes, offset: int, new_id: Any) -> None:
-        """Relay a backend's sniffed response under the client's id, without copying it."""
-        if self.conn is not None:
-            self.conn.send_raw_response(body, offset, new_id)
+        self.link.send(msg)
 
     def body_of(self, params: Any) -> bytes | bytearray | None:
-        """The bytes of the client message being handled, if `params` are that message's
-        (not a message held back and handled later): to relay a large one as it came."""
-        handling = self.conn.handling if self.conn is not None else None
-        if handling is None or handling[0].get("params") is not params:
-            return None
-        return handling[1]
-
-    def owe(self, size: int) -> None:
-        if self.conn is not None:
-            self.conn.owe(size)
+        return self.link.body_of(params)
 
     def congested(self) -> bool:
-        return self.conn is not None and self.conn.congested
+        return self.link.congested()
 
     def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -205,7 +166,7 @@ class Session:
             origin = self._origin[backend] = len(self.backends)
             self.backends.append(backend)
             self.pool.attach(backend, self)
-            self.relay.attached(backend)
+            registrations.attached(self.relay, backend)
         return origin
 
     def backend_by_origin(self, origin: int | None) -> Backend | None:
@@ -249,7 +210,7 @@ class Session:
         what it serves — an awaitable of it, after starting those servers (bounded by
         `INITIAL_START`): the first start announces what the hundredth does."""
         self.client_capabilities = params.get("capabilities") or {}
-        self.roots = _roots(params)
+        self.roots = lifecycle.roots_of(params)
         root = self.roots[0] if self.roots else None
         try:
             self.config = self.load_config(root)
@@ -264,15 +225,15 @@ class Session:
                     "params": {"type": 2, "message": self.config.trust_notice},
                 }
             )
-        self.initialization_options = _init_options(params.get("initializationOptions"))
+        self.initialization_options = lifecycle.init_options(params.get("initializationOptions"))
         if not self.pool.shared:
             if self.pool.client_capabilities is None:
                 self.pool.client_capabilities = self.client_capabilities
             self.pool.initialization_options = self.initialization_options
-        self.pull_diagnostics = pulls_diagnostics(self.client_capabilities)
+        self.pull_diagnostics = lifecycle.pulls_diagnostics(self.client_capabilities)
         self.encoding = self.documents.encoding = session_encoding(self.client_capabilities)
         self.files = FileWatching(
-            self.client_capabilities, self._send_file_events, [r.as_uri() for r in self.roots]
+            self.client_capabilities, send_file_events, [r.as_uri() for r in self.roots]
         )
         self.spawn(self.files.start())
         one = announce.one_server(self.config)
@@ -350,9 +311,6 @@ class Session:
         if self.on_shutdown is not None:
             await self.on_shutdown(self)
 
-    def _send_file_events(self, backend: Backend, params: dict[str, Any]) -> None:
-        backend.notify(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, params)
-
     async def release_backends(self) -> None:
         await self.files.stop()
         await self.linting.aclose()  # kill linter runs first: they need no backend
@@ -410,75 +368,22 @@ class Session:
     # -- from backends (through the pool) --------------------------------------------------------
 
     def backend_notification(self, backend: Backend, msg: Message) -> None:
-        self.relay.notification(backend, msg)
+        self.relay.notification(backend, msg, SERVER_NOTIFICATIONS.get(msg["method"]))
 
     def backend_request(self, backend: Backend, msg: Message, reply: Callable[[Any], None]) -> None:
-        self.relay.request(backend, msg, reply)
+        self.relay.request(SERVER_REQUESTS.get(msg["method"]), backend, msg, reply)
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
+        registrations.backend_event(self.relay, backend, event)
         self.relay.event(backend, event, detail)
 
-    # -- diagnostics --------------------------------------------------------------------------------
-
-    def publish_from(self, backend: Backend, params: dict[str, Any]) -> None:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            return
-        if not backend.config.feature_enabled("diagnostics"):
-            return
-        version = params.get("version")
-        doc = self.documents.get(uri)
-        if doc is not None and uri in backend.documents:
-            mine = backend.holder_version(uri, self, version)
-            if mine is None:
-                return  # stale: the server has seen a newer text since
-            if not backend.documents.holds(self, uri):
-                self.resync_document(backend, uri)  # computed for another client's text
-                return
-            self._synced_for[(id(backend), uri)] = doc.version
-            version = mine
-        if self.store.update(uri, backend.name, params.get("diagnostics") or [], version):
-            self.publish(uri)
-
-    def resync_document(self, backend: Backend, uri: str) -> None:
-        """A shared backend holds the text of the client that changed the document last, so a
-        publish for another client's text is never shown here. When this session has no
-        diagnostics from `backend` for its current text yet, its text is sent back, at most
-        once per version of this session's document (two clients cannot ping-pong)."""
-        doc = self.documents.get(uri)
-        key = (id(backend), uri)
-        if doc is None or self._synced_for.get(key) == doc.version:
-            return
-        self._synced_for[key] = doc.version
-        log.debug("%s: re-sending %s to %s for its diagnostics", self.client_id, uri, backend.label)
-        backend.resync(self, uri)
+    # -- diagnostics (session/publishing.py) --------------------------------------------------
 
     def publish(self, uri: str) -> None:
-        """The merged diagnostics of `uri` changed: push them, or — to a client that pulls —
-        ask it to pull again (one refresh for the changes of one loop iteration)."""
-        if self.pull_diagnostics:
-            if not self._refresh_pending:
-                self._refresh_pending = True
-                asyncio.get_running_loop().call_soon(self._refresh_client)
-            return
-        doc = self.documents.get(uri)
-        out: dict[str, Any] = {"uri": uri, "diagnostics": self.store.merged(uri)}
-        if doc is not None:
-            out["version"] = doc.version
-        self.conn_send({"jsonrpc": "2.0", "method": PUBLISH, "params": out})
+        self.publishing.publish(uri)
 
-    def clear(self, uri: str) -> None:
-        """A closed document shows no diagnostics any more (push clients keep the last
-        publish until told otherwise)."""
-        if not self.pull_diagnostics:
-            self.conn_send(
-                {"jsonrpc": "2.0", "method": PUBLISH, "params": {"uri": uri, "diagnostics": []}}
-            )
-
-    def _refresh_client(self) -> None:
-        self._refresh_pending = False
-        if self.conn is not None and not self.conn.closed and self.state == "running":
-            self.conn.request(lsp.WORKSPACE_DIAGNOSTIC_REFRESH, None, lambda _r: None, timeout=30)
+    def resync_document(self, backend: Backend, uri: str) -> None:
+        self.publishing.resync_document(backend, uri)
 
     # -- Locate host ------------------------------------------------------------------------------
 
@@ -493,34 +398,3 @@ class Session:
         from lspmux.session.symbols import document_symbols
 
         return await document_symbols(self, uri, text, version)
-
-
-PUBLISH = lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
-
-
-def pulls_diagnostics(client: dict[str, Any]) -> bool:
-    """Whether a client gets diagnostics by pull: it pulls (`textDocument.diagnostic`) and can
-    be told to pull again (`workspace.diagnostics.refreshSupport`). Neovim 0.11 pulls but has no
-    refresh support: pulled, it would keep stale results (nothing makes it pull again) and show
-    pushed ones twice (push and pull live in separate namespaces); it gets push only."""
-    text_document = client.get("textDocument")
-    declared = isinstance(text_document, dict) and isinstance(text_document.get("diagnostic"), dict)
-    return declared and client_declares(client, "workspace.diagnostics.refreshSupport")
-
-
-def _init_options(value: Any) -> Any:
-    """The client's `initializationOptions` as a server should get them: None for none (an
-    empty object says nothing either)."""
-    return None if value is None or value == {} else value
-
-
-def _roots(params: dict[str, Any]) -> list[Path]:
-    roots: list[Path] = []
-    for folder in params.get("workspaceFolders") or []:
-        if isinstance(folder, dict) and isinstance(folder.get("uri"), str):
-            roots += [Path(p) for p in [file_path(folder["uri"])] if p is not None]
-    if not roots and isinstance(params.get("rootUri"), str):
-        roots += [Path(p) for p in [file_path(params["rootUri"])] if p is not None]
-    if not roots and isinstance(params.get("rootPath"), str):
-        roots.append(Path(params["rootPath"]))
-    return roots

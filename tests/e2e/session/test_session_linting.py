@@ -14,7 +14,7 @@ import pytest
 from lspmux.backends.documents import BackendDocuments
 from lspmux.backends.pool import Pool
 from lspmux.config.model import Config, LinterConfig
-from lspmux.session import forward
+from lspmux.session.families import code_actions
 from lspmux.session.linting import pending_sources, store_source
 from lspmux.session.session import Session
 
@@ -193,7 +193,7 @@ def test_code_action_params_carry_each_backends_own_diagnostics(tmp_path: Path) 
             self.name = name
 
     params = {"textDocument": {"uri": uri}, "range": rng, "context": {"diagnostics": sent}}
-    per = forward._code_action_params(session, params, [_B("ruff"), _B("basedpyright")])  # type: ignore[list-item]
+    per = code_actions._own_diagnostics(session, params, [_B("ruff"), _B("basedpyright")])  # type: ignore[list-item]
     assert per is not None
     assert per["ruff"]["context"]["diagnostics"] == [ruff]
     assert per["basedpyright"]["context"]["diagnostics"] == [pyright]
@@ -246,8 +246,9 @@ async def test_workspace_diagnostic_refresh_is_answered_and_pulls_again(tmp_path
     backend.documents.open(session, uri, "text", 1, "x\n")  # it holds this session's text
     replies: list[Any] = []
     refresh = {"jsonrpc": "2.0", "id": 7, "method": "workspace/diagnostic/refresh"}
-    session.backend_request(backend, refresh, replies.append)  # type: ignore[arg-type]
-    assert replies == [None]  # answered by lspmux at once
+    session.pool.attach(backend, session)  # type: ignore[arg-type]
+    session.pool.server_request(backend, refresh, replies.append)  # type: ignore[arg-type]
+    assert replies == [None]  # answered by lspmux at once, once
     await _until(lambda: session.store.slice(uri, "puller"))
     assert _publishes(transport)[-1]["diagnostics"][0]["message"] == "old"
     backend.items = [{"range": rng, "message": "new"}]

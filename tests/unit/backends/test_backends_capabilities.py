@@ -13,8 +13,8 @@ import pytest
 from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.backend import configuration_item
 from lspmux.routing.table import ROUTES, Policy
+from lspmux.session.families.server_answers import configuration_item
 from tests.polling import VirtualClockLoop
 
 # -- supports ------------------------------------------------------------------------------------------

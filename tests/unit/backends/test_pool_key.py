@@ -16,6 +16,7 @@ import pytest
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import InstanceKey, Pool
 from lspmux.config.model import ServerConfig
+from lspmux.session.families.server_answers import configuration
 
 
 class Client:
@@ -160,14 +161,14 @@ def test_configuration_is_the_first_clients_answer_under_the_configured_settings
     got: list[Any] = []
     msg = {"id": 1, "method": "workspace/configuration"}
     msg["params"] = {"items": [{"section": "py"}, {"section": "other"}]}
-    backend._answer_configuration(msg, got.append)
+    configuration(pool, backend, msg, got.append)
     # the configuration wins a conflict; the client's other keys and sections stay
     assert got == [[{"lineLength": 100, "select": ["E"]}, {"from": "client"}]]
     assert [m["method"] for _, m in first.requests] == ["workspace/configuration"]
     assert second.requests == []
     # no client (or a useless answer): the configured settings alone
     first.answer = "nonsense"
-    backend._answer_configuration(msg, got.append)
+    configuration(pool, backend, msg, got.append)
     assert got[-1] == [{"lineLength": 100}, None]
 
 

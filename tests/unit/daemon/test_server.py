@@ -22,6 +22,7 @@ from lspmux.config.loader import load_config
 from lspmux.config.model import Config, ServerConfig
 from lspmux.daemon.address import Address
 from lspmux.daemon.server import AllowList, Daemon, DaemonError, match_server, one_server_config
+from lspmux.routing.table import SERVER_DISPATCH
 from tests.polling import eventually
 
 SH = shutil.which("sh")
@@ -222,7 +223,7 @@ class FakeExchange:
 
 
 def shared_backend(tmp_path: Path) -> tuple[Pool, Backend, FakeSession, FakeSession]:
-    pool = Pool(shared=True)
+    pool = Pool(shared=True, dispatch=SERVER_DISPATCH)
     backend = pool.get(ServerConfig(name="s", command=(sys.executable,)), tmp_path)
     assert backend is not None
     a, b = FakeSession("a"), FakeSession("b")

@@ -1,20 +1,17 @@
 """The one method table: four directions, every name from lsprotocol (or lspmux's own), every
-handler it names exists, and the families of resolvable items are consistent."""
+route holds its handler as a function of its family, and the families of resolvable items are
+consistent."""
 
 from __future__ import annotations
 
 import pytest
 from lsprotocol import types as t
 
-from lspmux.backends import backend as backend_module
 from lspmux.routing.table import (
     CLIENT_NOTIFICATIONS,
     CLIENT_REQUESTS,
-    DIAGNOSTIC_STATUS,
+    FAMILIES,
     FEATURES,
-    LOCATE_DESCRIBE,
-    LOCATE_RESOLVE,
-    LOCATE_RESOLVE_RANGE,
     ROUTES,
     SERVER_NOTIFICATIONS,
     SERVER_REQUESTS,
@@ -23,7 +20,9 @@ from lspmux.routing.table import (
     Policy,
     client_declares,
 )
-from lspmux.session import dispatch, relay, sync
+from lspmux.session.families import relays
+from lspmux.session.families.diagnostics import DIAGNOSTIC_STATUS
+from lspmux.session.families.locate import LOCATE_DESCRIBE, LOCATE_RESOLVE, LOCATE_RESOLVE_RANGE
 
 #: Every method constant lsprotocol defines (the values of its upper-case string constants).
 LSP_METHODS = {v for k, v in vars(t).items() if k.isupper() and isinstance(v, str) and "/" in v} | {
@@ -95,35 +94,39 @@ def test_every_lsp_server_to_client_method_is_in_the_table() -> None:
     } <= set(SERVER_NOTIFICATIONS)
 
 
-def test_every_named_handler_exists() -> None:
-    """A handler name in the table is served by the module of its direction."""
-    client_requests = set(dispatch.LOCAL_REQUESTS)
-    client_notifications = set(dispatch.LOCAL_NOTIFICATIONS) | set(sync.HANDLERS)
-    server_requests = set(relay._REQUEST_HANDLERS) | set(backend_module._ANSWERS)
-    server_notifications = set(relay._NOTIFICATION_HANDLERS)
-    served = {
-        Direction.CLIENT_REQUEST: client_requests,
-        Direction.CLIENT_NOTIFICATION: client_notifications,
-        Direction.SERVER_REQUEST: server_requests,
-        Direction.SERVER_NOTIFICATION: server_notifications,
+def test_every_handler_is_a_function_of_a_family() -> None:
+    """A route holds its handler (and its per-instance step) as a function, not a name, and
+    that function lives in a family module or in the session's shared helpers."""
+    homes = {f.__name__ for f in FAMILIES} | {
+        "lspmux.session.relay",
+        "lspmux.session.forward",
+        "lspmux.backends.pool",
     }
-    missing = [
-        (d.value, m, r.handler)
-        for d, m, r in ALL
-        if r.handler is not None and r.handler not in served[d]
-    ]
-    assert not missing
-    named = {d: {r.handler for _, _, r in [x for x in ALL if x[0] is d]} for d in Direction}
-    # …and no handler is left that the table does not name (dead code).
-    assert client_requests <= named[Direction.CLIENT_REQUEST]
-    assert client_notifications <= named[Direction.CLIENT_NOTIFICATION]
-    assert server_requests <= named[Direction.SERVER_REQUEST]
-    assert server_notifications <= named[Direction.SERVER_NOTIFICATION]
+    for _d, method, route in ALL:
+        for fn in (route.handler, route.instance):
+            if fn is not None:
+                assert callable(fn), method
+                assert fn.__module__ in homes, (method, fn.__module__)
 
 
-def test_backend_answers_are_the_answer_policy() -> None:
-    answered = {r.handler for r in SERVER_REQUESTS.values() if r.policy is Policy.ANSWER}
-    assert answered == set(backend_module._ANSWERS) == relay.BACKEND_ANSWERS
+def test_each_method_is_declared_by_one_family() -> None:
+    for direction, name in (
+        (Direction.CLIENT_REQUEST, "REQUESTS"),
+        (Direction.CLIENT_NOTIFICATION, "NOTIFICATIONS"),
+        (Direction.SERVER_REQUEST, "SERVER_REQUESTS"),
+        (Direction.SERVER_NOTIFICATION, "SERVER_NOTIFICATIONS"),
+    ):
+        declared = [m for f in FAMILIES for m in getattr(f, name, {})]
+        assert len(declared) == len(set(declared)) == len(TABLES[direction])
+
+
+def test_answered_server_requests_have_a_per_instance_answer() -> None:
+    """What lspmux answers itself (`answer`, `register`, `progress`, `refresh`) is answered once
+    per server instance, in the pool; a relayed request goes to the one client concerned."""
+    for method, route in SERVER_REQUESTS.items():
+        assert route.instance is not None, method
+        if route.policy is Policy.RELAY:
+            assert route.instance is relays.to_one, method
 
 
 @pytest.mark.parametrize("direction", list(Direction))
@@ -154,7 +157,7 @@ def test_policies_belong_to_their_direction(direction: Direction) -> None:
     assert {r.policy for r in TABLES[direction].values()} <= allowed
 
 
-def test_local_and_diagnostics_routes_name_a_handler() -> None:
+def test_local_and_diagnostics_routes_hold_a_handler() -> None:
     for _d, method, route in ALL:
         if route.policy in (Policy.LOCAL, Policy.DIAGNOSTICS):
             assert route.handler is not None, method

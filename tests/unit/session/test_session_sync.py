@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lspmux.session.sync import RELAY_OPEN
+from lspmux.session.families.sync import RELAY_OPEN
 
 from .memory import MemorySession, ScriptedServer, until
 

@@ -1,0 +1,316 @@
+"""A server process's life, as one `Backend` lives it: start (spawn, `initialize`, then
+`initialized`, the configured settings and the documents replayed), the end of a process
+(`_on_exit`: a crash, which `Backend._crashed` answers with a restart or by giving up), a clean
+stop (shutdown, exit, close stdin, then kill the process group), a restart, and the idle timer
+that stops a server nobody used for `idle_timeout`.
+
+`ServerLife` is `Backend`'s base: the state it works on is the backend's (declared below);
+what it tells the pool goes through `Backend._event`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from lspmux.backends import capabilities as caps
+from lspmux.backends.client_caps import answered_encoding
+from lspmux.backends.documents import BackendDocuments
+from lspmux.backends.process import ServerProcess
+from lspmux.config.model import ServerConfig
+from lspmux.text import Encoding
+from lspmux.wire.connection import Connection
+from lspmux.wire.messages import Message
+
+log = logging.getLogger("lspmux.backend")
+
+INITIALIZE_TIMEOUT = 60.0
+STOP_GRACE = 2.0
+
+#: How a server process is started: `ServerProcess.spawn`'s signature.
+Spawn = Callable[..., Awaitable[ServerProcess]]
+
+
+class ServerLife:
+    config: ServerConfig
+    name: str
+    root: Path
+    argv: list[str]
+    spawn: Spawn
+    client_capabilities: Mapping[str, Any]
+    initialization_options: Any
+    state: str
+    _supports: dict[str, bool]
+    position_encoding: Encoding
+    capabilities: dict[str, Any]
+    server_info: dict[str, Any]
+    initialize_result: dict[str, Any] | None
+    last_failure: str | None
+    registrations: dict[str, tuple[str, Any]]
+    documents: BackendDocuments
+    started_at: float | None
+    published: bool
+    _progress_open: set[Any]
+    last_heard: float
+    last_used: float
+    failure: str | None
+    _crashes: list[float]
+    _proc: ServerProcess | None
+    _last_proc: ServerProcess | None
+    _conn: Connection | None
+    _ready: asyncio.Future[bool] | None
+    _idle_timer: asyncio.TimerHandle | None
+    _restart_task: asyncio.Task[None] | None
+    _stopping: bool
+
+    @property
+    def label(self) -> str:
+        raise NotImplementedError
+
+    def _on_request(self, msg: Message) -> None:
+        raise NotImplementedError
+
+    def _on_notification(self, msg: Message) -> None:
+        raise NotImplementedError
+
+    def _crashed(self, why: str) -> None:
+        raise NotImplementedError
+
+    def _event(self, event: str, detail: str) -> None:
+        raise NotImplementedError
+
+    async def ensure_running(self) -> bool:
+        """Start the server if needed and wait until it is initialized; False if it cannot run."""
+        self.last_used = time.monotonic()
+        if self.state == "running":
+            return True
+        if self.state == "failed":
+            return False
+        if self._ready is None or (self._ready.done() and not self._ready.result()):
+            if self._restart_task is not None and not self._restart_task.done():
+                self._restart_task.cancel()
+            self._ready = asyncio.get_running_loop().create_future()
+            task = asyncio.ensure_future(self._start(self._ready))
+            task.add_done_callback(_log_task_error)
+        return await asyncio.shield(self._ready)
+
+    async def _start(self, ready: asyncio.Future[bool]) -> None:
+        self.state = "starting"
+        self._stopping = False
+        conn = Connection(
+            self.label,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            reply_errors=False,
+        )
+        try:
+            proc = await self.spawn(
+                self.label,
+                self.argv,
+                cwd=self.root,
+                env=dict(self.config.env),
+                conn=conn,
+                on_exit=functools.partial(self._on_exit, conn),
+            )
+        except OSError as exc:
+            log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
+            self.last_failure = f"cannot start {self.argv[0]}: {exc}"
+            self.state = "failed"
+            self.failure = f"cannot start {self.argv[0]}: {exc}"
+            self._event("failed", f"cannot start {self.argv[0]}: {exc}")
+            _settle(ready, False)
+            return
+        self._conn, self._proc = conn, proc
+        self._last_proc = proc
+        root_uri = self.root.as_uri()
+        params = {
+            "processId": _pid(),
+            "clientInfo": {"name": "lspmux", "version": _version()},
+            "rootUri": root_uri,
+            "rootPath": str(self.root),
+            "workspaceFolders": [{"uri": root_uri, "name": self.root.name or str(self.root)}],
+            "capabilities": self.client_capabilities,
+            "trace": "off",
+        }
+        if self.initialization_options is not None:
+            params["initializationOptions"] = self.initialization_options
+        try:
+            result = await conn.call(
+                "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
+            )
+        except Exception as exc:  # the server died or answered with an error
+            log.error("%s: initialize failed: %s", self.label, exc)
+            self.last_failure = self.last_failure or f"initialize failed: {exc}"
+            _settle(ready, False)
+            if not conn.closed:
+                await self._terminate(proc, conn)
+                self._crashed(f"initialize failed: {exc}")
+            return
+        self.capabilities = (result or {}).get("capabilities") or {}
+        self._supports.clear()
+        self.position_encoding = cast(Encoding, answered_encoding(result))
+        self.server_info = (result or {}).get("serverInfo") or {}
+        if self.initialize_result is None and isinstance(result, dict):
+            self.initialize_result = result
+        self.last_failure = None
+        caps.store_cached(self.name, self.capabilities, self.registrations.values())
+        conn.notify("initialized", {})
+        if self.config.settings:
+            conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
+        replayed = self.documents.replay(conn.notify)
+        self.state = "running"
+        self.started_at = self.last_heard = time.monotonic()
+        self.published = False
+        self._progress_open = set()
+        log.info(
+            "%s: ready (%s %s), %d documents replayed",
+            self.label,
+            self.server_info.get("name", self.name),
+            self.server_info.get("version", ""),
+            replayed,
+        )
+        self._arm_idle_timer()
+        self._event("started", "")
+        _settle(ready, True)
+
+    def _on_exit(self, conn: Connection, code: int | None) -> None:
+        conn.close(None)
+        if self._proc is not None:
+            self._proc.kill_group_leftovers()
+        if conn is not self._conn:
+            return
+        if self._stopping or self.state in ("stopping", "stopped"):
+            return
+        log.warning("%s: exited unexpectedly (code %s)", self.label, code)
+        self._crashed(f"exited with code {code}")
+
+    @property
+    def stderr_tail(self) -> Sequence[str]:
+        """The last lines of the latest process's stderr (kept after it exited)."""
+        return tuple(getattr(self._last_proc, "stderr_tail", ()))
+
+    async def start_failure(self, timeout: float = 1.0) -> str:
+        """Why the server is not running, for a client: what failed, the last lines of its
+        stderr (waited for up to `timeout`, as a dying server writes them last), and what to
+        do about it."""
+        why = self.last_failure or f"it is {self.state}"
+        proc = self._last_proc
+        last_stderr = getattr(proc, "last_stderr", None)  # an in-memory server has none
+        lines = await last_stderr(timeout) if last_stderr is not None else []
+        if proc is not None and "exited" not in why and await proc.wait(timeout):
+            why = f"{why} (it exited with code {proc.returncode})"
+        return start_failure_message(self.name, self.argv, why, lines)
+
+    async def _restart_later(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await self.ensure_running()
+
+    async def stop(self, reason: str = "shutdown") -> None:
+        """Shut the server down properly: shutdown, exit, close stdin, then kill."""
+        self._stopping = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        if self._restart_task is not None:
+            self._restart_task.cancel()
+        proc, conn = self._proc, self._conn
+        if self.state == "failed":
+            pass
+        else:
+            self.state = "stopping"
+        if proc is not None and conn is not None:
+            await self._terminate(proc, conn)
+        self._proc = self._conn = None
+        self._ready = None
+        if self.state != "failed":
+            self.state = "stopped"
+        self._event("stopped", reason)
+
+    async def restart(self, reason: str = "reload") -> bool:
+        """Stop the server and start it again with its documents replayed (`lspmux reload`);
+        also gives a failed server a fresh start."""
+        await self.stop(reason)
+        self._crashes.clear()
+        self.state = "stopped"
+        return await self.ensure_running()
+
+    async def _terminate(self, proc: ServerProcess, conn: Connection) -> None:
+        if not conn.closed:
+            with contextlib.suppress(Exception):
+                await conn.call("shutdown", None, timeout=STOP_GRACE)
+            conn.notify("exit")
+        proc.close_stdin()  # Biome's lsp-proxy and tsc --lsp exit only when stdin closes
+        if not await proc.wait(STOP_GRACE):
+            log.warning("%s: did not exit after shutdown; killing it", self.label)
+            proc.kill()
+            await proc.wait(STOP_GRACE)
+        proc.kill_group_leftovers()
+        conn.close(None)
+
+    def _arm_idle_timer(self) -> None:
+        timeout = self.config.idle_timeout
+        if timeout is None or timeout <= 0:
+            return
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._idle_timer = asyncio.get_running_loop().call_later(timeout, self._check_idle)
+
+    def _check_idle(self) -> None:
+        timeout = self.config.idle_timeout or 0
+        idle = time.monotonic() - self.last_used
+        busy = self._conn is not None and self._conn.pending_count > 0
+        if self.state == "running" and idle >= timeout and not busy:
+            log.info("%s: unused for %.0fs; shutting it down until needed", self.label, idle)
+            task = asyncio.ensure_future(self.stop("idle"))
+            task.add_done_callback(_log_task_error)
+        elif self.state == "running":
+            remaining = max(timeout - idle, 0.05)
+            self._idle_timer = asyncio.get_running_loop().call_later(remaining, self._check_idle)
+
+
+def start_failure_message(name: str, argv: list[str], why: str, stderr: list[str]) -> str:
+    """The error a client gets when its server cannot start: what failed, the server's own
+    words (its last stderr lines), and what to do."""
+    command = " ".join(argv)
+    out = [f"lspmux: the language server {name} ({command}) could not start: {why}."]
+    if stderr:
+        out.append("Its stderr ended with:")
+        out.extend(f"  {line}" for line in stderr[-10:])
+    told = "\n".join(stderr)
+    if "rustup" in told or "Unknown binary" in told:
+        out.append(
+            "This is rustup's proxy without the component: run `rustup component add "
+            "rust-analyzer`, or point the server at a rust-analyzer binary."
+        )
+    out.append(
+        f"Run `{command}` in a terminal to see it fail, fix or install the server (or name "
+        "another one), then reconnect."
+    )
+    return "\n".join(out)
+
+
+def _settle(fut: asyncio.Future[bool], value: bool) -> None:
+    if not fut.done():
+        fut.set_result(value)
+
+
+def _log_task_error(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background task failed", exc_info=task.exception())
+
+
+def _pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+def _version() -> str:
+    from lspmux import __version__
+
+    return __version__
