@@ -151,14 +151,6 @@ LAYERS: tuple[Rank, ...] = (
 ALLOWED: dict[tuple[str, str], str] = {
     # issue 18 item 3, `wire`: headless gets wire's blocking client instead of the shim's.
     ("lspmux.headless", "lspmux.daemon.shim"): "issue 18 item 3 (wire): headless -> daemon.shim",
-    # issue 18 items 1 and 4, `routes`: backends read the Route type from routing/route.py
-    # and stop branching on the routing policy of the assembled table.
-    ("lspmux.backends.backend", "lspmux.routing.table"): "issue 18 item 4 (routes)",
-    ("lspmux.backends.capabilities", "lspmux.routing.table"): "issue 18 item 4 (routes)",
-    ("lspmux.backends.pool", "lspmux.routing.table"): "issue 18 item 4 (routes)",
-    # issue 18 item 3, config keys declared once: the feature names the config checks need
-    # come from the routing data, not from the table of handlers.
-    ("lspmux.config.checkers", "lspmux.routing.table"): "issue 18 item 3 (config)",
 }
 
 
@@ -263,10 +255,6 @@ MAX_LINES = 400
 
 #: Modules over MAX_LINES in other developers' files, each split under issue 18 item 4.
 TOO_LONG: dict[str, str] = {
-    "backends/backend.py": "issue 18 item 4 (routes / backends)",
-    "session/session.py": "issue 18 item 2 (routes): Session becomes state",
-    "session/dispatch.py": "issue 18 item 1 (routes): handlers move to session/families/",
-    "session/forward.py": "issue 18 item 1 (routes): method cases move to their families",
     "wire/connection.py": "issue 18 item 3 (wire)",
     "daemon/shim.py": "issue 18 item 3 (wire): one parser, wire's blocking client",
     "cli.py": "issue 18 item 4 (newcomer)",
