@@ -118,3 +118,20 @@ def main(argv: Sequence[str]) -> int:
         return asyncio.run(run(target, rest, maps))
     except KeyboardInterrupt:
         return 130
+
+
+def remote_words(ns: argparse.Namespace) -> list[str] | None:
+    """The `lspmux client` words that reach the remote the agent options name (`lspmux mcp`,
+    the CLI verbs), or None when they name none."""
+    words: list[str] = []
+    if getattr(ns, "remote", None):
+        words += ["--remote", ns.remote]
+    if getattr(ns, "remote_exec", None):
+        words += ["--remote-exec", ns.remote_exec]
+    if not words:
+        return None
+    for spec in getattr(ns, "map", None) or []:
+        words += ["--map", spec]
+    if getattr(ns, "remote_lspmux", None):
+        words += ["--remote-lspmux", ns.remote_lspmux]
+    return words
