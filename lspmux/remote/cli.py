@@ -29,7 +29,7 @@ def wants_remote(argv: Sequence[str]) -> bool:
     return False
 
 
-def add_remote_options(p: argparse.ArgumentParser) -> None:
+def add_remote_options(p: argparse.ArgumentParser, *, mapping: bool = True) -> None:
     g = p.add_argument_group("on another machine (docs/remote.md)")
     g.add_argument(
         "--remote",
@@ -43,12 +43,13 @@ def add_remote_options(p: argparse.ArgumentParser) -> None:
         help="run the client through CMD, which gives stdio there "
         "(e.g. 'docker exec -i NAME', 'kubectl exec -i POD --')",
     )
-    g.add_argument(
-        "--map",
-        metavar="LOCAL=REMOTE",
-        action="append",
-        help="a path seen as LOCAL here and REMOTE there (may be repeated; longest wins)",
-    )
+    if mapping:
+        g.add_argument(
+            "--map",
+            metavar="LOCAL=REMOTE",
+            action="append",
+            help="a path seen as LOCAL here and REMOTE there (may be repeated; longest wins)",
+        )
     g.add_argument(
         "--remote-lspmux",
         metavar="PATH",
@@ -135,3 +136,36 @@ def remote_words(ns: argparse.Namespace) -> list[str] | None:
     if getattr(ns, "remote_lspmux", None):
         words += ["--remote-lspmux", ns.remote_lspmux]
     return words
+
+
+def remote_status(ns: argparse.Namespace) -> int | None:
+    """`lspmux status --remote …`: the far `lspmux status` (same options), its output and exit
+    status as they are; None when no remote is named."""
+    import subprocess
+
+    from lspmux.remote.target import TargetError
+
+    found = {
+        name: [value]
+        for name, value in (
+            ("--remote", ns.remote),
+            ("--remote-exec", ns.remote_exec),
+            ("--remote-lspmux", ns.remote_lspmux),
+        )
+        if value
+    }
+    if "--remote" not in found and "--remote-exec" not in found:
+        return None
+    try:
+        target = target_of(found)
+    except TargetError as exc:
+        print(f"lspmux status: {exc}", file=sys.stderr)
+        return 2
+    words = [target.lspmux, "status"]
+    words += ["--json"] if ns.json else []
+    words += ["--verbose"] if ns.verbose else []
+    words += ["--connect", ns.connect] if ns.connect else []
+    code = subprocess.run(target.command(words), stdin=subprocess.DEVNULL, check=False).returncode
+    if code not in (0, 1):
+        print(f"lspmux status: {target.label} did not answer (code {code})", file=sys.stderr)
+    return code

@@ -77,3 +77,14 @@ async def test_cli_verb_through_ssh(remote_setup: RemoteSetup) -> None:
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
     assert '"label": "app.py:4:7"' in out.decode(), out.decode()
+
+    # `lspmux status --remote` is the far daemon's status: basedpyright on the remote root
+    status = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "lspmux", "status", "--json",
+        "--remote", setup.sshd.url(setup.remote), "--remote-lspmux", str(setup.lspmux),
+        env={**setup.env, "PYTHONPATH": str(REPO)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(status.communicate(), 120)
+    assert status.returncode == 0, err.decode()
+    assert "basedpyright" in out.decode() and str(setup.remote) in out.decode(), out.decode()
