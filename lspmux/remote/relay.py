@@ -35,6 +35,7 @@ from lspmux.remote.target import Target
 from lspmux.session.documents import Documents
 from lspmux.text import Encoding
 from lspmux.wire.framing import FrameError, FrameParser, encode
+from lspmux.wire.stdio import StdioBridge
 
 log = logging.getLogger("lspmux.remote")
 
@@ -415,10 +416,12 @@ async def _read_editor(relay: Relay, reader: asyncio.StreamReader) -> None:
 
 async def run(target: Target, client_args: list[str], maps: list[tuple[str, str]]) -> int:
     loop = asyncio.get_running_loop()
+    stdio = StdioBridge(sys.stdin.buffer, sys.stdout.buffer)  # a file or a tty works too
     reader = asyncio.StreamReader(limit=1 << 20)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    out_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout)
-    relay = Relay(target, client_args, maps, write=out_transport.write)  # type: ignore[attr-defined]
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdio.reader)
+    out: Any
+    out, _ = await loop.connect_write_pipe(asyncio.Protocol, stdio.writer)
+    relay = Relay(target, client_args, maps, write=out.write)
     await relay.open_link()
     relay.ready = True
     relay._spawn(_read_editor(relay, reader))
@@ -428,4 +431,9 @@ async def run(target: Target, client_args: list[str], maps: list[tuple[str, str]
             await asyncio.wait_for(relay.link.proc.wait(), 5)
         with contextlib.suppress(ProcessLookupError):
             relay.link.proc.terminate()
+    for _ in range(100):  # what was written reaches the editor before the process ends
+        if out.is_closing() or not out.get_write_buffer_size():
+            break
+        await asyncio.sleep(0.02)
+    stdio.close()
     return relay.exit_code

@@ -27,7 +27,7 @@ def pos(line: int, character: int) -> dict[str, int]:
     return {"line": line, "character": character}
 
 
-async def start(setup: RemoteSetup) -> RawClient:
+async def start(setup: RemoteSetup, argv: list[str] | None = None) -> RawClient:
     import os
 
     client = RawClient()
@@ -36,7 +36,7 @@ async def start(setup: RemoteSetup) -> RawClient:
     os.environ.clear()
     os.environ.update(setup.env)
     try:
-        await client.start(*setup.client_argv(), cwd=str(setup.local))
+        await client.start(*(argv or setup.client_argv()), cwd=str(setup.local))
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -239,3 +239,37 @@ async def test_a_wrong_path_fails_with_the_far_message(remote_setup: RemoteSetup
     assert proc.returncode == 1, (out, err)
     assert b"/no/such/dir" in err, err
     assert b"before the session started" in err, err
+
+
+async def test_remote_exec_with_an_explicit_map(remote_setup: RemoteSetup) -> None:
+    """`--remote-exec CMD` (here `env`, which runs the far command with stdio as docker exec -i
+    would) and `--map LOCAL=REMOTE`: the same mapping, and files outside it copied through
+    CMD."""
+    import sys
+
+    require_tool("basedpyright-langserver")
+    setup = remote_setup
+    argv = [
+        sys.executable, "-m", "lspmux", "client", "--remote-exec", "env",
+        "--map", f"{setup.local}={setup.remote}", "--remote-lspmux", str(setup.lspmux),
+    ]  # fmt: skip
+    client = await start(setup, argv)
+    try:
+        use = open_doc(client, setup.local / "use.py")
+        found = await client.request(
+            "textDocument/definition", {"textDocument": {"uri": use}, "position": pos(0, 17)}
+        )
+        locations = found if isinstance(found, list) else [found]
+        assert {loc.get("uri") or loc.get("targetUri") for loc in locations} == {
+            (setup.local / "app.py").as_uri()
+        }, locations
+        app = open_doc(client, setup.local / "app.py")
+        found = await client.request(
+            "textDocument/definition", {"textDocument": {"uri": app}, "position": pos(0, 8)}
+        )
+        locations = found if isinstance(found, list) else [found]
+        target = locations[0].get("uri") or locations[0].get("targetUri")
+        copy = Path(target.removeprefix("file://"))
+        assert str(copy).startswith(setup.env["XDG_CACHE_HOME"]) and copy.read_text(), target
+    finally:
+        await client.stop()
