@@ -109,8 +109,8 @@ class PathMap:
         for local, remote in self._to_local:
             if _under(path, remote):
                 return _swap(path, remote, local)
-        if mirror and self.fallback:
-            return _swap(path, "/", self.fallback)
+        if mirror and self.fallback:  # normalized: a `..` never leads out of the mirror
+            return _swap(os.path.normpath(path), "/", self.fallback)
         return None
 
     # -- whole messages ----------------------------------------------------------------------

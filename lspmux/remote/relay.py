@@ -100,7 +100,7 @@ class Relay:
         self.closing = False
         self.done = asyncio.Event()
         self.exit_code = 0
-        self.fetching: set[str] = set()
+        self.copies: dict[str, asyncio.Future[None]] = {}  # far path -> its copy, made once
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- the editor's side ---------------------------------------------------------------------
@@ -224,9 +224,8 @@ class Relay:
                 self._negotiated(msg["result"])
         elif msg_id is not None:  # a server request: tag it with this link
             msg["id"] = f"g{link.generation}:{orjson.dumps(msg_id).decode()}"
-        missing = [p for p in mirrored if p not in self.fetching]
-        if missing:
-            self._spawn(self._deliver_after_copies(missing, msg))
+        if mirrored:
+            self._spawn(self._deliver_after_copies(sorted(mirrored), msg))
         else:
             self.to_editor(msg)
 
@@ -238,17 +237,24 @@ class Relay:
         self.session_up = True
 
     async def _deliver_after_copies(self, paths: list[str], msg: dict[str, Any]) -> None:
-        assert self.pmap is not None
-        await asyncio.gather(*(self._copy(p) for p in paths))
+        """`msg` once the far files it names outside every mapped root have local copies (a
+        copy that fails is logged: the answer still arrives)."""
+        tasks = []
+        for path in paths:
+            if path not in self.copies:
+                self.copies[path] = asyncio.ensure_future(self._copy(path))
+            tasks.append(self.copies[path])
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, Exception):
+                log.warning("copy from %s failed: %s", self.target.label, outcome)
         self.to_editor(msg)
 
     async def _copy(self, remote: str) -> None:
         """A read-only copy of the far file `remote` in the mirror (once per relay)."""
-        assert self.pmap is not None
+        assert self.pmap is not None and self.pmap.fallback is not None
         local = self.pmap.local_path(remote, mirror=True)
-        if local is None or remote in self.fetching:
+        if local is None or not local.startswith(self.pmap.fallback + "/"):
             return
-        self.fetching.add(remote)
         proc = await asyncio.create_subprocess_exec(
             *self.target.read_command(remote),
             stdin=asyncio.subprocess.DEVNULL,
@@ -301,7 +307,10 @@ class Relay:
                     log.error("from %s: not JSON: %.200r", self.target.label, body)
                     continue
                 if isinstance(msg, dict):
-                    self.from_remote(link, msg)
+                    try:
+                        self.from_remote(link, msg)
+                    except Exception:  # one odd message must not end the session
+                        log.exception("from %s: cannot relay %.200r", self.target.label, msg)
         code = await link.proc.wait()
         if link is self.link:
             self._dropped(link, code)
@@ -410,7 +419,10 @@ async def _read_editor(relay: Relay, reader: asyncio.StreamReader) -> None:
                 log.error("from the editor: not JSON: %.200r", body)
                 continue
             if isinstance(msg, dict):
-                relay.from_editor(msg)
+                try:
+                    relay.from_editor(msg)
+                except Exception:  # one odd message must not end the session
+                    log.exception("from the editor: cannot relay %.200r", msg)
     relay.editor_closed()
 
 

@@ -93,7 +93,7 @@ def parse_ssh_url(
     path = unquote(parts.path) or None
     if path is not None and path != "/":
         path = path.rstrip("/")
-    label = login + (f"_{port}" if port is not None else "")
+    label = login + (f":{port}" if port is not None else "")
     return Target(tuple(prefix), label, remote_root=path, shell=True, lspmux=lspmux)
 
 

@@ -206,3 +206,8 @@ def test_command_arguments_and_locate_results() -> None:
 def test_bare_paths_outside_pairs_never_go_to_the_mirror() -> None:
     msg = {"pattern": "/", "glob": "/usr/**", "rootPath": "/usr/lib"}
     assert pm().to_local(copy.deepcopy(msg)) == msg
+
+
+def test_the_mirror_is_never_left_through_dot_dot() -> None:
+    assert pm().local_path("/../../home/me/.bashrc", mirror=True) == MIRROR + "/home/me/.bashrc"
+    assert pm().local_path("/usr/../etc/x", mirror=True) == MIRROR + "/etc/x"

@@ -17,7 +17,7 @@ def test_ssh_url_runs_the_client_in_the_remote_project() -> None:
     assert argv[: 1 + len(SSH_OPTIONS)] == ["ssh", *SSH_OPTIONS]
     assert argv[1 + len(SSH_OPTIONS) :][:4] == ["-p", "2222", "me@box.lan", "--"]
     assert argv[-1] == "cd '/srv/my proj' && exec /opt/lspmux client --server-path rust-analyzer"
-    assert t.mirror_name() == "me@box.lan_2222"
+    assert t.label == "me@box.lan:2222" and t.mirror_name() == "me@box.lan_2222"
 
 
 def test_ssh_command_from_the_environment_and_no_port() -> None:
