@@ -19,10 +19,15 @@ Remote files outside every mapped prefix (a crate under ~/.cargo/registry, a stu
 remote Python) map to a local mirror directory (`fallback`): remote `/usr/lib/x.pyi` becomes
 `<fallback>/usr/lib/x.pyi`, which the relay fills with a copy read through the transport, and
 the mirror's paths map back to the remote ones when the editor asks about them.
+
+A far message whose bytes hold neither `file:` nor a remote prefix (as JSON may spell it) needs
+no rewriting (`may_name_paths`), and the relay forwards its bytes as they are: the far side is
+an lspmux daemon, whose encoder escapes neither `/` nor non-ASCII text.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -88,6 +93,13 @@ class PathMap:
         # longest first; a stable sort keeps the given order among equal lengths
         self._to_remote = sorted(self.pairs, key=lambda p: -len(p[0]))
         self._to_local = sorted(self.pairs, key=lambda p: -len(p[1]))
+        spellings = {b"file:"}
+        for _, remote in self.pairs:
+            plain = json.dumps(remote, ensure_ascii=False)[1:-1]
+            ascii_only = json.dumps(remote)[1:-1]
+            for text in (plain, ascii_only):
+                spellings |= {text.encode(), text.replace("/", "\\/").encode()}
+        self._patterns = sorted(spellings, key=len, reverse=True)
 
     def __repr__(self) -> str:
         return f"PathMap({self.pairs!r}, fallback={self.fallback!r})"
@@ -114,6 +126,11 @@ class PathMap:
         return None
 
     # -- whole messages ----------------------------------------------------------------------
+
+    def may_name_paths(self, body: bytes) -> bool:
+        """Whether a far message's bytes may hold something `to_local` rewrites: a file URI,
+        or a remote prefix as JSON may spell it (`/`, `\\/`, `\\u00e9`). False is certain."""
+        return any(pattern in body for pattern in self._patterns)
 
     def to_remote(self, value: Any) -> Any:
         """`value` (a parsed message, or any part of one) with local paths made remote."""

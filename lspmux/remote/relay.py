@@ -34,7 +34,7 @@ from lspmux.remote.mapping import PathMap, uri_path
 from lspmux.remote.target import Target
 from lspmux.session.documents import Documents
 from lspmux.text import Encoding
-from lspmux.wire.framing import FrameError, FrameParser, encode
+from lspmux.wire.framing import FrameError, FrameParser, encode, frame
 from lspmux.wire.stdio import StdioBridge
 
 log = logging.getLogger("lspmux.remote")
@@ -205,7 +205,9 @@ class Relay:
         """The link when it carries the editor's messages (not while a new one replays)."""
         return self.link if self.ready else None
 
-    def from_remote(self, link: Link, msg: dict[str, Any]) -> None:
+    def from_remote(self, link: Link, msg: dict[str, Any], body: bytes | None = None) -> None:
+        """A message of the far side (`body`: its bytes, forwarded as they are when nothing in
+        them needs mapping, so a 2.5 MB answer is not encoded again)."""
         if link is not self.link:
             return
         msg_id = msg.get("id")
@@ -216,15 +218,18 @@ class Relay:
                 fut.set_result(msg)
             return
         mirrored: set[str] = set()
-        if self.pmap is not None:
-            msg = self.pmap.to_local(msg, mirrored)
+        if self.pmap is not None and (body is None or self.pmap.may_name_paths(body)):
+            msg, body = self.pmap.to_local(msg, mirrored), None
         if method is None:  # a response to the editor
             asked = self.pending.pop(msg_id, None)
             if asked == "initialize" and "result" in msg:
                 self._negotiated(msg["result"])
         elif msg_id is not None:  # a server request: tag it with this link
             msg["id"] = f"g{link.generation}:{orjson.dumps(msg_id).decode()}"
-        if mirrored:
+            body = None
+        if body is not None:
+            self.write(frame(body))
+        elif mirrored:
             self._spawn(self._deliver_after_copies(sorted(mirrored), msg))
         else:
             self.to_editor(msg)
@@ -308,7 +313,7 @@ class Relay:
                     continue
                 if isinstance(msg, dict):
                     try:
-                        self.from_remote(link, msg)
+                        self.from_remote(link, msg, bytes(body))
                     except Exception:  # one odd message must not end the session
                         log.exception("from %s: cannot relay %.200r", self.target.label, msg)
         code = await link.proc.wait()

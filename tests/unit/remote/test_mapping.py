@@ -211,3 +211,31 @@ def test_bare_paths_outside_pairs_never_go_to_the_mirror() -> None:
 def test_the_mirror_is_never_left_through_dot_dot() -> None:
     assert pm().local_path("/../../home/me/.bashrc", mirror=True) == MIRROR + "/home/me/.bashrc"
     assert pm().local_path("/usr/../etc/x", mirror=True) == MIRROR + "/etc/x"
+
+
+@pytest.mark.parametrize(
+    ("body", "may"),
+    [
+        (b'{"id":1,"result":[{"newText":"x = [1, 2]\\n"}]}', False),
+        (b'{"id":1,"result":{"uri":"file:///srv/build/proj/a.py"}}', True),
+        (b'{"id":1,"result":{"path":"/srv/build/proj/a.py"}}', True),
+        (b'{"id":1,"result":{"path":"\\/srv\\/build\\/proj"}}', True),
+        (b'{"id":1,"result":{"path":"/srv/build/caf\\u00e9"}}', False),  # not the prefix
+        (b'{"id":1,"result":{"path":"/usr/lib/x"}}', False),  # bare, outside: left as is
+    ],
+)
+def test_may_name_paths_is_never_wrong_when_it_says_no(body: bytes, may: bool) -> None:
+    import orjson
+
+    m = pm()
+    assert m.may_name_paths(body) is may
+    if not may:
+        msg = orjson.loads(body)
+        assert m.to_local(copy.deepcopy(msg)) == msg
+
+
+def test_may_name_paths_sees_escaped_spellings_of_the_prefix() -> None:
+    m = PathMap([("/home/me/p", "/srv/café")])
+    for spelled in ('"/srv/café/a"', '"\\/srv\\/café/a"', '"/srv/caf\\u00e9/a"',
+                    '"\\/srv\\/caf\\u00e9"'):  # fmt: skip
+        assert m.may_name_paths(spelled.encode()), spelled
