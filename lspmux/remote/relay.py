@@ -150,13 +150,18 @@ class Relay:
         return self.pmap.to_remote(msg) if self.pmap is not None else msg
 
     def _build_map(self, params: dict[str, Any]) -> PathMap:
+        """`--map` pairs, plus (the editor's root, the --remote path); with neither, the
+        project is at the same path on both sides (only files outside it are mirrored)."""
         pairs = list(self.maps)
+        root = uri_path(params.get("rootUri") or "") or params.get("rootPath")
+        folders = params.get("workspaceFolders") or []
+        if not root and folders:
+            root = uri_path(folders[0].get("uri") or "")
+        root = root or os.getcwd()
         if self.target.remote_root:
-            root = uri_path(params.get("rootUri") or "") or params.get("rootPath")
-            folders = params.get("workspaceFolders") or []
-            if not root and folders:
-                root = uri_path(folders[0].get("uri") or "")
-            pairs.append((root or os.getcwd(), self.target.remote_root))
+            pairs.append((root, self.target.remote_root))
+        if not pairs:
+            pairs.append((root, root))
         return PathMap(pairs, fallback=mirror_root(self.target, self.environ))
 
     def _track(self, method: str, params: Any) -> None:
