@@ -22,7 +22,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,12 +30,16 @@ REPO = Path(__file__).resolve().parent.parent
 SSHD = "/usr/sbin/sshd"
 
 
-@dataclass
 class Sshd:
-    port: int
-    dir: Path
-    client_config: Path
-    proc: subprocess.Popen[bytes]
+    """The running sshd; `stop()` ends its listener (sessions it opened live on, as with a
+    real sshd restart), `start()` listens again on the same port."""
+
+    def __init__(self, port: int, base: Path, client_config: Path, config: Path) -> None:
+        self.port = port
+        self.dir = base
+        self.client_config = client_config
+        self.config = config
+        self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def ssh(self) -> str:
@@ -45,6 +48,34 @@ class Sshd:
 
     def url(self, path: Path | str) -> str:
         return f"ssh://127.0.0.1:{self.port}{path}"
+
+    def start(self) -> None:
+        log = self.dir / "sshd.log"
+        with open(log, "ab") as err:
+            self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.config)], stderr=err)
+        deadline = time.monotonic() + 10
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"sshd exited: {log.read_text()}")
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), 1),
+            ):
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError("sshd did not listen within 10 s")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
 
 
 def require_sshd() -> str:
@@ -70,7 +101,7 @@ def _keygen(path: Path) -> str:
 
 @contextlib.contextmanager
 def running_sshd(base: Path) -> Iterator[Sshd]:
-    sshd = require_sshd()
+    require_sshd()
     base.mkdir(parents=True, exist_ok=True)
     host_pub = _keygen(base / "host_key")
     user_pub = _keygen(base / "user_key")
@@ -106,27 +137,12 @@ PermitRootLogin prohibit-password
 """
     )
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege-separation folder
-    log = open(base / "sshd.log", "wb")  # noqa: SIM115 (closed below)
-    proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stderr=log)
+    server = Sshd(port, base, client, config)
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"sshd exited: {(base / 'sshd.log').read_text()}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            if time.monotonic() > deadline:
-                raise AssertionError("sshd did not listen within 10 s")
-            time.sleep(0.05)
-        yield Sshd(port, base, client, proc)
+        server.start()
+        yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        server.stop()
 
 
 def remote_lspmux(base: Path, env: Mapping[str, str]) -> Path:

@@ -94,6 +94,7 @@ class Relay:
         self.session_up = False  # a first initialize was answered: drops are reconnected
         self.link: Link | None = None
         self.ready = False  # the link carries the editor's messages
+        self.reconnecting = False
         self.generation = 0
         self.pending: dict[Any, str] = {}  # editor request id -> method, on the current link
         self.own: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -346,10 +347,19 @@ class Relay:
         if self.closing:
             self.finish(0)
             return
+        if self.reconnecting:  # a failed attempt: the loop sees its replay fail, tries again
+            return
         self.notify_editor(2, f"lost the connection to {self.target.label}; reconnecting")
         self._spawn(self._reconnect())
 
     async def _reconnect(self) -> None:
+        self.reconnecting = True
+        try:
+            await self._attempts()
+        finally:
+            self.reconnecting = False
+
+    async def _attempts(self) -> None:
         attempt = 0
         while not self.closing:
             await asyncio.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])

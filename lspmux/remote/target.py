@@ -17,11 +17,14 @@ from urllib.parse import unquote, urlsplit
 #: The ssh command (split like a shell would); tests point it at their own config file.
 SSH_ENV = "LSPMUX_SSH"
 #: Options that make ssh fit a stdio transport: no password prompt the editor cannot answer,
-#: no terminal, and a dead link noticed within about 45 s.
+#: no terminal, a host that does not answer given up after 15 s, and a dead link noticed
+#: within about 45 s.
 SSH_OPTIONS = (
     "-T",
     "-o",
     "BatchMode=yes",
+    "-o",
+    "ConnectTimeout=15",
     "-o",
     "ServerAliveInterval=15",
     "-o",

@@ -273,3 +273,54 @@ async def test_remote_exec_with_an_explicit_map(remote_setup: RemoteSetup) -> No
         assert str(copy).startswith(setup.env["XDG_CACHE_HOME"]) and copy.read_text(), target
     finally:
         await client.stop()
+
+
+async def test_while_the_host_is_unreachable_requests_fail_at_once_until_it_is_back(
+    remote_setup: RemoteSetup,
+) -> None:
+    """sshd stops listening and the link drops: the relay's attempts fail (with backoff), every
+    request meanwhile is answered with an error within moments, and once sshd listens again the
+    session comes back with the edits made while it was away."""
+    require_tool("basedpyright-langserver")
+    setup = remote_setup
+    client = await start(setup)
+    try:
+        app = open_doc(client, setup.local / "app.py")
+        hover = {"textDocument": {"uri": app}, "position": pos(3, 7)}
+        for _ in range(100):  # the far session is up and basedpyright answers
+            if await client.request("textDocument/hover", hover):
+                break
+        setup.sshd.stop()
+        assert client.proc is not None
+        for ssh in ssh_children(client.proc.pid):  # (the session may have ended with sshd)
+            ssh.kill()
+
+        def said(text: str) -> int:
+            return sum(
+                1
+                for m, p in client.notifications
+                if m == "window/showMessage" and text in p["message"]
+            )
+
+        await client.wait_for(lambda: said("lost the connection"), "the drop is told")
+        client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": app, "version": 2},
+             "contentChanges": [{"range": {"start": pos(14, 0), "end": pos(14, 0)},
+                                 "text": "def while_away() -> None:\n    pass\n\n\n"}]},
+        )  # fmt: skip
+        # several requests across failed attempts: each answered with an error (a hang would
+        # be a TimeoutError after 5 s, not the RuntimeError of an error answer)
+        for _ in range(3):
+            with pytest.raises(RuntimeError, match="reconnecting"):
+                await client.request("textDocument/hover", hover, timeout=5)
+            await asyncio.sleep(1)  # let attempts fail in between (a sleep cannot hide a hang here)
+        assert said("lost the connection") == 1  # failed attempts are not new drops
+        setup.sshd.start()
+        await client.wait_for(lambda: said("reconnected"), "the link comes back", timeout=60)
+        symbols = await client.request(
+            "textDocument/documentSymbol", {"textDocument": {"uri": app}}
+        )
+        assert "while_away" in {s["name"] for s in symbols}, symbols
+    finally:
+        await client.stop()
