@@ -14,7 +14,7 @@ far daemon kept its servers warm meanwhile. Server→client request ids are tagg
 link they came on, so an answer the editor gives late never reaches the wrong server request.
 
 Remote files outside every mapped root are copied (through the same transport, `cat`) into a
-mirror directory under the user's cache and shown to the editor there (see mapping.py).
+mirror directory under the user's cache and shown to the editor there (mirror.py).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ import copy
 import logging
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from lspmux.remote.mapping import PathMap, uri_path
+from lspmux.remote.mirror import Mirror, mirror_root
 from lspmux.remote.target import Target
 from lspmux.session.documents import Documents
 from lspmux.text import Encoding
@@ -47,11 +47,6 @@ REQUEST_FAILED = -32803
 CHUNK = 1 << 16
 OWN_ID = "lspmux-remote:"
 ENCODINGS: dict[str, Encoding] = {"utf-8": "utf-8", "utf-16": "utf-16", "utf-32": "utf-32"}
-
-
-def mirror_root(target: Target, environ: Any = os.environ) -> str:
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return str(Path(base) / "lspmux" / "remote" / target.mirror_name())
 
 
 class Link:
@@ -101,7 +96,7 @@ class Relay:
         self.closing = False
         self.done = asyncio.Event()
         self.exit_code = 0
-        self.copies: dict[str, asyncio.Future[None]] = {}  # far path -> its copy, made once
+        self.mirror = Mirror(target)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- the editor's side ---------------------------------------------------------------------
@@ -248,40 +243,10 @@ class Relay:
         self.session_up = True
 
     async def _deliver_after_copies(self, paths: list[str], msg: dict[str, Any]) -> None:
-        """`msg` once the far files it names outside every mapped root have local copies (a
-        copy that fails is logged: the answer still arrives)."""
-        tasks = []
-        for path in paths:
-            if path not in self.copies:
-                self.copies[path] = asyncio.ensure_future(self._copy(path))
-            tasks.append(self.copies[path])
-        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
-            if isinstance(outcome, Exception):
-                log.warning("copy from %s failed: %s", self.target.label, outcome)
+        """`msg` once the far files it names outside every mapped root have local copies."""
+        assert self.pmap is not None
+        await self.mirror.ensure(self.pmap, paths)
         self.to_editor(msg)
-
-    async def _copy(self, remote: str) -> None:
-        """A read-only copy of the far file `remote` in the mirror (once per relay)."""
-        assert self.pmap is not None and self.pmap.fallback is not None
-        local = self.pmap.local_path(remote, mirror=True)
-        if local is None or not local.startswith(self.pmap.fallback + "/"):
-            return
-        proc = await asyncio.create_subprocess_exec(
-            *self.target.read_command(remote),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        data, err = await proc.communicate()
-        if proc.returncode != 0:
-            log.warning("cannot copy %s from %s: %s", remote, self.target.label, err.decode())
-            return
-        path = Path(local)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            path.chmod(0o600)
-        path.write_bytes(data)
-        path.chmod(0o444)  # a copy: edits belong on the far side
 
     # -- links -----------------------------------------------------------------------------------
 
