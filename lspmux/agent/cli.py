@@ -24,6 +24,7 @@ from typing import Any
 
 from lspmux.agent.specs import TOOLS, Tool
 from lspmux.cli_common import add_config
+from lspmux.remote.cli import add_remote_options, remote_words
 
 #: Verbs that older commands of `lspmux` already own (their output contracts are kept).
 TAKEN = frozenset({"locate", "diagnostics", "status", "reload"})
@@ -42,6 +43,7 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
         help="run a private lspmux proxy instead of using the daemon",
     )
     add_config(p, "one more TOML config file merged on top (implies --private)")
+    add_remote_options(p)
 
 
 def build_verb_parser(tool: Tool, prog: str = "lspmux") -> argparse.ArgumentParser:
@@ -95,13 +97,14 @@ def main(words: Sequence[str]) -> int:
     ns = build_verb_parser(tool).parse_args(list(words[1:]))
     arguments = arguments_of(tool, ns)
     root = (ns.root or Path.cwd()).resolve()
-    if not ns.private and not ns.config:
+    remote = remote_words(ns)
+    if not ns.private and not ns.config and not remote:
         answer = _through_daemon(tool, arguments, root)
         if answer is not None:
             return _print(tool, answer.get("text"), answer.get("data") or {},
                           answer.get("error"), as_json=ns.json)  # fmt: skip
     return _run(_verb(tool, arguments, root, private=ns.private, configs=ns.config,
-                      as_json=ns.json))  # fmt: skip
+                      as_json=ns.json, remote=remote))  # fmt: skip
 
 
 def _through_daemon(tool: Tool, arguments: dict[str, Any], root: Path) -> dict[str, Any] | None:
@@ -140,14 +143,16 @@ def _print(tool: Tool, text: Any, data: dict[str, Any], error: Any, *, as_json: 
 
 async def _verb(
     tool: Tool, arguments: dict[str, Any], root: Path, *, private: bool, configs: list[Path],
-    as_json: bool,
+    as_json: bool, remote: list[str] | None = None,
 ) -> int:  # fmt: skip
     from lspmux.agent import specs
     from lspmux.agent.errors import ToolError
     from lspmux.agent.lsp import AgentLsp
 
     try:
-        lsp = await AgentLsp.connect(root, private=private, configs=configs, name="lspmux cli")
+        lsp = await AgentLsp.connect(
+            root, private=private, configs=configs, name="lspmux cli", remote=remote
+        )
     except ToolError as exc:
         print(f"lspmux {tool.name}: {exc.message}", file=sys.stderr)
         return 1
@@ -188,4 +193,4 @@ def mcp_main(words: Sequence[str]) -> int:
     from lspmux.agent.mcp_server import serve
 
     root = (ns.root or Path.cwd()).resolve()
-    return serve(root, private=ns.private, configs=ns.config)
+    return serve(root, private=ns.private, configs=ns.config, remote=remote_words(ns))

@@ -83,6 +83,7 @@ class AgentLsp:
         self.configs: list[Path] = []
         self._cache: dict[str, tuple[tuple[Any, ...], str, list[int]]] = {}
         self.name = "lspmux agent"
+        self.remote: list[str] | None = None  # `lspmux client` words reaching another machine
         client.on_request = self._server_request
 
     # -- connecting -------------------------------------------------------------------------
@@ -96,13 +97,21 @@ class AgentLsp:
         autostart: bool = False,
         configs: list[Path] | None = None,
         name: str = "lspmux agent",
+        remote: list[str] | None = None,
     ) -> AgentLsp:
         """A session for `root`: through the daemon unless `private` (or config files are
         given); the daemon is started when `autostart`, else a private proxy is used when
         none answers."""
         root = Path(os.path.realpath(root))
         client, query = None, None
-        if not private and not configs:
+        if remote:  # the daemon of another machine, through `lspmux client --remote` (remote/)
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "lspmux", "client", *remote,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=root,
+                limit=1 << 24,
+            )  # fmt: skip
+            client = HeadlessClient(proc)
+        elif not private and not configs:
             client, query = await daemon_client(autostart)
         if client is None:
             argv = [
@@ -129,6 +138,7 @@ class AgentLsp:
             client = HeadlessClient(proc)
         session = cls(root, client, daemon_query=query)
         session.configs, session.name = list(configs or []), name
+        session.remote = remote
         await session.initialize()
         return session
 
@@ -150,7 +160,9 @@ class AgentLsp:
         """A private session only: stop the proxy (and its servers), start a fresh one and
         open the same documents again."""
         await self.client.close()
-        fresh = await AgentLsp.connect(self.root, private=True, configs=self.configs)
+        fresh = await AgentLsp.connect(
+            self.root, private=not self.remote, configs=self.configs, remote=self.remote
+        )
         self.client, self.capabilities, self.encoding = (
             fresh.client,
             fresh.capabilities,

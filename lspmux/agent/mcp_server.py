@@ -43,8 +43,11 @@ INSTRUCTIONS = (
 class Tools:
     """The MCP handlers over one lazily connected session."""
 
-    def __init__(self, root: Path, *, private: bool, configs: list[Path]) -> None:
+    def __init__(
+        self, root: Path, *, private: bool, configs: list[Path], remote: list[str] | None = None
+    ) -> None:
         self.root = root
+        self.remote = remote
         self.private = private
         self.configs = configs
         self.lsp: AgentLsp | None = None
@@ -72,6 +75,7 @@ class Tools:
                     autostart=True,
                     configs=self.configs,
                     name="lspmux mcp",
+                    remote=self.remote,
                 )
             return self.lsp
 
@@ -251,11 +255,17 @@ async def _stdio_pipes() -> tuple[_PipeLines, _PipeWriter]:
     return _PipeLines(reader, writer), writer
 
 
-def serve(root: Path, *, private: bool = False, configs: list[Path] | None = None) -> int:
+def serve(
+    root: Path,
+    *,
+    private: bool = False,
+    configs: list[Path] | None = None,
+    remote: list[str] | None = None,
+) -> int:
     """Run the MCP server on stdin/stdout until the client closes it."""
     import anyio
 
-    tools = Tools(root, private=private, configs=list(configs or []))
+    tools = Tools(root, private=private, configs=list(configs or []), remote=remote)
     server = build_server(tools)
 
     async def run() -> None:

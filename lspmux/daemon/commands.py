@@ -67,6 +67,9 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "documents, memory, uptime, state) and clients. Exits 0 when it answers within 1 s.",
     )
     add_connect_options(status)
+    from lspmux.remote.cli import add_remote_options
+
+    add_remote_options(status, mapping=False)
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.add_argument(
         "-v",
@@ -169,7 +172,11 @@ def _status(args: argparse.Namespace) -> int:
     from lspmux.daemon.address import AddressError
     from lspmux.daemon.shim import ShimError
     from lspmux.daemon.status import render, render_verbose
+    from lspmux.remote.cli import remote_status
 
+    far = remote_status(args)  # `--remote …`: the daemon of another machine says it
+    if far is not None:
+        return far
     try:
         result = _daemon_request(args, "lspmux/status", {})
         documents = _daemon_request(args, "lspmux/documents", {}) if args.verbose else None

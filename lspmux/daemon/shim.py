@@ -108,6 +108,9 @@ def build_parser(prog: str = "lspmux client") -> argparse.ArgumentParser:
         "Use it as the editor's language server command.",
     )
     add_client_options(p)
+    from lspmux.remote.cli import add_remote_options
+
+    add_remote_options(p)
     return p
 
 
@@ -447,6 +450,12 @@ def _from_config(given: str | None, environ: Mapping[str, str]) -> str:
 
 def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
     """Run the shim; `argv` excludes the program name and the `client` word."""
+    from lspmux.remote.cli import wants_remote
+
+    if wants_remote(argv):  # the daemon lives on another machine: the relay's job
+        from lspmux.remote.cli import main as remote_main
+
+        return remote_main(argv)
     args = parse_args(argv)
     if args is None:  # help or a mistake: argparse says it properly (and exits)
         build_parser("lspmux" if rust_compat else "lspmux client").parse_args(list(argv))
