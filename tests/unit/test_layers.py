@@ -129,6 +129,13 @@ LAYERS: tuple[Rank, ...] = (
         "the session starts.",
     ),
     Rank(
+        "remote",
+        (("lspmux.remote",),),
+        "Reaching an lspmux on another machine: the ssh/exec transport, path mapping, and the "
+        "local relay that keeps the open documents' text (session.documents) to replay it "
+        "after a dropped link. The shim and the agent hand over to it.",
+    ),
+    Rank(
         "serving",
         (("lspmux.daemon",), ("lspmux.proxy",)),
         "Two ways to serve clients over sessions: the shared daemon and the private stdio "
@@ -258,6 +265,7 @@ TOO_LONG: dict[str, str] = {
     "wire/connection.py": "issue 18 item 3 (wire)",
     "daemon/shim.py": "issue 18 item 3 (wire): one parser, wire's blocking client",
     "cli.py": "issue 18 item 4 (newcomer)",
+    "remote/relay.py": "issue 24 follow-up: the link and reconnect part moves out",
 }
 
 
