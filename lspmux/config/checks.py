@@ -412,6 +412,22 @@ def _untrusted(value: Any, where: _Where) -> dict[str, Any]:
     return result
 
 
+def _package(value: Any, where: _Where) -> tuple[str, ...]:
+    """`lspmux install`'s recipe: one pinned package or a list of them."""
+    from lspmux.install.prefix import RECIPE_EXAMPLE, parse_recipe
+
+    expected = f"{RECIPE_EXAMPLE}, or a non-empty list of them"
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        where.fail(f"found {_describe(value)}", expected)
+    for index, item in enumerate(items):
+        try:
+            parse_recipe(item)
+        except ValueError as exc:
+            (where if isinstance(value, str) else where.item(index)).fail(str(exc), expected)
+    return tuple(items)
+
+
 SERVER_KEYS: dict[str, Checker] = {
     "command": _command,
     "file_types": _list_of(_file_type, 'a list like [".py", "Dockerfile"]'),
@@ -430,6 +446,7 @@ SERVER_KEYS: dict[str, Checker] = {
     "client_may_set": _list_of(_choice(CLIENT_SETTABLE), 'a list like ["args", "env"]'),
     "untrusted": _untrusted,
     "install": _non_empty_string,
+    "package": _package,
     "project_check": _list_of(_non_empty_string, _COMMAND_EXAMPLE),  # [] = none
     "project_check_format": _choice(PROJECT_CHECK_FORMATS),
 }
@@ -454,6 +471,7 @@ LINTER_KEYS: dict[str, Checker] = {
     "disabled": _boolean,
     "env": _env,
     "install": _non_empty_string,
+    "package": _package,
 }
 
 #: Top-level keys (besides the `servers` and `linters` tables).

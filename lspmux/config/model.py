@@ -18,6 +18,7 @@ from typing import Any, Literal
 import attrs
 
 from lspmux.config import trust
+from lspmux.install.prefix import installed_executable
 
 log = logging.getLogger("lspmux.config")
 
@@ -105,6 +106,11 @@ def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value or ())
 
 
+def _strings(value: Any) -> tuple[str, ...]:
+    """One string or a list of them, as a tuple (`package = "pypi:ruff==0.17.6"`)."""
+    return (value,) if isinstance(value, str) else tuple(value or ())
+
+
 class _FileRules:
     """What servers and linters share: which files they take, where a file's root is, and
     the command resolved for a root."""
@@ -157,6 +163,9 @@ class ServerConfig(_FileRules):
     untrusted: Mapping[str, Any] = attrs.field(factory=dict)
     #: How to install the server (shown when it is needed but not found).
     install: str | None = None
+    #: What `lspmux install NAME` installs: pinned packages, "pypi:NAME==VERSION" or
+    #: "npm:NAME@VERSION" (`lspmux.install`).
+    package: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: A command that checks the whole project at once (`lspmux diagnostics "*"`), run in the
     #: server's root, and how its output reads (`project_check_format`).
     project_check: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
@@ -214,6 +223,8 @@ class LinterConfig(_FileRules):
     env: Mapping[str, str] = attrs.field(factory=dict)
     #: How to install the tool (shown when it is needed but not found).
     install: str | None = None
+    #: What `lspmux install NAME` installs (as `ServerConfig.package`).
+    package: tuple[str, ...] = attrs.field(default=(), converter=_strings)
 
 
 @attrs.frozen
@@ -327,7 +338,8 @@ def _has_marker(folder: Path, marker: str) -> bool:
 def resolve_command(
     command: tuple[str, ...], root: str | Path | None = None, *, project_bins: bool | None = None
 ) -> list[str] | None:
-    """The argv with its executable resolved (PATH, then project-local bins), or None.
+    """The argv with its executable resolved (what `lspmux install` put in its prefix, then
+    PATH, then project-local bins), or None.
 
     An executable inside the workspace (`PROJECT_BIN_DIRS` under `root`) is used only when
     `project_bins` is true; None asks the trust database whether the user trusted `root`
@@ -337,7 +349,7 @@ def resolve_command(
     exe = command[0]
     if os.sep in exe:
         return list(command) if os.access(exe, os.X_OK) else None
-    found = shutil.which(exe)
+    found = installed_executable(exe) or shutil.which(exe)
     if found is None and root is not None:
         candidate = project_executable(exe, root)
         if candidate is not None:

@@ -43,6 +43,7 @@ EXECUTABLE_KEYS: frozenset[str] = frozenset(
         "client_may_set",
         "untrusted",
         "project_check",
+        "package",  # what `lspmux install` downloads and runs
     }
 )
 #: Global keys an untrusted project file may not set.

@@ -166,10 +166,13 @@ def none_installed(config: Config, needed: dict[str, Path]) -> None:
     RequestFailed saying which, unless a linter serves those files."""
     if any(config.linters_for(str(f), None) for f in needed.values()):
         return
+    from lspmux.install.prefix import install_hint
+
     lines = [
         f"  {name}, for {f.name}: `{config.servers[name].command[0]}` not found"
+        + (f"; install: {hint}" if (hint := install_hint(name, s.package, s.install)) else "")
         for name, f in needed.items()
-        if config.servers[name].command
+        if (s := config.servers[name]).command
     ]
     raise RequestFailed(
         "lspmux: none of the language servers this workspace needs is installed:\n"
