@@ -154,7 +154,14 @@ def from_cache(
             config, root, enabled | kept_off, enough=runs if announcement.complete else None
         )
         if needed and runs.isdisjoint(needed) and kept_off.isdisjoint(needed):
-            none_installed(config, needed)
+            try:
+                none_installed(config, needed)
+            except RequestFailed as exc:  # shown by every editor, not only in its log
+                message = {"type": 1, "message": exc.message}
+                session.conn_send(
+                    {"jsonrpc": "2.0", "method": "window/showMessage", "params": message}
+                )
+                raise
         needed = {name: f for name, f in needed.items() if name in announcement.servers}
         wanted = {name: f for name, f in needed.items() if name not in announcement.known}
         others = len(wanted) < len(needed)
@@ -174,9 +181,11 @@ def none_installed(config: Config, needed: dict[str, Path]) -> None:
         for name, f in needed.items()
         if (s := config.servers[name]).command
     ]
+    ours = [n for n in needed if config.servers[n].package]
     raise RequestFailed(
         "lspmux: none of the language servers this workspace needs is installed:\n"
         + "\n".join(lines)
+        + (f"\nInstall with: lspmux install {ours[0]}" if ours else "")
         + "\nInstall one (on the PATH lspmux runs with), or configure its command "
         "([servers.NAME] command = [...]), then reconnect; `lspmux config` shows what lspmux "
         "looks for."
