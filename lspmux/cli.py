@@ -28,6 +28,7 @@ from lspmux.cli_common import (
 )
 from lspmux.daemon.commands import DAEMON_COMMANDS, add_daemon_commands
 from lspmux.install.command import add_command as add_install_command
+from lspmux.setup_editor import add_command as add_setup_command
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
 if TYPE_CHECKING:
@@ -43,6 +44,11 @@ into an exact position.
 """
 
 EPILOG = """\
+getting started:
+  lspmux doctor                     which servers this project needs, and whether they run
+  lspmux install --missing          install those that are missing (PyPI/npm, pinned)
+  lspmux setup nvim                 the editor's setup to paste (nvim, helix, emacs, vscode, zed)
+
 examples:
   lspmux proxy                      serve one editor on stdin/stdout
   lspmux proxy --config my.toml     add a config file on top of the defaults
@@ -52,7 +58,7 @@ examples:
   lspmux status                     the daemon's instances and clients (docs/sharing.md)
   lspmux trust                      let this project's lspmux.toml and bin/ run
 
-docs: docs/editors.md (editor setups), docs/configuration.md (every key)
+docs: {docs} (editors.md: editor setups, configuration.md: every key)
 """
 
 
@@ -62,7 +68,7 @@ def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lspmux",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=EPILOG.format(docs=os.path.realpath(Path(__file__).parent / "docs")),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version", version=f"lspmux {__version__}")
@@ -96,6 +102,7 @@ def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
     _add_trust_command(sub)
     add_diagnostics_commands(sub)
     add_install_command(sub)
+    add_setup_command(sub)
     _add_locate_commands(sub)
     if agent_help:
         add_agent_commands(sub)
@@ -178,6 +185,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return _config(args)
     if args.command == "trust":
         return _trust(args)
+    if args.command == "setup":
+        from lspmux.setup_editor import main as setup_main
+
+        return setup_main(args)
     if args.command == "install":
         from lspmux.install.command import main as install_main
 
