@@ -94,6 +94,11 @@ def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
         "--available", action="store_true", help="only servers whose executable is installed"
     )
     cfg.add_argument("--dir", type=Path, default=None, help="project folder (default: cwd)")
+    cfg.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the JSON Schema of lspmux.toml (for taplo / Even Better TOML) and stop",
+    )
     add_config(cfg)
     sub.add_parser(
         "help", help="print this help, or the help of COMMAND (lspmux help COMMAND)"
@@ -220,6 +225,13 @@ def _proxy(args: argparse.Namespace) -> int:
 def _config(args: argparse.Namespace) -> int:
     from lspmux.config.loader import ConfigError, format_config, load_config
 
+    if args.schema:
+        import json
+
+        from lspmux.config.schema import schema
+
+        print(json.dumps(schema(), indent=2))
+        return 0
     try:
         config = load_config(args.dir or Path.cwd(), list(args.config))
     except ConfigError as exc:
