@@ -26,6 +26,7 @@ from lspmux.cli_common import (
     set_levels,
     setup_logging,
 )
+from lspmux.completion import add_command as add_completion_command
 from lspmux.daemon.commands import DAEMON_COMMANDS, add_daemon_commands
 from lspmux.install.command import add_command as add_install_command
 from lspmux.setup_editor import add_command as add_setup_command
@@ -108,6 +109,7 @@ def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
     add_diagnostics_commands(sub)
     add_install_command(sub)
     add_setup_command(sub)
+    add_completion_command(sub)
     _add_locate_commands(sub)
     if agent_help:
         add_agent_commands(sub)
@@ -190,6 +192,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return _config(args)
     if args.command == "trust":
         return _trust(args)
+    if args.command == "completion":
+        from lspmux.completion import script
+
+        print(script(args.shell, build_parser()), end="")
+        return 0
     if args.command == "setup":
         from lspmux.setup_editor import main as setup_main
 

@@ -52,7 +52,9 @@ AGENT_VERBS = frozenset(
 
 
 def add_agent_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Help entries only: `main` hands the verbs to lspmux.agent.cli before parsing."""
+    """Help entries only: `main` hands the verbs to lspmux.agent.cli before parsing. The
+    kebab-case names are the documented ones (`call-hierarchy`); the snake_case ones (the MCP
+    tools' names) are still accepted, and left out of the help."""
     sub.add_parser(
         "mcp",
         help="serve the agent tools over MCP on stdio (docs/agents.md)",
@@ -60,6 +62,6 @@ def add_agent_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     from lspmux.agent.cli import VERBS
 
-    for verb in sorted(v for v in AGENT_VERBS if v != "mcp" and "-" not in v):
+    for verb in sorted(v for v in AGENT_VERBS if v != "mcp" and "_" not in v):
         summary = VERBS[verb].description.split(". ")[0]
         sub.add_parser(verb, help=f"agent tool: {summary[0].lower()}{summary[1:]}", add_help=False)
