@@ -30,6 +30,9 @@ SKIP_DIRS = frozenset(
     | {"dist", ".tox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tools", ".build"}
 )
 MAX_FILES = 20000
+#: lspmux's own files: they make no project need a server (taplo for lspmux.toml), as in
+#: `lspmux.session.announce`.
+OWN_FILES = frozenset({"lspmux.toml"})
 SMOKE_TIMEOUT = 5.0
 
 
@@ -59,11 +62,13 @@ class Check:
 
 def project_files(root: Path, limit: int = MAX_FILES) -> list[str]:
     """Up to `limit` file paths under `root`, skipping hidden, VCS, dependency and build
-    folders."""
+    folders, and lspmux's own files."""
     found: list[str] = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(names):
+            if name in OWN_FILES:
+                continue
             found.append(os.path.join(folder, name))
             if len(found) >= limit:
                 return found
