@@ -181,11 +181,14 @@ def none_installed(config: Config, needed: dict[str, Path]) -> None:
         for name, f in needed.items()
         if (s := config.servers[name]).command
     ]
-    ours = [n for n in needed if config.servers[n].package]
+    firsts: dict[str, str] = {}  # the first installable server of each role (as doctor says)
+    for name in needed:
+        if config.servers[name].package:
+            firsts.setdefault(config.servers[name].role, name)
     raise RequestFailed(
         "lspmux: none of the language servers this workspace needs is installed:\n"
         + "\n".join(lines)
-        + (f"\nInstall with: lspmux install {ours[0]}" if ours else "")
+        + (f"\nInstall with: lspmux install {' '.join(firsts.values())}" if firsts else "")
         + "\nInstall one (on the PATH lspmux runs with), or configure its command "
         "([servers.NAME] command = [...]), then reconnect; `lspmux config` shows what lspmux "
         "looks for."

@@ -59,7 +59,7 @@ async def test_a_python_workspace_without_its_servers_is_told_how_to_install_the
         assert "none of the language servers this workspace needs is installed" in text
         assert "basedpyright, for app.py: `basedpyright-langserver` not found" in text
         assert "install: lspmux install basedpyright" in text
-        assert "Install with: lspmux install basedpyright" in text
+        assert "Install with: lspmux install basedpyright ruff" in text
         assert msg["error"]["message"] == text  # and initialize says the same
     finally:
         proc.kill()
