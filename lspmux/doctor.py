@@ -34,6 +34,8 @@ MAX_FILES = 20000
 #: `lspmux.session.announce`.
 OWN_FILES = frozenset({"lspmux.toml"})
 SMOKE_TIMEOUT = 5.0
+#: How many servers doctor starts at the same time.
+PROBES_AT_ONCE = max(2, min(4, os.cpu_count() or 2))
 
 
 @attrs.frozen
@@ -128,18 +130,25 @@ def _check_server(server: ServerConfig, root: Path, n: int) -> Check:
 def _probed(
     checks: list[Check], servers: list[tuple[ServerConfig, str]], root: Path
 ) -> list[Check]:
-    """`checks` with each server found started once (all at the same time)."""
+    """`checks` with each server found started once (`PROBES_AT_ONCE` at a time)."""
     from lspmux.config.restricted import for_root
     from lspmux.probe import probe
+
+    # A few at a time: sixteen servers starting at once on two cores miss their timeout.
+    running = asyncio.Semaphore(PROBES_AT_ONCE)
 
     async def one(check: Check, server: ServerConfig, sample: str) -> Check:
         if check.path is None:
             return check
+        async with running:
+            return await start(check, server, sample)
+
+    async def start(check: Check, server: ServerConfig, sample: str) -> Check:
         server_root = server.find_root(sample)
         runs = for_root(server, server_root)
         if runs is None:
             return attrs.evolve(check, version="not started here: the folder is not trusted")
-        argv = runs.resolve_command(server_root) or [check.path]
+        argv = runs.resolve_command(server_root) or [str(check.path)]
         result = await probe(
             argv,
             server_root,

@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -28,7 +30,8 @@ def _run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def pipx_lspmux(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """(the `lspmux` pipx installed, the environment a newcomer's shell would have)."""
+    """(the `lspmux` pipx installed, the environment a newcomer's shell would have); the sdist
+    holds the docs and the example config, the wheel the docs `--help` names."""
     tmp = tmp_path_factory.mktemp("newcomer")
     source = tmp / "source"  # a copy: building in the tree would leave build/ behind
     shutil.copytree(
@@ -39,23 +42,18 @@ def pipx_lspmux(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
             ".git", ".venv", ".tools", "build", "*.egg-info", "__pycache__"
         ),
     )
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "-q",
-            "-w",
-            str(tmp / "dist"),
-            str(source),
-        ]
-    )
-    (wheel,) = (tmp / "dist").glob("lspmux-*.whl")
     tools = tmp / "tools"
     _run([sys.executable, "-m", "venv", str(tools)])
-    _run([str(tools / "bin" / "python"), "-m", "pip", "install", "-q", "pipx"])
+    _run([str(tools / "bin" / "python"), "-m", "pip", "install", "-q", "pipx", "build"])
+    # `python -m build`: the sdist, then the wheel built from it (what the README says)
+    _run([str(tools / "bin" / "python"), "-m", "build", "-o", str(tmp / "dist"), str(source)])
+    (sdist,) = (tmp / "dist").glob("lspmux-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    assert {"docs/editors.md", "config/lspmux.example.toml", "LICENSE"} <= names
+    (wheel,) = (tmp / "dist").glob("lspmux-*.whl")
+    with zipfile.ZipFile(wheel) as zipped:
+        assert "lspmux/docs/editors.md" in zipped.namelist()
     env = {
         "HOME": str(tmp / "home"),
         "PIPX_HOME": str(tmp / "pipx"),
@@ -78,6 +76,9 @@ def test_the_wheel_installed_with_pipx_installs_ruff_and_serves_its_diagnostics(
 ) -> None:
     lspmux, env = pipx_lspmux
     assert _run([str(lspmux), "--version"], env=env).stdout.startswith("lspmux ")
+    helptext = _run([str(lspmux), "--help"], env=env).stdout
+    docs = Path(helptext.split("\ndocs: ", 1)[1].split(" (", 1)[0])
+    assert (docs / "editors.md").is_file() and "site-packages" in str(docs)
     installed = _run([str(lspmux), "install", "ruff"], env=env, cwd=tmp_path)
     assert "installed ruff: " in installed.stdout
 

@@ -121,3 +121,15 @@ def test_an_unknown_name_gets_a_suggestion(tmp_path: Path) -> None:
     proc = _lspmux(["install", "ruf"], tmp_path, tmp_path)
     assert proc.returncode == 2
     assert "no server or linter is named 'ruf'" in proc.stderr and '"ruff"' in proc.stderr
+
+
+def test_an_untrusted_project_file_cannot_change_what_gets_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # an empty trust database
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "lspmux.toml").write_text('[servers.ruff]\npackage = "pypi:not-ruff==6.6.6"\n')
+    config = load_config(project, [])
+    assert config.servers["ruff"].package == ("pypi:ruff==0.17.6",)
+    assert "servers.ruff.package" in config.untrusted_keys
