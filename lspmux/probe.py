@@ -80,7 +80,7 @@ async def probe(
         return ProbeResult(problem=f"initialize failed: {message}" + _tail(stderr))
     info = (answer.get("result") or {}).get("serverInfo") or {}
     version = " ".join(str(info[k]) for k in ("name", "version") if info.get(k))
-    return ProbeResult(version=version or "answered initialize (no serverInfo)")
+    return ProbeResult(version=version or "runs; it reports no version")
 
 
 class _Gone(Exception):
