@@ -5,7 +5,8 @@ The keys are those the loader accepts (`checks.SERVER_KEYS`, `LINTER_KEYS`, `GLO
 their types come from the attrs fields of `ServerConfig`, `LinterConfig` and `Config`, the
 allowed words from the same tuples the checks use, and each key's description from its row in
 docs/configuration.md (shipped with the package). The checks stay the authority: the schema
-says less than they do (no file-type or regex syntax), never something else.
+says less than they do (no file-type or regex syntax), never something else. A copy lives in
+config/lspmux.schema.json (a test keeps it equal to this).
 """
 
 from __future__ import annotations

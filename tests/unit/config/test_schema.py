@@ -76,3 +76,10 @@ def test_the_command_prints_it() -> None:
         timeout=30,
     )
     assert json.loads(proc.stdout) == schema()
+
+
+def test_the_shipped_schema_file_is_up_to_date() -> None:
+    """config/lspmux.schema.json (for editors to point at) is what the command prints:
+    regenerate it with `lspmux config --schema > config/lspmux.schema.json`."""
+    shipped = json.loads((ROOT / "config" / "lspmux.schema.json").read_text(encoding="utf-8"))
+    assert shipped == schema()
