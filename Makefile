@@ -6,8 +6,12 @@
 setup:
 	scripts/setup-tests
 
-demo: setup
-	.venv/bin/python scripts/demo.py
+# Needs only Python: a venv with lspmux, basedpyright and ruff from PyPI (nothing else).
+PYTHON ?= python3
+demo:
+	@test -x .venv/bin/python || $(PYTHON) -m venv .venv
+	@.venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+	@.venv/bin/python scripts/demo.py --install
 
 test: setup
 	.venv/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)

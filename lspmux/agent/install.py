@@ -2,14 +2,16 @@
 
 Used by `status` and by every tool whose request no server could take (the error then names
 the missing server and the install command instead of only saying that nobody answered). The
-install commands are one table: the `install` field of each server and linter in
-config/defaults.toml (a user's or project's file may set its own).
+install commands come from one table, config/defaults.toml: `lspmux install NAME` for an entry
+with a `package` recipe, else its `install` field (a user's or project's file may set its own).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from lspmux.install.prefix import install_hint
 
 
 def load(root: Path, configs: list[Path]) -> Any:
@@ -22,8 +24,8 @@ def hint(config: Any, name: str) -> str | None:
     """The install command of server or linter `name` in `config`, if the table has one."""
     for table in (config.servers, config.linters):
         found = table.get(name) if isinstance(table, dict) else None
-        if found is not None and found.install:
-            return str(found.install)
+        if found is not None:
+            return install_hint(found.name, found.package, found.install)
     return None
 
 
@@ -34,7 +36,7 @@ def missing_for(root: Path, configs: list[Path], path: Path) -> list[tuple[str, 
     except Exception:
         return []
     return [
-        (s.name, s.install)
+        (s.name, install_hint(s.name, s.package, s.install))
         for s in config.servers_for(str(path))
         if not s.disabled and s.resolve_command(root) is None
     ]

@@ -287,6 +287,22 @@ def _command(value: Any, where: _Where) -> tuple[str, ...]:
     return argv
 
 
+def _package(value: Any, where: _Where) -> tuple[str, ...]:
+    """`lspmux install`'s recipe: one pinned package or a list of them."""
+    from lspmux.install.prefix import RECIPE_EXAMPLE, parse_recipe
+
+    expected = f"{RECIPE_EXAMPLE}, or a non-empty list of them"
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        where.fail(f"found {_describe(value)}", expected)
+    for index, item in enumerate(items):
+        try:
+            parse_recipe(item)
+        except ValueError as exc:
+            (where if isinstance(value, str) else where.item(index)).fail(str(exc), expected)
+    return tuple(items)
+
+
 def _server_name(name: str, where: _Where) -> None:
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_+-]*$", name):
         where.fail(

@@ -25,6 +25,7 @@ from lspmux.config import checkers as c
 from lspmux.config import linter_checks as lc
 from lspmux.config import trust
 from lspmux.config.checkers import key
+from lspmux.install.prefix import installed_executable
 from lspmux.workspace.roots import ROOT_RULES
 
 log = logging.getLogger("lspmux.config")
@@ -51,6 +52,11 @@ _FEATURES = key(c._list_of(c._feature, "a list of feature names"))
 
 def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value or ())
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """One string or a list of them, as a tuple (`package = "pypi:ruff==0.17.6"`)."""
+    return (value,) if isinstance(value, str) else tuple(value or ())
 
 
 class _FileRules:
@@ -127,6 +133,11 @@ class ServerConfig(_FileRules):
     )
     #: How to install the server (shown when it is needed but not found).
     install: str | None = attrs.field(default=None, metadata=key(c._non_empty_string))
+    #: What `lspmux install NAME` installs: pinned packages, "pypi:NAME==VERSION" or
+    #: "npm:NAME@VERSION" (`lspmux.install`).
+    package: tuple[str, ...] = attrs.field(
+        default=(), converter=_strings, metadata=key(c._package, executable=True)
+    )
     #: A command that checks the whole project at once (`lspmux diagnostics "*"`), run in the
     #: server's root, and how its output reads (`project_check_format`). [] = none.
     project_check: tuple[str, ...] = attrs.field(
@@ -214,6 +225,10 @@ class LinterConfig(_FileRules):
     )
     #: How to install the tool (shown when it is needed but not found).
     install: str | None = attrs.field(default=None, metadata=key(c._non_empty_string))
+    #: What `lspmux install NAME` installs (as `ServerConfig.package`).
+    package: tuple[str, ...] = attrs.field(
+        default=(), converter=_strings, metadata=key(c._package, executable=True)
+    )
 
 
 @attrs.frozen
@@ -347,7 +362,8 @@ def _has_marker(folder: Path, marker: str) -> bool:
 def resolve_command(
     command: tuple[str, ...], root: str | Path | None = None, *, project_bins: bool | None = None
 ) -> list[str] | None:
-    """The argv with its executable resolved (PATH, then project-local bins), or None.
+    """The argv with its executable resolved (what `lspmux install` put in its prefix, then
+    PATH, then project-local bins), or None.
 
     An executable inside the workspace (`PROJECT_BIN_DIRS` under `root`) is used only when
     `project_bins` is true; None asks the trust database whether the user trusted `root`
@@ -357,7 +373,7 @@ def resolve_command(
     exe = command[0]
     if os.sep in exe:
         return list(command) if os.access(exe, os.X_OK) else None
-    found = shutil.which(exe)
+    found = installed_executable(exe) or shutil.which(exe)
     if found is None and root is not None:
         candidate = project_executable(exe, root)
         if candidate is not None:

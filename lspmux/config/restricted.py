@@ -150,7 +150,10 @@ def python_outside(root: Path, environ: Mapping[str, str] | None = None) -> str:
 
 def typescript_lib(server: ServerConfig, root: Path) -> str:
     """The `typescript/lib` folder next to the server's own installation, outside `root`."""
-    exe = shutil.which(server.command[0]) if server.command else None
+    from lspmux.install.prefix import installed_executable  # `lspmux install`'s, first
+
+    command = server.command[0] if server.command else None
+    exe = (installed_executable(command) or shutil.which(command)) if command else None
     if exe is None or not _outside(root, exe):
         raise Unresolved("its restricted mode needs the server installed outside the workspace")
     here = Path(os.path.realpath(exe)).parent

@@ -95,6 +95,7 @@ async def run_checks(
     """Run every planned check at once: diagnostics per file, and per file a source row for
     each server (`reported`, `failed` with its output's last lines, or `missing`)."""
     from lspmux.config.model import resolve_command
+    from lspmux.install.prefix import install_hint
 
     results: dict[Path, list[dict[str, Any]]] = {}
     sources: Sources = {}
@@ -107,7 +108,7 @@ async def run_checks(
         if argv is None:
             exe = server.project_check[0]
             row.update(state="missing", detail=f"{exe!r} is not installed (not found on PATH)",
-                       install=server.install)  # fmt: skip
+                       install=install_hint(name, server.package, server.install))  # fmt: skip
         else:
             outcome = await run_check(argv, server.project_check_format, check_root,
                                       source=name, timeout=timeout)  # fmt: skip

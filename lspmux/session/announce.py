@@ -154,7 +154,14 @@ def from_cache(
             config, root, enabled | kept_off, enough=runs if announcement.complete else None
         )
         if needed and runs.isdisjoint(needed) and kept_off.isdisjoint(needed):
-            none_installed(config, needed)
+            try:
+                none_installed(config, needed)
+            except RequestFailed as exc:  # shown by every editor, not only in its log
+                message = {"type": 1, "message": exc.message}
+                session.conn_send(
+                    {"jsonrpc": "2.0", "method": "window/showMessage", "params": message}
+                )
+                raise
         needed = {name: f for name, f in needed.items() if name in announcement.servers}
         wanted = {name: f for name, f in needed.items() if name not in announcement.known}
         others = len(wanted) < len(needed)
@@ -166,14 +173,22 @@ def none_installed(config: Config, needed: dict[str, Path]) -> None:
     RequestFailed saying which, unless a linter serves those files."""
     if any(config.linters_for(str(f), None) for f in needed.values()):
         return
+    from lspmux.install.prefix import install_hint
+
     lines = [
         f"  {name}, for {f.name}: `{config.servers[name].command[0]}` not found"
+        + (f"; install: {hint}" if (hint := install_hint(name, s.package, s.install)) else "")
         for name, f in needed.items()
-        if config.servers[name].command
+        if (s := config.servers[name]).command
     ]
+    firsts: dict[str, str] = {}  # the first installable server of each role (as doctor says)
+    for name in needed:
+        if config.servers[name].package:
+            firsts.setdefault(config.servers[name].role, name)
     raise RequestFailed(
         "lspmux: none of the language servers this workspace needs is installed:\n"
         + "\n".join(lines)
+        + (f"\nInstall with: lspmux install {' '.join(firsts.values())}" if firsts else "")
         + "\nInstall one (on the PATH lspmux runs with), or configure its command "
         "([servers.NAME] command = [...]), then reconnect; `lspmux config` shows what lspmux "
         "looks for."

@@ -24,6 +24,7 @@ from lspmux.config.model import LinterConfig
 from lspmux.diagnostics.linters.runner import Event, LinterRun
 from lspmux.diagnostics.linters.scheduler import LinterScheduler
 from lspmux.errors import InvalidParams
+from lspmux.install.prefix import install_hint
 from lspmux.routing import methods as lsp
 from lspmux.session.host import SessionHost
 from lspmux.uris import file_path, uri_to_path
@@ -271,7 +272,7 @@ def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
         if backend is None:
             exe = server.command[0] if server.command else ""
             row.update(state="missing", detail=f"{exe!r} is not installed (not found on PATH)")
-            row["install"] = server.install
+            row["install"] = install_hint(server.name, server.package, server.install)
         elif backend.state == "failed":
             row.update(state="failed", detail=backend.failure or "failed")
             row["stderr"] = list(backend.stderr_tail)
@@ -293,7 +294,7 @@ def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
         elif run is not None and run.error is not None:
             missing = getattr(run.error, "kind", "") == "missing"
             row.update(state="missing" if missing else "failed", detail=str(run.error))
-            row["install"] = linter.install
+            row["install"] = install_hint(linter.name, linter.package, linter.install)
         elif store_source(linter.name) in reported:
             row["state"] = "reported"
         elif not {"open", "change"} & set(linter.run_on):

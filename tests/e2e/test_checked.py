@@ -50,7 +50,7 @@ def test_no_server_installed_is_not_checked_and_names_the_install_command(
     proc = _run(["ok.py"], workspace, env)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert (
-        "ok.py: not checked by basedpyright: not installed; install: pip install basedpyright"
+        "ok.py: not checked by basedpyright: not installed; install: lspmux install basedpyright"
         in (proc.stdout)
     )
     assert "no problems" not in proc.stdout
@@ -58,7 +58,7 @@ def test_no_server_installed_is_not_checked_and_names_the_install_command(
     data = json.loads(_run(["--json", "ok.py"], workspace, env).stdout)
     assert data["checked"] is False and data["diagnostics"] == []
     missing = {r["source"]: r for r in data["unchecked"]}
-    assert missing["basedpyright"]["install"] == "pip install basedpyright"
+    assert missing["basedpyright"]["install"] == "lspmux install basedpyright"
     assert missing["ruff"]["state"] == "missing"
 
 

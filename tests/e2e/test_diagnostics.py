@@ -368,9 +368,9 @@ file_types = [".sh"]
     assert "ghostlint" in proc.stderr and "not found" in proc.stderr
 
     proc = _lspmux(["doctor", "--config", str(config)], workspace, tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # a needed linter is missing
     ghost = next(line for line in proc.stdout.splitlines() if "ghostlint" in line)
-    assert "WARNING" in ghost and "lspmux-no-such-linter-xyz" in ghost
+    assert "MISSING" in ghost and "lspmux-no-such-linter-xyz" in ghost
     shellcheck = next(line for line in proc.stdout.splitlines() if " shellcheck " in line)
     assert shellcheck.split()[0] == "ok" and shutil.which("shellcheck") in shellcheck
     assert "0." in shellcheck  # its version, from the smoke check

@@ -22,6 +22,7 @@ import attrs
 
 from lspmux.config.model import PROJECT_BIN_DIRS, LinterConfig
 from lspmux.diagnostics.linters import LinterFailure, LinterOutputError, excerpt
+from lspmux.install.prefix import install_hint
 from lspmux.text import Encoding
 
 log = logging.getLogger(__name__)
@@ -272,7 +273,8 @@ def _stderr_head(stderr: str, lines: int = 5) -> str:
 
 def _not_found(config: LinterConfig, root: Path) -> str:
     exe = config.command[0] if config.command else "(empty command)"
-    hint = config.install  # the `install` field of the table (config/defaults.toml)
+    # `lspmux install NAME`, or the `install` field of the table (config/defaults.toml)
+    hint = install_hint(config.name, config.package, config.install)
     where = ", ".join(str(root / d) for d in PROJECT_BIN_DIRS)
     install = f"install it ({hint})" if hint else "install it"
     return (

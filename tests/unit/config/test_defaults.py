@@ -330,6 +330,7 @@ def test_the_example_file_is_valid_and_at_the_defaults(tmp_path: Path) -> None:
             initialization_options={},  # `initialization_options = {}` uncommented
             root_rule="cargo",  # no value means "unset": the example shows one
             install="pip install my-server",
+            package=("pypi:my-server==1.2.3",),
         ),
     }
     assert dict(with_example.linters) == {
@@ -341,6 +342,7 @@ def test_the_example_file_is_valid_and_at_the_defaults(tmp_path: Path) -> None:
             regex=r"^(?P<line>\d+):(?P<column>\d+): (?P<message>.+)$",
             source="my-linter",
             install="apt install my-linter",
+            package=("npm:my-linter@4.5.6",),
         ),
     }
 

@@ -287,7 +287,7 @@ def test_doctor_says_whether_the_project_is_trusted(
     assert "workspace executables (bin/, node_modules/.bin, .venv/bin): not trusted" in text
     assert "restricted mode (so that no server runs the workspace's code): " in text
     gopls = next(line for line in text.splitlines() if " gopls " in line)
-    assert "WARNING" in gopls and "is not used: this folder is not trusted" in gopls
+    assert "MISSING" in gopls and "is not used: this folder is not trusted" in gopls
     trust_cmd.command(project)
     config = load(tmp_path, project)
     text = render(diagnose(config, project, smoke=False), project, config)
