@@ -48,6 +48,7 @@ DEFAULT_GC_INTERVAL = 10.0
 
 _STRINGS = key(c._list_of(c._non_empty_string, "a list of strings"))
 _FEATURES = key(c._list_of(c._feature, "a list of feature names"))
+_PACKAGE = key(c._package, executable=True)
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
@@ -133,11 +134,8 @@ class ServerConfig(_FileRules):
     )
     #: How to install the server (shown when it is needed but not found).
     install: str | None = attrs.field(default=None, metadata=key(c._non_empty_string))
-    #: What `lspmux install NAME` installs: pinned packages, "pypi:NAME==VERSION" or
-    #: "npm:NAME@VERSION" (`lspmux.install`).
-    package: tuple[str, ...] = attrs.field(
-        default=(), converter=_strings, metadata=key(c._package, executable=True)
-    )
+    #: What `lspmux install NAME` installs: "pypi:NAME==VERSION" / "npm:NAME@VERSION" pins.
+    package: tuple[str, ...] = attrs.field(default=(), converter=_strings, metadata=_PACKAGE)
     #: A command that checks the whole project at once (`lspmux diagnostics "*"`), run in the
     #: server's root, and how its output reads (`project_check_format`). [] = none.
     project_check: tuple[str, ...] = attrs.field(
@@ -226,9 +224,7 @@ class LinterConfig(_FileRules):
     #: How to install the tool (shown when it is needed but not found).
     install: str | None = attrs.field(default=None, metadata=key(c._non_empty_string))
     #: What `lspmux install NAME` installs (as `ServerConfig.package`).
-    package: tuple[str, ...] = attrs.field(
-        default=(), converter=_strings, metadata=key(c._package, executable=True)
-    )
+    package: tuple[str, ...] = attrs.field(default=(), converter=_strings, metadata=_PACKAGE)
 
 
 @attrs.frozen

@@ -17,16 +17,10 @@ from typing import Any
 
 import attrs
 
-from lspmux.config.checks import GLOBAL_KEYS, LINTER_KEYS, PROJECT_CHECK_FORMATS, SERVER_KEYS
-from lspmux.config.model import (
-    CLIENT_SETTABLE,
-    COLUMN_UNITS,
-    LINTER_FORMATS,
-    RUN_ON,
-    Config,
-    LinterConfig,
-    ServerConfig,
-)
+from lspmux.config.checkers import CLIENT_SETTABLE, PROJECT_CHECK_FORMATS
+from lspmux.config.checks import GLOBAL_KEYS, LINTER_KEYS, SERVER_KEYS
+from lspmux.config.linter_checks import COLUMN_UNITS, LINTER_FORMATS, RUN_ON
+from lspmux.config.model import Config, LinterConfig, ServerConfig
 from lspmux.workspace.roots import ROOT_RULES
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"

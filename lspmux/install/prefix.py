@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from lspmux.config.trust import xdg_home
+from lspmux import dirs
 
 REGISTRIES = ("pypi", "npm")
 #: `pypi:NAME==VERSION` or `npm:NAME@VERSION` (an npm name may be scoped: `@biomejs/biome`).
@@ -52,18 +52,18 @@ def parse_recipe(text: str) -> Package:
     return Package("npm", match["npm"], match["npm_version"])
 
 
-def data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_DATA_HOME/lspmux`, or `~/.local/share/lspmux`."""
-    return xdg_home("XDG_DATA_HOME", ".local/share", environ) / "lspmux"
+def data_dir() -> Path:
+    """`$XDG_DATA_HOME/lspmux`, or `~/.local/share/lspmux` (lspmux.dirs)."""
+    return dirs.data_dir()
 
 
-def bin_dir(environ: Mapping[str, str] | None = None) -> Path:
+def bin_dir() -> Path:
     """The folder of the installed servers' executables, searched before PATH."""
-    return data_dir(environ) / "bin"
+    return data_dir() / "bin"
 
 
-def server_dir(name: str, environ: Mapping[str, str] | None = None) -> Path:
-    return data_dir(environ) / "servers" / name
+def server_dir(name: str) -> Path:
+    return data_dir() / "servers" / name
 
 
 def installed_executable(exe: str) -> str | None:

@@ -67,6 +67,7 @@ def test_what_an_untrusted_project_file_may_not_set() -> None:
         "client_may_set",
         "untrusted",
         "project_check",
+        "package",  # what `lspmux install` downloads and runs
     } == EXECUTABLE_KEYS
     assert {
         "allowed_servers",
