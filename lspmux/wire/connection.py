@@ -7,7 +7,8 @@ the peer's response, a timeout error, or — when the stream closes — an error
 peer. A response can be relayed without parsing it (`raw` callbacks); bad input is answered with
 a JSON-RPC error and the connection lives on, except a message over the maximum size: it gets an
 error and the connection is closed (nothing of it is read). A peer whose unread queue passes
-`max_write_buffer` is aborted: its queue is dropped at once and the others never wait for it.
+`max_write_buffer` is aborted: its queue is dropped at once and the others never wait for it;
+one that falls behind (`backpressure`) is not read from meanwhile (`wire/backpressure.py`).
 
 Writes are coalesced per read: while any connection handles the messages of one read, what is
 sent on every connection is held and written at the end of that read, one write per
@@ -31,6 +32,7 @@ from lspmux.errors import (
     InvalidRequest,
     JsonRpcError,
 )
+from lspmux.wire.backpressure import Backpressure
 from lspmux.wire.framing import FrameError, FrameParser
 from lspmux.wire.messages import (
     Message,
@@ -75,7 +77,7 @@ def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | bytearray | me
         w.write(b"".join(pieces))
 
 
-class Connection(Requests, asyncio.BufferedProtocol):
+class Connection(Requests, Backpressure, asyncio.BufferedProtocol):
     """A framed JSON-RPC connection. `name` appears in every log line and error message."""
 
     def __init__(
@@ -103,19 +105,9 @@ class Connection(Requests, asyncio.BufferedProtocol):
         #: With `duplex=False`: called when the read pipe ends, instead of closing both
         #: directions — the owner may still answer what was asked, then `close()`.
         self.on_eof = on_eof
-        #: Called when the peer falls behind on its answers (passes `backpressure`): its owner
-        #: stops the work being done for it (see `pause_writing`).
-        self.on_congested = on_congested
         self.reply_errors = reply_errors
         self.max_write_buffer = max_write_buffer
-        #: Bytes queued for the peer above which it is not read until its queue drains to a
-        #: quarter of that (see `pause_writing`); None: always read.
-        self.backpressure = backpressure
-        #: Seconds a peer may stay over `backpressure` before it is disconnected (aborted).
-        self.stuck_after = stuck_after
-        self._stuck_timer: asyncio.TimerHandle | None = None
-        self._owed = 0  # bytes being prepared for the peer (see `owe`)
-        self._reading_paused = False
+        self._init_backpressure(backpressure, stuck_after, on_congested)
         self._parser = FrameParser(max_message_size)
         self._reader: asyncio.BaseTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
@@ -135,56 +127,7 @@ class Connection(Requests, asyncio.BufferedProtocol):
         self._reader = transport
         if self._writer is None and self.duplex:
             self._writer = transport  # type: ignore[assignment]
-            if self.backpressure is not None:
-                transport.set_write_buffer_limits(  # type: ignore[attr-defined]
-                    high=self.backpressure, low=self.backpressure // 4
-                )
-
-    def pause_writing(self) -> None:
-        """The transport says the peer's unread queue passed `backpressure`: stop reading
-        from it until the queue drains, so a client that does not take its answers sends no
-        more requests to the backends it shares (it cannot make them work for nobody, or make
-        the others wait behind that work). Queued messages still count against
-        `max_write_buffer`."""
-        if self.backpressure is None or self._reader is None or self._closed:
-            return
-        if self._debug:
-            log.debug("%s: behind on its answers; its requests wait until it reads", self.name)
-        newly = self._stuck_timer is None
-        if self._stuck_timer is not None:
-            self._stuck_timer.cancel()
-        self._stuck_timer = asyncio.get_running_loop().call_later(
-            self.stuck_after, self.abort, f"not reading for {self.stuck_after:g}s"
-        )
-        self._update_reading()
-        if newly and self.on_congested is not None:
-            self.on_congested()
-
-    def resume_writing(self) -> None:
-        if self._stuck_timer is not None:
-            self._stuck_timer.cancel()
-            self._stuck_timer = None
-        self._update_reading()
-
-    def owe(self, size: int) -> None:
-        """Count `size` bytes that are being prepared for the peer (an answer being fitted
-        off the event loop; negative when it was sent or dropped). A peer owed more than
-        `backpressure` is not read from until it is owed less, as if those bytes were queued
-        unread: its next requests wait for the answer it is already owed."""
-        self._owed += size
-        self._update_reading()
-
-    def _update_reading(self) -> None:
-        """Read from the peer unless it is behind on its answers (queued or owed)."""
-        if self.backpressure is None or self._reader is None or self._closed:
-            return
-        pause = self._stuck_timer is not None or self._owed > self.backpressure
-        if pause != self._reading_paused:
-            self._reading_paused = pause
-            if pause:
-                self._reader.pause_reading()  # type: ignore[attr-defined]
-            else:
-                self._reader.resume_reading()  # type: ignore[attr-defined]
+            self._watch_transport(transport)
 
     def attach_writer(self, transport: asyncio.WriteTransport) -> None:
         self._writer = transport
@@ -218,20 +161,13 @@ class Connection(Requests, asyncio.BufferedProtocol):
             size += w.get_write_buffer_size()
         return size
 
-    @property
-    def congested(self) -> bool:
-        """The peer is behind on what it was sent (over `backpressure`, not read from)."""
-        return self._stuck_timer is not None
-
     def abort(self, reason: str) -> None:
         """Drop the connection at once: what is queued for the peer is discarded (its memory
         released), both directions are torn down, and everything pending fails. For a peer that
         stopped reading, where `close()` would wait forever for the queue to drain."""
         if not self._closed:
             log.warning("%s: disconnected (%s)", self.name, reason)
-        if self._stuck_timer is not None:
-            self._stuck_timer.cancel()
-            self._stuck_timer = None
+        self._stop_watching()
         self._held = []
         self._held_size = 0
         for t in (self._writer, self._reader):
@@ -254,6 +190,7 @@ class Connection(Requests, asyncio.BufferedProtocol):
         if self._closed:
             return
         self._closed = True
+        self._stop_watching()
         self._flush()  # what was sent before the close still goes out
         self.fail_all(f"{self.name} closed the connection")
         for t in (self._writer, self._reader):
@@ -383,19 +320,7 @@ class Connection(Requests, asyncio.BufferedProtocol):
         if self._debug:
             log.debug("%s ← %s", self.name, body[:500])
         header = b"Content-Length: %d\r\n\r\n" % len(body)
-        dirty = _BATCH.dirty
-        if dirty is not None:  # inside a read: hold it, flushed when the read is handled
-            if not self._held:
-                dirty.append(self)
-            self._held += (header, body)
-            self._held_size += len(body)
-            return
-        if self._over_write_limit(w):
-            return
-        if len(body) > LARGE_WRITE:
-            _write_pieces(w, [header, body])
-        else:
-            w.write(header + body)
+        self._send_pieces(w, [header, body], len(body))
 
     def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
         """Relay a sniffed response (`sniff_response(body)` gave `offset`) under another id:
@@ -417,16 +342,32 @@ class Connection(Requests, asyncio.BufferedProtocol):
             head,
             rest,
         ]
+        self._send_pieces(w, pieces, size)
+
+    def _send_pieces(
+        self, w: asyncio.WriteTransport, pieces: list[bytes | bytearray | memoryview], size: int
+    ) -> None:
+        """Write one message (`size`: the length of its body), or hold it until the end of the
+        read being handled (see the module doc)."""
         dirty = _BATCH.dirty
-        if dirty is not None:
+        if dirty is not None:  # inside a read: hold it, flushed when the read is handled
             if not self._held:
                 dirty.append(self)
             self._held += pieces
             self._held_size += size
             return
+        self._write(w, pieces, size)
+
+    def _write(
+        self, w: asyncio.WriteTransport, pieces: list[bytes | bytearray | memoryview], size: int
+    ) -> None:
         if self._over_write_limit(w):
             return
-        _write_pieces(w, pieces)
+        if size > LARGE_WRITE:
+            _write_pieces(w, pieces)
+        else:
+            w.write(b"".join(pieces))
+        self._check_queue(w)
 
     def _flush(self) -> None:
         held = self._held
@@ -440,12 +381,7 @@ class Connection(Requests, asyncio.BufferedProtocol):
             if self._debug:
                 log.debug("%s: dropped %d messages, the stream is closed", self.name, len(held))
             return
-        if self._over_write_limit(w):
-            return
-        if size > LARGE_WRITE:
-            _write_pieces(w, held)
-        else:
-            w.write(b"".join(held))
+        self._write(w, held, size)
 
     def _over_write_limit(self, w: asyncio.WriteTransport) -> bool:
         """Whether the peer is disconnected instead of written to: the bytes it has not read
