@@ -34,6 +34,7 @@ from lspmux.errors import (
 )
 from lspmux.wire.backpressure import Backpressure
 from lspmux.wire.framing import FrameError, FrameParser
+from lspmux.wire.header import frame_header
 from lspmux.wire.messages import (
     Message,
     decode,
@@ -319,7 +320,7 @@ class Connection(Requests, Backpressure, asyncio.BufferedProtocol):
             return
         if self._debug:
             log.debug("%s ← %s", self.name, body[:500])
-        header = b"Content-Length: %d\r\n\r\n" % len(body)
+        header = frame_header(len(body))
         self._send_pieces(w, [header, body], len(body))
 
     def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
@@ -338,7 +339,7 @@ class Connection(Requests, Backpressure, asyncio.BufferedProtocol):
         if self._debug:
             log.debug("%s ← %s… (%d bytes, relayed)", self.name, head, size)
         pieces: list[bytes | bytearray | memoryview] = [
-            b"Content-Length: %d\r\n\r\n" % size,
+            frame_header(size),
             head,
             rest,
         ]

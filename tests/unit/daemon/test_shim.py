@@ -94,17 +94,17 @@ def test_rewrite_initialize_adds_lspmux_and_keeps_the_rest() -> None:
     assert shim.rewrite_initialize(other, {"version": "1"}).endswith(other)
 
 
-def test_read_frame_returns_the_first_message_and_what_follows() -> None:
+def test_read_first_returns_the_first_message_and_what_follows() -> None:
     r, w = os.pipe()
     first = framed({"id": 1, "method": "initialize"})
     second = framed({"method": "initialized"})
     os.write(w, first[:7])
     threading.Timer(0.05, lambda: (os.write(w, first[7:] + second[:5]), os.close(w))).start()
-    got = shim.read_frame(r, bytearray())
+    got = shim.read_first(r)
     assert got is not None
     assert json.loads(got[0]) == {"id": 1, "method": "initialize"}
     assert got[1] == second[:5]
-    assert shim.read_frame(r, bytearray()) is None
+    assert shim.read_first(r) is None
     os.close(r)
 
 
@@ -197,5 +197,5 @@ def test_a_first_message_with_a_junk_length_is_an_error_not_a_traceback(value: b
     os.write(w, b"Content-Length: " + value + b"\r\n\r\n{}")
     os.close(w)
     with pytest.raises(shim.ShimError, match="the client's first message"):
-        shim.read_frame(r, bytearray())
+        shim.read_first(r)
     os.close(r)
