@@ -10,31 +10,22 @@ error and the connection is closed (nothing of it is read). A peer whose unread 
 `max_write_buffer` is aborted: its queue is dropped at once and the others never wait for it;
 one that falls behind (`backpressure`) is not read from meanwhile (`wire/backpressure.py`).
 
-Writes are coalesced per read: while any connection handles the messages of one read, what is
-sent on every connection is held and written at the end of that read, one write per
-connection. Forty pipelined requests that arrive in one read go to a backend in one write (one
-system call, one wake-up of the server), not forty; a message sent outside a read (a timer, a
-task) is written at once.
+What is sent is written by the `Writes` half (`wire/writes.py`: coalesced per read), the queue
+watched by the `Backpressure` half, requests tracked by the `Requests` half.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import orjson
 
 from lspmux.errors import (
     InternalError,
     InvalidRequest,
-    JsonRpcError,
 )
 from lspmux.wire.backpressure import Backpressure
 from lspmux.wire.framing import FrameError, FrameParser
-from lspmux.wire.header import frame_header
 from lspmux.wire.messages import (
     Message,
     decode,
@@ -42,43 +33,17 @@ from lspmux.wire.messages import (
     invalid_reason,
     is_error_reply,
     looks_like_response,
-    notification,
-    rewrite_response_id,
     sniff_response,
 )
 from lspmux.wire.requests import RawCallback, Requests, ResponseCallback
+from lspmux.wire.writes import BATCH, Writes
 
 log = logging.getLogger("lspmux.wire")
 
 __all__ = ["Connection", "RawCallback", "ResponseCallback"]
 
 
-class _Batch(threading.local):
-    """The connections whose writes are held while one read is handled (see the module doc):
-    a list during a read, None otherwise. asyncio runs a loop's protocol callbacks on the loop's
-    thread, one at a time; the batch is per thread, so loops in other threads never share it."""
-
-    dirty: list[Connection] | None = None
-
-
-_BATCH = _Batch()
-
-#: Bodies longer than this are written as they are, after their header, rather than copied
-#: into one buffer with it (a megabyte copy is fresh memory the kernel must fault in).
-LARGE_WRITE = 64 * 1024
-
-
-def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | bytearray | memoryview]) -> None:
-    """Write `pieces` in order without joining them, where the transport can (uvloop gathers
-    them into one writev); otherwise as one buffer."""
-    writelines = getattr(w, "writelines", None)
-    if writelines is not None:
-        writelines(pieces)
-    else:
-        w.write(b"".join(pieces))
-
-
-class Connection(Requests, Backpressure, asyncio.BufferedProtocol):
+class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
     """A framed JSON-RPC connection. `name` appears in every log line and error message."""
 
     def __init__(
@@ -214,7 +179,7 @@ class Connection(Requests, Backpressure, asyncio.BufferedProtocol):
         self._received(self._parser.buffer_updated(nbytes))
 
     def _received(self, items: Sequence[bytes | bytearray | FrameError]) -> None:
-        batch = _BATCH
+        batch = BATCH
         outer = batch.dirty is None
         if outer:
             batch.dirty = []
@@ -296,114 +261,3 @@ class Connection(Requests, Backpressure, asyncio.BufferedProtocol):
                 self.handling = None
             return
         self._complete(msg)
-
-    # -- outgoing -------------------------------------------------------------------------------
-
-    def send(self, msg: Message) -> None:
-        try:
-            body = orjson.dumps(msg)
-        except orjson.JSONEncodeError as exc:  # e.g. nested deeper than orjson encodes
-            if "method" in msg or "id" not in msg:
-                raise
-            # A response that cannot be encoded still answers its request, with an error.
-            log.warning("%s: cannot encode the answer to %r: %s", self.name, msg["id"], exc)
-            body = orjson.dumps(
-                error(msg["id"], InternalError(f"lspmux could not encode the answer: {exc}"))
-            )
-        self.send_raw(body)
-
-    def send_raw(self, body: bytes | bytearray) -> None:
-        w = self._writer
-        if w is None or w.is_closing():
-            if self._debug:
-                log.debug("%s: dropped a message, the stream is closed", self.name)
-            return
-        if self._debug:
-            log.debug("%s ← %s", self.name, body[:500])
-        header = frame_header(len(body))
-        self._send_pieces(w, [header, body], len(body))
-
-    def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
-        """Relay a sniffed response (`sniff_response(body)` gave `offset`) under another id:
-        what `send_raw(rewrite_response_id(body, offset, new_id))` sends, without copying the
-        body (a large answer is written from the very bytes that were read)."""
-        if len(body) <= LARGE_WRITE:
-            self.send_raw(rewrite_response_id(body, offset, new_id))
-            return
-        w = self._writer
-        if w is None or w.is_closing():
-            return
-        head = b'{"jsonrpc":"2.0","id":' + orjson.dumps(new_id) + b","
-        rest = memoryview(body)[offset:]
-        size = len(head) + len(rest)
-        if self._debug:
-            log.debug("%s ← %s… (%d bytes, relayed)", self.name, head, size)
-        pieces: list[bytes | bytearray | memoryview] = [
-            frame_header(size),
-            head,
-            rest,
-        ]
-        self._send_pieces(w, pieces, size)
-
-    def _send_pieces(
-        self, w: asyncio.WriteTransport, pieces: list[bytes | bytearray | memoryview], size: int
-    ) -> None:
-        """Write one message (`size`: the length of its body), or hold it until the end of the
-        read being handled (see the module doc)."""
-        dirty = _BATCH.dirty
-        if dirty is not None:  # inside a read: hold it, flushed when the read is handled
-            if not self._held:
-                dirty.append(self)
-            self._held += pieces
-            self._held_size += size
-            return
-        self._write(w, pieces, size)
-
-    def _write(
-        self, w: asyncio.WriteTransport, pieces: list[bytes | bytearray | memoryview], size: int
-    ) -> None:
-        if self._over_write_limit(w):
-            return
-        if size > LARGE_WRITE:
-            _write_pieces(w, pieces)
-        else:
-            w.write(b"".join(pieces))
-        self._check_queue(w)
-
-    def _flush(self) -> None:
-        held = self._held
-        if not held:
-            return
-        size = self._held_size
-        self._held = []
-        self._held_size = 0
-        w = self._writer
-        if w is None or w.is_closing():
-            if self._debug:
-                log.debug("%s: dropped %d messages, the stream is closed", self.name, len(held))
-            return
-        self._write(w, held, size)
-
-    def _over_write_limit(self, w: asyncio.WriteTransport) -> bool:
-        """Whether the peer is disconnected instead of written to: the bytes it has not read
-        yet already pass `max_write_buffer`. Checked before a write, so one message of any
-        size is always accepted onto a queue under the bound (a large answer to a client that
-        reads is no fault); a peer that stopped reading is aborted, not closed gracefully,
-        which would wait for the queue to drain and keep its memory forever."""
-        limit = self.max_write_buffer
-        if limit is None:
-            return False
-        queued = w.get_write_buffer_size()
-        if queued <= limit:
-            return False
-        self.abort(f"not reading: {queued} bytes queued, limit {limit}")
-        return True
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self.send(notification(method, params))
-
-    def respond(self, msg_id: int | str | None, value: Any) -> None:
-        self.send({"jsonrpc": "2.0", "id": msg_id, "result": value})
-
-    def respond_error(self, msg_id: int | str | None, err: JsonRpcError | dict[str, Any]) -> None:
-        self.send(error(msg_id, err))
