@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from lspmux.errors import InternalError, JsonRpcError
-from lspmux.wire.header import frame_header
+from lspmux.wire.header import HEADER
 from lspmux.wire.messages import Message, error, notification, rewrite_response_id
 
 log = logging.getLogger("lspmux.wire")
@@ -58,6 +58,7 @@ class Writes:
 
     name: str
     max_write_buffer: int | None
+    backpressure: int | None
     _debug: bool
     _writer: asyncio.WriteTransport | None
     #: headers and bodies held during a read, and the size of those bodies
@@ -90,8 +91,23 @@ class Writes:
             return
         if self._debug:
             log.debug("%s ← %s", self.name, body[:500])
-        header = frame_header(len(body))
-        self._send_pieces(w, [header, body], len(body))
+        header = HEADER % len(body)
+        dirty = BATCH.dirty
+        if dirty is not None:  # inside a read: hold it, flushed when the read is handled
+            if not self._held:
+                dirty.append(self)
+            self._held += (header, body)
+            self._held_size += len(body)
+            return
+        # what `_write` does, inline: this is the path of every message sent outside a read
+        if self._over_write_limit(w):
+            return
+        if len(body) > LARGE_WRITE:
+            _write_pieces(w, [header, body])
+        else:
+            w.write(header + body)
+        if self.backpressure is not None:
+            self._check_queue(w)
 
     def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
         """Relay a sniffed response (`sniff_response(body)` gave `offset`) under another id:
@@ -109,7 +125,7 @@ class Writes:
         if self._debug:
             log.debug("%s ← %s… (%d bytes, relayed)", self.name, head, size)
         pieces: Pieces = [
-            frame_header(size),
+            HEADER % size,
             head,
             rest,
         ]
@@ -134,7 +150,8 @@ class Writes:
             _write_pieces(w, pieces)
         else:
             w.write(b"".join(pieces))
-        self._check_queue(w)
+        if self.backpressure is not None:
+            self._check_queue(w)
 
     def _flush(self) -> None:
         held = self._held
