@@ -35,6 +35,21 @@ def test_parse_args_without_argparse() -> None:
     assert shim.parse_args(["--connect"]) is None
 
 
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["--connect", "unix:/x", "--server-path", "ra", "--", "a"],
+        ["--connect=tcp:h:1", "--token-file", "t", "--no-autostart", "srv-arg"],
+        ["--ra-mux-server=clangd", "--pass-env", "A", "--pass-env=B", "--", "--x", "-y"],
+        [],
+    ],
+)
+def test_both_readers_of_the_one_option_table_agree(words: list[str]) -> None:
+    fast = shim.parse_args(words)
+    assert fast is not None
+    assert vars(shim.build_parser().parse_args(words)) == vars(fast)
+
+
 def test_argparse_declares_the_same_options() -> None:
     ns = shim.build_parser().parse_args(["--connect", "unix:/x", "--server-path", "ra", "--", "a"])
     fast = shim.parse_args(["--connect", "unix:/x", "--server-path", "ra", "--", "a"])
