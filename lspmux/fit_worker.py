@@ -1,7 +1,7 @@
 """The fitting worker: a child process that fits large answers to a client's capabilities.
 
 `session/fitting.py` starts it (`python -I -c ...`, see there) and talks JSON-RPC to it over
-its stdin and stdout, with the same Content-Length framing as a language server. It answers one
+its stdin and stdout (`wire.blocking.BlockingPeer`), framed like a language server. It answers one
 method, `lspmux/fit`:
 
     params: {"method": the LSP method answered, "client": the client's capabilities,
@@ -15,7 +15,6 @@ interpreter lock: the event loop that serves every other client goes on undistur
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -23,7 +22,8 @@ import orjson
 
 from lspmux.errors import InternalError, JsonRpcError, MethodNotFound, ParseError
 from lspmux.routing.adapt import adapt
-from lspmux.wire.framing import FrameError, FrameParser
+from lspmux.wire.blocking import BlockingPeer, WireError
+from lspmux.wire.framing import MAX_MESSAGE_SIZE
 
 METHOD = "lspmux/fit"
 
@@ -61,19 +61,15 @@ def _error(msg_id: Any, error: JsonRpcError) -> bytes:
 
 
 def main() -> int:
-    parser = FrameParser()
-    out = sys.stdout.buffer
-    while chunk := os.read(0, 1 << 20):
-        for item in parser.feed(chunk):
-            if isinstance(item, FrameError):
-                if item.fatal:
-                    return 1
-                continue
-            reply = handle(item)
+    peer = BlockingPeer.over_fds(0, 1, "the fitting worker's requester", limit=MAX_MESSAGE_SIZE)
+    try:
+        while (body := peer.read_body()) is not None:
+            reply = handle(body)
             if reply is not None:
-                out.write(b"Content-Length: %d\r\n\r\n" % len(reply))
-                out.write(reply)
-                out.flush()
+                peer.write_body(reply)
+    except WireError as exc:  # the requester writes frames it knows: nothing to carry on for
+        print(f"lspmux fit worker: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

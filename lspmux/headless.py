@@ -1,7 +1,8 @@
 """The headless LSP client of lspmux: how its own commands (`lspmux diagnostics`, `locate`, the
 agent tools) talk LSP to lspmux itself.
 
-Standard library + orjson only, so a command-line verb starts fast. The peer is a child
+Standard library + orjson + `wire` only, so a command-line verb starts fast (frames are read
+by `wire.framing.FrameParser`, like every other peer's). The peer is a child
 process (a private `lspmux proxy`, or the `lspmux client` shim) or a stream pair (the daemon's
 Unix socket, reached directly). The client keeps what a one-shot caller needs to know: the
 published diagnostics per uri, the `$/progress` tokens still open, the last time anything was
@@ -22,6 +23,11 @@ from typing import Any
 import orjson
 
 from lspmux.errors import RequestFailed
+from lspmux.wire.blocking import open_socket
+from lspmux.wire.framing import FrameError, FrameParser, frame
+
+#: Bytes asked of the stream per read.
+READ_SIZE = 1 << 16
 
 #: languageId by file extension, for the didOpen of files read from disk.
 LANGUAGE_IDS = {
@@ -86,8 +92,7 @@ class HeadlessClient:
     def send(self, msg: dict[str, Any]) -> None:
         if self.closed:
             raise ReportError("lspmux closed the connection")
-        body = orjson.dumps({"jsonrpc": "2.0", **msg})
-        self._out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self._out.write(frame(orjson.dumps({"jsonrpc": "2.0", **msg})))
 
     def notify(self, method: str, params: Any) -> None:
         self.send({"method": method, "params": params})
@@ -108,22 +113,16 @@ class HeadlessClient:
 
     async def _read(self) -> None:
         stream = self._in
+        parser = FrameParser()
         try:
-            while True:
-                length = 0
-                while True:
-                    line = await stream.readline()
-                    if not line:
-                        return
-                    line = line.strip()
-                    if not line:
-                        break
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                body = await stream.readexactly(length)
-                self._handle(orjson.loads(body))
-        except (asyncio.IncompleteReadError, ConnectionError):
+            while data := await stream.read(READ_SIZE):
+                for item in parser.feed(data):
+                    if isinstance(item, FrameError):
+                        if item.fatal:  # nothing after it can be read
+                            return
+                        continue
+                    self._handle(orjson.loads(item))
+        except ConnectionError:
             return
         finally:
             self.closed = True
@@ -209,16 +208,13 @@ class LspError(ReportError):
 
 def daemon_running() -> bool:
     """Whether an lspmux daemon answers on its default socket (env LSPMUX_ADDRESS)."""
-    try:
-        from lspmux.daemon.address import resolve_client
-        from lspmux.daemon.shim import open_socket
-    except ImportError:
-        return False
+    from lspmux.daemon.address import resolve_client  # the address rules only
+
     try:
         address = resolve_client(None)
         if not address.is_unix:
             return False
-        open_socket(address, timeout=0.5).close()
+        open_socket(address.path, timeout=0.5).close()
     except Exception:
         return False
     return True

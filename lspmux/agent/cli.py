@@ -111,7 +111,7 @@ def _through_daemon(tool: Tool, arguments: dict[str, Any], root: Path) -> dict[s
     """The tool run by the daemon (`lspmux/tool`), stdlib only; None when no daemon answers
     on the local socket (or it is too old to know the method)."""
     from lspmux.daemon.address import AddressError, resolve_client
-    from lspmux.daemon.shim import ShimError, request
+    from lspmux.daemon.dial import ShimError, request
 
     try:
         address = resolve_client(None)

@@ -20,7 +20,7 @@ def socket_query(address: Any) -> DaemonQuery:
     """A DaemonQuery over the daemon's socket (one connection per question)."""
 
     async def query(method: str, params: dict[str, Any]) -> Any:
-        from lspmux.daemon.shim import request
+        from lspmux.daemon.dial import request
 
         timeout = 120.0 if method == "lspmux/reload" else 10.0
         return await asyncio.to_thread(
@@ -34,7 +34,7 @@ async def daemon_client(autostart: bool) -> tuple[HeadlessClient | None, DaemonQ
     """A client on the daemon's socket and its query function, or Nones when no daemon
     answers (and none may be started)."""
     from lspmux.daemon.address import AddressError, resolve_client
-    from lspmux.daemon.shim import ShimError, connect
+    from lspmux.daemon.dial import ShimError, connect
 
     try:
         address = resolve_client(None)

@@ -20,7 +20,7 @@ async def unsaved_elsewhere(lsp: AgentLsp, uris: list[str]) -> list[str]:
     """The uris another client of the daemon holds open with unsaved changes."""
     if lsp.daemon_query is None or not uris:
         return []
-    from lspmux.daemon.shim import ShimError
+    from lspmux.daemon.dial import ShimError
 
     try:
         result = await lsp.daemon_query("lspmux/documents", {"uris": uris})

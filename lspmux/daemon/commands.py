@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from lspmux.daemon.shim import add_client_options, add_connect_options
+    from lspmux.daemon.client_options import add_client_options, add_connect_options
 
     server = sub.add_parser(
         "server",
@@ -158,7 +158,7 @@ def _where(args: argparse.Namespace) -> str:
 
 def _daemon_request(args: argparse.Namespace, method: str, params: dict[str, object]) -> object:
     from lspmux.daemon.address import load_token, resolve_client
-    from lspmux.daemon.shim import request
+    from lspmux.daemon.dial import request
 
     address = resolve_client(args.connect)
     token = None if address.is_unix else load_token(args.token_file)
@@ -170,7 +170,7 @@ def _status(args: argparse.Namespace) -> int:
     import json
 
     from lspmux.daemon.address import AddressError
-    from lspmux.daemon.shim import ShimError
+    from lspmux.daemon.dial import ShimError
     from lspmux.daemon.status import render, render_verbose
     from lspmux.remote.cli import remote_status
 
@@ -203,7 +203,7 @@ def _reload(args: argparse.Namespace) -> int:
     import os
 
     from lspmux.daemon.address import AddressError
-    from lspmux.daemon.shim import ShimError
+    from lspmux.daemon.dial import ShimError
 
     params: dict[str, object] = {"restart": True} if args.restart else {}
     if args.all:

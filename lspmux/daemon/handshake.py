@@ -18,8 +18,7 @@ import orjson
 
 from lspmux.daemon.address import peer_uid
 from lspmux.session.session import Session
-from lspmux.wire.framing import frame
-from lspmux.wire.length import FrameError, parse_length
+from lspmux.wire.header import MAX_HEADER, FrameError, frame, header_length
 from lspmux.wire.messages import Message
 
 log = logging.getLogger("lspmux.daemon")
@@ -34,8 +33,6 @@ HANDSHAKE_LIMIT = 16 * 1024 * 1024
 TCP_HANDSHAKE_LIMIT = 256 * 1024
 TCP_HANDSHAKE_TIMEOUT = 10.0
 MAX_TCP_HANDSHAKES = 8
-#: A header block longer than this without its blank line is garbage.
-MAX_HANDSHAKE_HEADER = 64 * 1024
 #: Bytes queued for a client above which its requests are no longer read (until it drains to a
 #: quarter of that): a client that stops reading cannot keep the shared backends busy.
 CLIENT_BACKPRESSURE = 1024 * 1024
@@ -104,14 +101,10 @@ class Handshake(asyncio.Protocol):
         buf += data
         end = buf.find(b"\r\n\r\n")
         if end < 0:
-            if len(buf) > MAX_HANDSHAKE_HEADER:
-                self._refuse(f"no header end within {MAX_HANDSHAKE_HEADER} bytes")
+            if len(buf) > MAX_HEADER:
+                self._refuse(f"no header end within {MAX_HEADER} bytes")
             return
-        length: int | FrameError = FrameError("no Content-Length header")
-        for line in bytes(buf[:end]).split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = parse_length(value, self.limit)
+        length = header_length(bytes(buf[:end]), self.limit)
         if isinstance(length, FrameError):
             self._refuse(f"first message: {length.detail}")
             return

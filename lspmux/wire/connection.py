@@ -7,30 +7,24 @@ the peer's response, a timeout error, or — when the stream closes — an error
 peer. A response can be relayed without parsing it (`raw` callbacks); bad input is answered with
 a JSON-RPC error and the connection lives on, except a message over the maximum size: it gets an
 error and the connection is closed (nothing of it is read). A peer whose unread queue passes
-`max_write_buffer` is aborted: its queue is dropped at once and the others never wait for it.
+`max_write_buffer` is aborted: its queue is dropped at once and the others never wait for it;
+one that falls behind (`backpressure`) is not read from meanwhile (`wire/backpressure.py`).
 
-Writes are coalesced per read: while any connection handles the messages of one read, what is
-sent on every connection is held and written at the end of that read, one write per
-connection. Forty pipelined requests that arrive in one read go to a backend in one write (one
-system call, one wake-up of the server), not forty; a message sent outside a read (a timer, a
-task) is written at once.
+What is sent is written by the `Writes` half (`wire/writes.py`: coalesced per read), the queue
+watched by the `Backpressure` half, requests tracked by the `Requests` half.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import orjson
 
 from lspmux.errors import (
     InternalError,
     InvalidRequest,
-    JsonRpcError,
 )
+from lspmux.wire.backpressure import Backpressure
 from lspmux.wire.framing import FrameError, FrameParser
 from lspmux.wire.messages import (
     Message,
@@ -39,43 +33,17 @@ from lspmux.wire.messages import (
     invalid_reason,
     is_error_reply,
     looks_like_response,
-    notification,
-    rewrite_response_id,
     sniff_response,
 )
 from lspmux.wire.requests import RawCallback, Requests, ResponseCallback
+from lspmux.wire.writes import BATCH, Writes
 
 log = logging.getLogger("lspmux.wire")
 
 __all__ = ["Connection", "RawCallback", "ResponseCallback"]
 
 
-class _Batch(threading.local):
-    """The connections whose writes are held while one read is handled (see the module doc):
-    a list during a read, None otherwise. asyncio runs a loop's protocol callbacks on the loop's
-    thread, one at a time; the batch is per thread, so loops in other threads never share it."""
-
-    dirty: list[Connection] | None = None
-
-
-_BATCH = _Batch()
-
-#: Bodies longer than this are written as they are, after their header, rather than copied
-#: into one buffer with it (a megabyte copy is fresh memory the kernel must fault in).
-LARGE_WRITE = 64 * 1024
-
-
-def _write_pieces(w: asyncio.WriteTransport, pieces: list[bytes | bytearray | memoryview]) -> None:
-    """Write `pieces` in order without joining them, where the transport can (uvloop gathers
-    them into one writev); otherwise as one buffer."""
-    writelines = getattr(w, "writelines", None)
-    if writelines is not None:
-        writelines(pieces)
-    else:
-        w.write(b"".join(pieces))
-
-
-class Connection(Requests, asyncio.BufferedProtocol):
+class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
     """A framed JSON-RPC connection. `name` appears in every log line and error message."""
 
     def __init__(
@@ -103,19 +71,9 @@ class Connection(Requests, asyncio.BufferedProtocol):
         #: With `duplex=False`: called when the read pipe ends, instead of closing both
         #: directions — the owner may still answer what was asked, then `close()`.
         self.on_eof = on_eof
-        #: Called when the peer falls behind on its answers (passes `backpressure`): its owner
-        #: stops the work being done for it (see `pause_writing`).
-        self.on_congested = on_congested
         self.reply_errors = reply_errors
         self.max_write_buffer = max_write_buffer
-        #: Bytes queued for the peer above which it is not read until its queue drains to a
-        #: quarter of that (see `pause_writing`); None: always read.
-        self.backpressure = backpressure
-        #: Seconds a peer may stay over `backpressure` before it is disconnected (aborted).
-        self.stuck_after = stuck_after
-        self._stuck_timer: asyncio.TimerHandle | None = None
-        self._owed = 0  # bytes being prepared for the peer (see `owe`)
-        self._reading_paused = False
+        self._init_backpressure(backpressure, stuck_after, on_congested)
         self._parser = FrameParser(max_message_size)
         self._reader: asyncio.BaseTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
@@ -135,56 +93,7 @@ class Connection(Requests, asyncio.BufferedProtocol):
         self._reader = transport
         if self._writer is None and self.duplex:
             self._writer = transport  # type: ignore[assignment]
-            if self.backpressure is not None:
-                transport.set_write_buffer_limits(  # type: ignore[attr-defined]
-                    high=self.backpressure, low=self.backpressure // 4
-                )
-
-    def pause_writing(self) -> None:
-        """The transport says the peer's unread queue passed `backpressure`: stop reading
-        from it until the queue drains, so a client that does not take its answers sends no
-        more requests to the backends it shares (it cannot make them work for nobody, or make
-        the others wait behind that work). Queued messages still count against
-        `max_write_buffer`."""
-        if self.backpressure is None or self._reader is None or self._closed:
-            return
-        if self._debug:
-            log.debug("%s: behind on its answers; its requests wait until it reads", self.name)
-        newly = self._stuck_timer is None
-        if self._stuck_timer is not None:
-            self._stuck_timer.cancel()
-        self._stuck_timer = asyncio.get_running_loop().call_later(
-            self.stuck_after, self.abort, f"not reading for {self.stuck_after:g}s"
-        )
-        self._update_reading()
-        if newly and self.on_congested is not None:
-            self.on_congested()
-
-    def resume_writing(self) -> None:
-        if self._stuck_timer is not None:
-            self._stuck_timer.cancel()
-            self._stuck_timer = None
-        self._update_reading()
-
-    def owe(self, size: int) -> None:
-        """Count `size` bytes that are being prepared for the peer (an answer being fitted
-        off the event loop; negative when it was sent or dropped). A peer owed more than
-        `backpressure` is not read from until it is owed less, as if those bytes were queued
-        unread: its next requests wait for the answer it is already owed."""
-        self._owed += size
-        self._update_reading()
-
-    def _update_reading(self) -> None:
-        """Read from the peer unless it is behind on its answers (queued or owed)."""
-        if self.backpressure is None or self._reader is None or self._closed:
-            return
-        pause = self._stuck_timer is not None or self._owed > self.backpressure
-        if pause != self._reading_paused:
-            self._reading_paused = pause
-            if pause:
-                self._reader.pause_reading()  # type: ignore[attr-defined]
-            else:
-                self._reader.resume_reading()  # type: ignore[attr-defined]
+            self._watch_transport(transport)
 
     def attach_writer(self, transport: asyncio.WriteTransport) -> None:
         self._writer = transport
@@ -218,20 +127,13 @@ class Connection(Requests, asyncio.BufferedProtocol):
             size += w.get_write_buffer_size()
         return size
 
-    @property
-    def congested(self) -> bool:
-        """The peer is behind on what it was sent (over `backpressure`, not read from)."""
-        return self._stuck_timer is not None
-
     def abort(self, reason: str) -> None:
         """Drop the connection at once: what is queued for the peer is discarded (its memory
         released), both directions are torn down, and everything pending fails. For a peer that
         stopped reading, where `close()` would wait forever for the queue to drain."""
         if not self._closed:
             log.warning("%s: disconnected (%s)", self.name, reason)
-        if self._stuck_timer is not None:
-            self._stuck_timer.cancel()
-            self._stuck_timer = None
+        self._stop_watching()
         self._held = []
         self._held_size = 0
         for t in (self._writer, self._reader):
@@ -254,6 +156,7 @@ class Connection(Requests, asyncio.BufferedProtocol):
         if self._closed:
             return
         self._closed = True
+        self._stop_watching()
         self._flush()  # what was sent before the close still goes out
         self.fail_all(f"{self.name} closed the connection")
         for t in (self._writer, self._reader):
@@ -276,7 +179,7 @@ class Connection(Requests, asyncio.BufferedProtocol):
         self._received(self._parser.buffer_updated(nbytes))
 
     def _received(self, items: Sequence[bytes | bytearray | FrameError]) -> None:
-        batch = _BATCH
+        batch = BATCH
         outer = batch.dirty is None
         if outer:
             batch.dirty = []
@@ -358,115 +261,3 @@ class Connection(Requests, asyncio.BufferedProtocol):
                 self.handling = None
             return
         self._complete(msg)
-
-    # -- outgoing -------------------------------------------------------------------------------
-
-    def send(self, msg: Message) -> None:
-        try:
-            body = orjson.dumps(msg)
-        except orjson.JSONEncodeError as exc:  # e.g. nested deeper than orjson encodes
-            if "method" in msg or "id" not in msg:
-                raise
-            # A response that cannot be encoded still answers its request, with an error.
-            log.warning("%s: cannot encode the answer to %r: %s", self.name, msg["id"], exc)
-            body = orjson.dumps(
-                error(msg["id"], InternalError(f"lspmux could not encode the answer: {exc}"))
-            )
-        self.send_raw(body)
-
-    def send_raw(self, body: bytes | bytearray) -> None:
-        w = self._writer
-        if w is None or w.is_closing():
-            if self._debug:
-                log.debug("%s: dropped a message, the stream is closed", self.name)
-            return
-        if self._debug:
-            log.debug("%s ← %s", self.name, body[:500])
-        header = b"Content-Length: %d\r\n\r\n" % len(body)
-        dirty = _BATCH.dirty
-        if dirty is not None:  # inside a read: hold it, flushed when the read is handled
-            if not self._held:
-                dirty.append(self)
-            self._held += (header, body)
-            self._held_size += len(body)
-            return
-        if self._over_write_limit(w):
-            return
-        if len(body) > LARGE_WRITE:
-            _write_pieces(w, [header, body])
-        else:
-            w.write(header + body)
-
-    def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
-        """Relay a sniffed response (`sniff_response(body)` gave `offset`) under another id:
-        what `send_raw(rewrite_response_id(body, offset, new_id))` sends, without copying the
-        body (a large answer is written from the very bytes that were read)."""
-        if len(body) <= LARGE_WRITE:
-            self.send_raw(rewrite_response_id(body, offset, new_id))
-            return
-        w = self._writer
-        if w is None or w.is_closing():
-            return
-        head = b'{"jsonrpc":"2.0","id":' + orjson.dumps(new_id) + b","
-        rest = memoryview(body)[offset:]
-        size = len(head) + len(rest)
-        if self._debug:
-            log.debug("%s ← %s… (%d bytes, relayed)", self.name, head, size)
-        pieces: list[bytes | bytearray | memoryview] = [
-            b"Content-Length: %d\r\n\r\n" % size,
-            head,
-            rest,
-        ]
-        dirty = _BATCH.dirty
-        if dirty is not None:
-            if not self._held:
-                dirty.append(self)
-            self._held += pieces
-            self._held_size += size
-            return
-        if self._over_write_limit(w):
-            return
-        _write_pieces(w, pieces)
-
-    def _flush(self) -> None:
-        held = self._held
-        if not held:
-            return
-        size = self._held_size
-        self._held = []
-        self._held_size = 0
-        w = self._writer
-        if w is None or w.is_closing():
-            if self._debug:
-                log.debug("%s: dropped %d messages, the stream is closed", self.name, len(held))
-            return
-        if self._over_write_limit(w):
-            return
-        if size > LARGE_WRITE:
-            _write_pieces(w, held)
-        else:
-            w.write(b"".join(held))
-
-    def _over_write_limit(self, w: asyncio.WriteTransport) -> bool:
-        """Whether the peer is disconnected instead of written to: the bytes it has not read
-        yet already pass `max_write_buffer`. Checked before a write, so one message of any
-        size is always accepted onto a queue under the bound (a large answer to a client that
-        reads is no fault); a peer that stopped reading is aborted, not closed gracefully,
-        which would wait for the queue to drain and keep its memory forever."""
-        limit = self.max_write_buffer
-        if limit is None:
-            return False
-        queued = w.get_write_buffer_size()
-        if queued <= limit:
-            return False
-        self.abort(f"not reading: {queued} bytes queued, limit {limit}")
-        return True
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self.send(notification(method, params))
-
-    def respond(self, msg_id: int | str | None, value: Any) -> None:
-        self.send({"jsonrpc": "2.0", "id": msg_id, "result": value})
-
-    def respond_error(self, msg_id: int | str | None, err: JsonRpcError | dict[str, Any]) -> None:
-        self.send(error(msg_id, err))

@@ -7,7 +7,8 @@ headers, header names in any case, and recovers from a malformed header block by
 maximum size (`max_size`, default `MAX_MESSAGE_SIZE`: 64 MiB, `set_max_message_size()` for the
 whole process) is a fatal fault: the parser reports it once, before reading the body, and reads
 nothing more, since there is no way to find the next frame without reading the whole body. The
-owner must close the stream. `encode()` turns a dict into a framed message with orjson.
+owner must close the stream. `encode()` turns a dict into a framed message with orjson. A header
+block is read, and a header written, by `wire/header.py` (shared with the blocking readers).
 """
 
 from __future__ import annotations
@@ -17,17 +18,29 @@ from typing import Any
 
 import orjson
 
-from lspmux.wire.length import FrameError, parse_length, too_large
+from lspmux.wire.header import (
+    HEADER_END,
+    MAX_HEADER,
+    FrameError,
+    frame,
+    header_length,
+    too_large,
+)
 
-__all__ = ["FrameError", "FrameParser", "encode", "frame", "set_max_message_size"]
+__all__ = [
+    "HEADER_END",
+    "MAX_HEADER",
+    "FrameError",
+    "FrameParser",
+    "encode",
+    "frame",
+    "set_max_message_size",
+]
 
-HEADER_END = b"\r\n\r\n"
 #: A body missing more than this many bytes is gathered read by read (see `_gather`).
 LARGE_BODY = 256 * 1024
 #: A header block of exactly one Content-Length line: read without splitting the block.
 _SIMPLE_HEADER = re.compile(rb"Content-Length: (\d{1,19})\r\n\r\n")
-#: A header block longer than this without its blank line is garbage, not a slow writer.
-MAX_HEADER = 64 * 1024
 #: The default maximum message size (the `max_message_size` config key changes it).
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 #: The maximum size of a message's body for parsers created without `max_size`.
@@ -129,7 +142,7 @@ class FrameParser:
                     return out
                 block = bytes(buf[:end])
                 del buf[: end + 4]
-                length = _content_length(block, self.max_size)
+                length = header_length(block, self.max_size)
                 if isinstance(length, FrameError) and length.fatal:
                     out.append(self._die(length))
                     return out
@@ -227,26 +240,6 @@ class FrameParser:
         return len(self._buf) + self._have
 
 
-def _content_length(block: bytes, limit: int | None = None) -> int | FrameError:
-    """The block's Content-Length; a FrameError for a bad header (the stream can resync), a
-    fatal one for a length beyond `limit` (it cannot)."""
-    length: int | None = None
-    for line in block.split(b"\r\n"):
-        if not line.strip():
-            continue
-        name, sep, value = line.partition(b":")
-        if not sep:
-            return FrameError(f"malformed header line {line[:80]!r}")
-        if name.strip().lower() == b"content-length":
-            parsed = parse_length(value, limit)
-            if isinstance(parsed, FrameError):
-                return parsed
-            length = parsed
-    if length is None:
-        return FrameError(f"header block without Content-Length: {block[:80]!r}")
-    return length
-
-
 def _resync(block: bytes, limit: int | None = None) -> int | FrameError | None:
     """After a bad header, the unread body of that frame runs into the next frame's header
     (`{"id":1}Content-Length: 10`): the length in that glued header, so the stream gets back
@@ -255,14 +248,10 @@ def _resync(block: bytes, limit: int | None = None) -> int | FrameError | None:
     i = block.lower().rfind(b"content-length:")
     if i <= 0:
         return None
-    length = _content_length(block[i:], limit)
+    length = header_length(block[i:], limit)
     if isinstance(length, FrameError):
         return length if length.fatal else None
     return length
-
-
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def encode(message: dict[str, Any]) -> bytes:

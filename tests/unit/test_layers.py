@@ -169,8 +169,6 @@ LAYERS: tuple[Rank, ...] = (
 
 #: (importing module, imported module) → who removes it. Only other developers' files.
 ALLOWED: dict[tuple[str, str], str] = {
-    # issue 18 item 3, `wire`: headless gets wire's blocking client instead of the shim's.
-    ("lspmux.headless", "lspmux.daemon.shim"): "issue 18 item 3 (wire): headless -> daemon.shim",
 }
 
 
@@ -275,8 +273,6 @@ MAX_LINES = 400
 
 #: Modules over MAX_LINES in other developers' files, each split under issue 18 item 4.
 TOO_LONG: dict[str, str] = {
-    "wire/connection.py": "issue 18 item 3 (wire)",
-    "daemon/shim.py": "issue 18 item 3 (wire): one parser, wire's blocking client",
     "remote/relay.py": "issue 24 follow-up: the link and reconnect part moves out",
 }
 

@@ -35,6 +35,21 @@ def test_parse_args_without_argparse() -> None:
     assert shim.parse_args(["--connect"]) is None
 
 
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["--connect", "unix:/x", "--server-path", "ra", "--", "a"],
+        ["--connect=tcp:h:1", "--token-file", "t", "--no-autostart", "srv-arg"],
+        ["--ra-mux-server=clangd", "--pass-env", "A", "--pass-env=B", "--", "--x", "-y"],
+        [],
+    ],
+)
+def test_both_readers_of_the_one_option_table_agree(words: list[str]) -> None:
+    fast = shim.parse_args(words)
+    assert fast is not None
+    assert vars(shim.build_parser().parse_args(words)) == vars(fast)
+
+
 def test_argparse_declares_the_same_options() -> None:
     ns = shim.build_parser().parse_args(["--connect", "unix:/x", "--server-path", "ra", "--", "a"])
     fast = shim.parse_args(["--connect", "unix:/x", "--server-path", "ra", "--", "a"])
@@ -94,17 +109,17 @@ def test_rewrite_initialize_adds_lspmux_and_keeps_the_rest() -> None:
     assert shim.rewrite_initialize(other, {"version": "1"}).endswith(other)
 
 
-def test_read_frame_returns_the_first_message_and_what_follows() -> None:
+def test_read_first_returns_the_first_message_and_what_follows() -> None:
     r, w = os.pipe()
     first = framed({"id": 1, "method": "initialize"})
     second = framed({"method": "initialized"})
     os.write(w, first[:7])
     threading.Timer(0.05, lambda: (os.write(w, first[7:] + second[:5]), os.close(w))).start()
-    got = shim.read_frame(r, bytearray())
+    got = shim.read_first(r)
     assert got is not None
     assert json.loads(got[0]) == {"id": 1, "method": "initialize"}
     assert got[1] == second[:5]
-    assert shim.read_frame(r, bytearray()) is None
+    assert shim.read_first(r) is None
     os.close(r)
 
 
@@ -197,5 +212,5 @@ def test_a_first_message_with_a_junk_length_is_an_error_not_a_traceback(value: b
     os.write(w, b"Content-Length: " + value + b"\r\n\r\n{}")
     os.close(w)
     with pytest.raises(shim.ShimError, match="the client's first message"):
-        shim.read_frame(r, bytearray())
+        shim.read_first(r)
     os.close(r)

@@ -532,6 +532,32 @@ async def test_backpressure_stops_reading_a_peer_that_does_not_read_then_drops_i
 
 
 @pytest.mark.real_clock
+@pytest.mark.parametrize("size", [8 * 1024, 4 * 1024 * 1024])  # write() and writelines()
+async def test_a_transport_that_never_pauses_still_holds_back_a_peer_that_reads_late(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queue is counted by the connection, not left to the transport's pause_writing
+    (which CPython 3.12/3.13's writelines never calls): with a transport that never pauses,
+    a peer behind on its answers is still not read from, and is read again once it drains."""
+    peer, transport, theirs = await _socket_pair(backpressure=4 * 1024, stuck_after=5)
+    monkeypatch.setattr(peer.conn, "pause_writing", lambda: None)  # the transport's word lost
+    loop = asyncio.get_running_loop()
+    sent = 0
+    while not peer.conn.congested and sent * size < 32 * 1024 * 1024:  # past any socket buffer
+        peer.conn.notify("big", {"blob": "x" * size})  # it does not read these yet
+        sent += 1
+    assert peer.conn.congested, f"{transport.get_write_buffer_size()} bytes queued, not behind"
+    assert not transport.is_reading()  # behind: its requests wait
+    await loop.sock_sendall(theirs, frame(b'{"jsonrpc":"2.0","id":1,"method":"more"}'))
+    got = 0
+    while got < sent * size:  # now it reads everything it was sent
+        got += len(await asyncio.wait_for(loop.sock_recv(theirs, 1 << 20), 5))
+    await eventually(lambda: peer.requests, "the request read once the peer drained")
+    assert not peer.conn.congested and not peer.conn.closed
+    theirs.close()
+
+
+@pytest.mark.real_clock
 async def test_a_peer_falling_behind_is_reported_once_to_its_owner() -> None:
     """`on_congested`: the owner hears when the peer's unread queue passes the backpressure
     (the daemon then cancels the peer's work at the servers), once, not at every write."""

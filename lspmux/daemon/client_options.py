@@ -1,0 +1,229 @@
+"""The options of `lspmux client` (and of the bare, Rust-lspmux-compatible `lspmux`), declared
+once (standard library only: the shim imports it).
+
+`OPTIONS` is the one declaration. Two readers are derived from it: `parse_args`, a plain loop
+that the shim runs at every editor start (argparse costs milliseconds), and `add_client_options`
+/ `build_parser`, argparse for `--help`, a mistake, and the `lspmux client` subcommand of the
+full command line. `lspmux_options` turns the options into what the shim adds to the client's
+`initialize` (`initializationOptions.lspMux`).
+
+Which server: `--server-path CMD [-- ARGS]` (the Rust tool's `--ra-mux-server` too), or
+`$LSPMUX_SERVER` (or its older name `$RA_MUX_SERVER`) when it is set, share exactly that
+server (the daemon checks its allow-list). `lspmux` with no subcommand is the
+Rust-lspmux-compatible mode: the server defaults to `rust-analyzer`. `lspmux client` with
+neither routes every file by type over the whole configuration, like `lspmux proxy`.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
+if TYPE_CHECKING:  # argparse is imported only to print help or an error
+    import argparse
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from lspmux.daemon.address import Address
+
+SERVER_ENV = "LSPMUX_SERVER"
+#: The Rust tool's older name for it (ra-multiplex); `LSPMUX_SERVER` wins when both are set.
+RA_MUX_SERVER_ENV = "RA_MUX_SERVER"
+RUST_DEFAULT_SERVER = "rust-analyzer"
+
+
+class Option:
+    """One option: its spellings, where its value goes, and how it reads (`kind`: "value",
+    "append" for a repeatable value, "flag")."""
+
+    __slots__ = ("dest", "help", "kind", "metavar", "names")
+
+    def __init__(
+        self, *names: str, dest: str, help: str, kind: str = "value", metavar: str | None = None
+    ) -> None:
+        self.names = names
+        self.dest = dest
+        self.help = help
+        self.kind = kind
+        self.metavar = metavar
+
+    def add_to(self, p: argparse.ArgumentParser) -> None:
+        if self.kind == "flag":
+            p.add_argument(*self.names, dest=self.dest, action="store_true", help=self.help)
+        elif self.kind == "append":
+            p.add_argument(
+                *self.names,
+                dest=self.dest,
+                metavar=self.metavar,
+                action="append",
+                default=[],
+                help=self.help,
+            )
+        else:
+            p.add_argument(
+                *self.names, dest=self.dest, metavar=self.metavar, default=None, help=self.help
+            )
+
+
+CONNECT_OPTIONS = (
+    Option(
+        "--connect",
+        dest="connect",
+        metavar="ADDR",
+        help="the daemon's address: unix:PATH or tcp:HOST:PORT (env LSPMUX_ADDRESS; "
+        "default: a Unix socket in $XDG_RUNTIME_DIR/lspmux/)",
+    ),
+    Option(
+        "--token-file",
+        dest="token_file",
+        metavar="FILE",
+        help="for tcp: addresses, a 0600 file holding the daemon's token (env LSPMUX_TOKEN)",
+    ),
+)
+OPTIONS = (
+    *CONNECT_OPTIONS,
+    Option(
+        "--server-path",
+        "--ra-mux-server",  # the Rust tool's name for it
+        dest="server_path",
+        metavar="CMD",
+        help="share exactly this server for every file (env LSPMUX_SERVER or RA_MUX_SERVER); "
+        "without it, `lspmux client` routes each file by type like `lspmux proxy`",
+    ),
+    Option(
+        "--pass-env",
+        dest="pass_env",
+        metavar="NAME",
+        kind="append",
+        help="pass this environment variable to the server (may be repeated)",
+    ),
+    Option(
+        "--no-autostart",
+        dest="no_autostart",
+        kind="flag",
+        help="fail instead of starting the daemon when none is running",
+    ),
+)
+_BY_NAME = {name: option for option in OPTIONS for name in option.names}
+
+
+def add_connect_options(p: argparse.ArgumentParser) -> None:
+    for option in CONNECT_OPTIONS:
+        option.add_to(p)
+
+
+def add_client_options(p: argparse.ArgumentParser) -> None:
+    for option in OPTIONS:
+        option.add_to(p)
+    p.add_argument(
+        "server_args", nargs="*", metavar="ARGS", help="the server's arguments (after --)"
+    )
+
+
+def build_parser(prog: str = "lspmux client") -> argparse.ArgumentParser:
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Pipe stdin/stdout to the lspmux daemon, starting it when needed. "
+        "Use it as the editor's language server command.",
+    )
+    add_client_options(p)
+    from lspmux.remote.cli import add_remote_options
+
+    add_remote_options(p)
+    return p
+
+
+class ClientArgs:
+    """The shim's options, as `parse_args` read them (the attributes of argparse's
+    namespace for the same words)."""
+
+    def __init__(self) -> None:
+        self.connect: str | None = None
+        self.token_file: str | None = None
+        self.server_path: str | None = None
+        self.pass_env: list[str] = []
+        self.no_autostart = False
+        self.server_args: list[str] = []
+
+
+def parse_args(argv: Sequence[str]) -> ClientArgs | None:
+    """The options, read from `OPTIONS` without argparse; None when argparse must handle
+    them (help, an unknown option, a missing value)."""
+    args = ClientArgs()
+    words = list(argv)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            args.server_args += words[i + 1 :]
+            break
+        name, eq, value = word.partition("=")
+        option = _BY_NAME.get(name)
+        if option is not None and option.kind == "flag":
+            if eq:
+                return None  # argparse says `--no-autostart=x` is a mistake
+            setattr(args, option.dest, True)
+        elif option is not None:
+            if not eq:
+                if i + 1 >= len(words):
+                    return None
+                i += 1
+                value = words[i]
+            if option.kind == "append":
+                getattr(args, option.dest).append(value)
+            else:
+                setattr(args, option.dest, value)
+        elif word.startswith("-"):
+            return None
+        else:
+            args.server_args.append(word)
+        i += 1
+    return args
+
+
+#: Commands that may follow the connect options: `lspmux --connect ADDR status` is the status
+#: command (as with the Rust lspmux), never a client running a server with a `status` argument.
+COMMANDS_AFTER_OPTIONS = ("status", "reload", "client")
+_CONNECT_NAMES = tuple(name for option in CONNECT_OPTIONS for name in option.names)
+
+
+def command_first(words: Sequence[str]) -> list[str]:
+    """`--connect ADDR status …` as `status --connect ADDR …`; other command lines as they
+    are."""
+    i = 0
+    while i < len(words):
+        name, eq, _ = words[i].partition("=")
+        if name not in _CONNECT_NAMES:
+            break
+        i += 1 if eq else 2
+    if 0 < i < len(words) and words[i] in COMMANDS_AFTER_OPTIONS:
+        return [words[i], *words[:i], *words[i + 1 :]]
+    return list(words)
+
+
+def lspmux_options(
+    args: ClientArgs | argparse.Namespace,
+    *,
+    rust_compat: bool,
+    address: Address,
+    environ: Mapping[str, str],
+    token: str | None,
+) -> dict[str, Any] | None:
+    """What the shim adds to the client's `initialize` as `initializationOptions.lspMux`, or
+    None when nothing needs adding (route by file type over a Unix socket)."""
+    server = args.server_path or environ.get(SERVER_ENV) or environ.get(RA_MUX_SERVER_ENV) or None
+    if server is None and rust_compat:
+        server = RUST_DEFAULT_SERVER
+    options: dict[str, Any] = {"version": "1"}
+    env = {k: environ[k] for k in args.pass_env if k in environ}
+    if server is not None:
+        options.update(
+            method="connect", server=server, args=list(args.server_args), env=env, cwd=os.getcwd()
+        )
+    elif env:  # routing by file type: every server of the client gets (and is keyed by) them
+        options.update(method="connect", env=env, cwd=os.getcwd())
+    if not address.is_unix and token is not None:
+        options["token"] = token
+    return options if len(options) > 1 else None
