@@ -1,7 +1,9 @@
 # The two commands README.md promises:
 #   make demo   install lspmux and run it on the bundled example project
 #   make test   install every tool the tests use, then run the whole suite
-.PHONY: demo test setup lint bench
+# and the one CI runs (.ci/run; README.md, "Tests"):
+#   make test-matrix   the suite on Python 3.11, 3.12 and 3.13, with and without uvloop
+.PHONY: demo test test-matrix setup lint bench
 
 setup:
 	scripts/setup-tests
@@ -20,6 +22,16 @@ lint:
 	.venv/bin/ruff check lspmux tests scripts
 	.venv/bin/ruff format --check lspmux tests scripts
 	.venv/bin/mypy
+
+# Every step runs even when one before it failed (a missing interpreter stops only its cells);
+# the target fails when any did.
+test-matrix: setup
+	@status=0; \
+	for version in $(MATRIX_PYTHONS); do scripts/setup-tests --python $$version || status=1; done; \
+	scripts/test-matrix $(MATRIX_CELLS) || status=1; \
+	exit $$status
+
+MATRIX_PYTHONS = 3.12 3.13
 
 bench: setup
 	.venv/bin/python scripts/bench.py

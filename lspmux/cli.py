@@ -1,8 +1,8 @@
 """The `lspmux` command line: argument parsing, logging setup, and the event loop choice.
 
 `lspmux proxy` serves one client on stdio with private backends; `lspmux config` prints the
-effective configuration. This is the only module that picks the event loop (uvloop when
-importable) and configures logging (stderr or --log-file; never stdout, the protocol channel).
+effective configuration. This is the only module that picks the event loop ($LSPMUX_EVENT_LOOP,
+else uvloop when importable) and configures logging (stderr or --log-file; never stdout, the protocol channel).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What every `lspmux` subcommand shares: the logging and config options, logging setup (the
-only place it is configured), the event loop choice (uvloop when importable), and the
-process-wide limits from the configuration.
+only place it is configured), the event loop choice (`$LSPMUX_EVENT_LOOP`, else uvloop when
+importable), and the process-wide limits from the configuration.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Coroutine, Mapping
+    from typing import Any
 
     from lspmux.config.model import Config
 
@@ -98,15 +99,60 @@ def setup_logging(level: str | None, log_file: Path | None, log_filters: str | N
     set_levels(log_levels(level, log_filters))
 
 
-def run_loop(coro: object) -> int:
+#: The event loop lspmux runs on: "uvloop" or "asyncio" (the standard library's). Unset or
+#: empty: uvloop when it is installed, else asyncio. Read by every lspmux process (the proxy,
+#: the daemon; the shim has no event loop) and by the test suite for its own loop, so that the
+#: whole suite can run without uvloop although it is installed.
+EVENT_LOOP_ENV = "LSPMUX_EVENT_LOOP"
+EVENT_LOOPS = ("uvloop", "asyncio")
+
+
+class EventLoopChoiceError(ValueError):
+    """`$LSPMUX_EVENT_LOOP` names no loop lspmux can run on."""
+
+
+def event_loop_choice(environ: Mapping[str, str] | None = None) -> str:
+    """ "uvloop" or "asyncio", from `$LSPMUX_EVENT_LOOP` (unset: uvloop when importable).
+    Raises EventLoopChoiceError for a value that is not one of EVENT_LOOPS, or "uvloop" when
+    uvloop is not installed."""
+    from importlib.util import find_spec
+
+    env = os.environ if environ is None else environ
+    value = env.get(EVENT_LOOP_ENV, "").strip().lower()
+    if not value:
+        return "uvloop" if find_spec("uvloop") is not None else "asyncio"
+    if value not in EVENT_LOOPS:
+        raise EventLoopChoiceError(
+            f"{EVENT_LOOP_ENV}={env[EVENT_LOOP_ENV]!r} is not an event loop lspmux knows: "
+            f"set it to one of {', '.join(EVENT_LOOPS)}, or unset it (uvloop when installed)"
+        )
+    if value == "uvloop" and find_spec("uvloop") is None:
+        raise EventLoopChoiceError(
+            f"{EVENT_LOOP_ENV}=uvloop but uvloop is not installed in {sys.prefix}: "
+            f"`pip install uvloop`, or set {EVENT_LOOP_ENV}=asyncio"
+        )
+    return value
+
+
+def run_loop(coro: Coroutine[Any, Any, int]) -> int:
+    """Run `coro` to its end on the loop `event_loop_choice` picks; a bad
+    `$LSPMUX_EVENT_LOOP` is said on stderr and ends the command with exit code 2."""
     import asyncio  # not at module level: `lspmux client` must start fast
 
     try:
+        choice = event_loop_choice()
+    except EventLoopChoiceError as err:
+        coro.close()  # never started: no "was never awaited" warning
+        print(f"lspmux: {err}", file=sys.stderr)
+        return 2
+    import logging
+
+    logging.getLogger("lspmux").debug("event loop: %s (python %s)", choice, sys.version.split()[0])
+    if choice == "uvloop":
         import uvloop
 
-        return int(uvloop.run(coro))  # type: ignore[arg-type]
-    except ImportError:
-        return int(asyncio.run(coro))  # type: ignore[arg-type]
+        return int(uvloop.run(coro))
+    return int(asyncio.run(coro))
 
 
 def apply_limits(config: Config) -> None:

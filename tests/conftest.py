@@ -8,11 +8,19 @@ In CI (`CI` set to anything but "" / "0" / "false") a test may not skip: a skip 
 that scripts/setup-tests failed to install (it happened: the eglot tests skipped on a fresh
 machine and CI went green without Emacs), so every skip is reported as a failure naming its
 reason. Everywhere, the run ends with a line counting what was skipped and why.
+
+The event loop is one choice for the whole run: `$LSPMUX_EVENT_LOOP` ("uvloop" or "asyncio";
+unset: uvloop when installed, as lspmux itself decides) picks pytest's loop for the in-process
+tests and is passed on, spelled out, to every lspmux process the tests start. The run's header
+and its last line name the interpreter and the loop, so that a CI log shows which cell of the
+matrix (README.md, "Tests") it is.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import platform
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -20,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from lspmux.cli_common import EVENT_LOOP_ENV, EventLoopChoiceError, event_loop_choice
 
 ROOT = Path(__file__).resolve().parent.parent
 _EXTRA = [
@@ -31,6 +41,37 @@ _EXTRA = [
 os.environ["PATH"] = os.pathsep.join(
     [str(p) for p in _EXTRA if p.is_dir()] + [os.environ.get("PATH", "")]
 )
+
+
+try:
+    EVENT_LOOP, _CHOICE_ERROR = event_loop_choice(), ""
+except EventLoopChoiceError as err:
+    EVENT_LOOP, _CHOICE_ERROR = "", str(err)
+else:  # the same loop in every lspmux process a test starts
+    os.environ[EVENT_LOOP_ENV] = EVENT_LOOP
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _CHOICE_ERROR:
+        raise pytest.UsageError(_CHOICE_ERROR)
+
+
+def matrix_cell() -> str:
+    """Which interpreter and event loop this run is on, e.g. "CPython 3.12.1, asyncio loop"."""
+    return f"{platform.python_implementation()} {platform.python_version()}, {EVENT_LOOP} loop"
+
+
+def pytest_report_header() -> str:
+    return f"lspmux matrix cell: {matrix_cell()} (${EVENT_LOOP_ENV}={EVENT_LOOP})"
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Any]:
+    """pytest-asyncio's loop for every async test and fixture: the one EVENT_LOOP names."""
+    if EVENT_LOOP == "uvloop":
+        import uvloop
+
+        return {"uvloop": uvloop.new_event_loop}
+    return {"asyncio": asyncio.new_event_loop}
 
 
 def in_ci() -> bool:
@@ -73,3 +114,4 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(
             "real editors: " + ", ".join(f"{n} {k}" for k, n in sorted(editors.items()))
         )
+    terminalreporter.write_line(f"matrix cell: {matrix_cell()}")

@@ -464,8 +464,10 @@ async def test_tcp_needs_the_token(daemon: DaemonUnderTest, workspace: Path) -> 
             "sys.stdout.buffer.write(data.partition(b'\\r\\n\\r\\n')[2])\n"
         )
         other = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        # the system's Python: `nobody` cannot run a pyenv one that lives under root's home
+        python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
         out = subprocess.run(
-            [*other, sys.executable, "-c", script, str(port)],
+            [*other, python, "-c", script, str(port)],
             input=frame(msg),
             capture_output=True,
             timeout=30,

@@ -127,7 +127,9 @@ def as_other_user() -> list[str]:
 
 
 async def one_shot(daemon: Daemon, msg: dict[str, Any], prefix: list[str]) -> dict[str, Any]:
-    argv = [*prefix, sys.executable, "-c", ONE_SHOT, daemon.address.host]
+    # the system's Python: `nobody` cannot run a pyenv one that lives under root's home
+    python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    argv = [*prefix, python, "-c", ONE_SHOT, daemon.address.host]
     argv += [str(daemon.address.port), json.dumps(msg)]
     proc = await asyncio.create_subprocess_exec(
         *argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/"
