@@ -120,7 +120,9 @@ def add_client_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser(prog: str = "lspmux client") -> argparse.ArgumentParser:
+def build_parser(prog: str = "lspmux client", *, remote: bool = True) -> argparse.ArgumentParser:
+    """The argparse reader of `OPTIONS` (help and mistakes), with the `--remote` options that
+    the shim hands to `lspmux.remote` before its own reading (`remote=False`: without them)."""
     import argparse
 
     p = argparse.ArgumentParser(
@@ -129,9 +131,10 @@ def build_parser(prog: str = "lspmux client") -> argparse.ArgumentParser:
         "Use it as the editor's language server command.",
     )
     add_client_options(p)
-    from lspmux.remote.cli import add_remote_options
+    if remote:
+        from lspmux.remote.cli import add_remote_options
 
-    add_remote_options(p)
+        add_remote_options(p)
     return p
 
 

@@ -168,8 +168,7 @@ LAYERS: tuple[Rank, ...] = (
 )
 
 #: (importing module, imported module) → who removes it. Only other developers' files.
-ALLOWED: dict[tuple[str, str], str] = {
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def place(module: str) -> tuple[int, int] | None:
