@@ -265,7 +265,6 @@ TOO_LONG: dict[str, str] = {
     "wire/connection.py": "issue 18 item 3 (wire)",
     "daemon/shim.py": "issue 18 item 3 (wire): one parser, wire's blocking client",
     "cli.py": "issue 18 item 4 (newcomer)",
-    "remote/relay.py": "issue 24 follow-up: the link and reconnect part moves out",
 }
 
 

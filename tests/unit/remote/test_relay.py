@@ -7,7 +7,8 @@ from typing import Any
 
 import orjson
 
-from lspmux.remote.relay import REQUEST_FAILED, Relay
+from lspmux.errors import RequestFailed
+from lspmux.remote.relay import Relay
 from lspmux.remote.target import parse_exec, parse_ssh_url
 from lspmux.wire.framing import FrameParser
 
@@ -65,7 +66,7 @@ def test_while_down_requests_fail_at_once_and_edits_are_kept() -> None:
     assert doc is not None and doc.text == "ab\ncX😀\n" and doc.version == 2
     r.from_editor({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {}})
     assert editor.got[-1]["id"] == 7
-    assert editor.got[-1]["error"]["code"] == REQUEST_FAILED
+    assert editor.got[-1]["error"]["code"] == RequestFailed.CODE
     assert "reconnecting" in editor.got[-1]["error"]["message"]
     r.from_editor({"jsonrpc": "2.0", "id": 8, "method": "shutdown"})
     assert editor.got[-1] == {"jsonrpc": "2.0", "id": 8, "result": None}
