@@ -47,6 +47,7 @@ DEFAULT_GC_INTERVAL = 10.0
 
 _STRINGS = key(c._list_of(c._non_empty_string, "a list of strings"))
 _FEATURES = key(c._list_of(c._feature, "a list of feature names"))
+_PAIRS = c._list_of(c._path_pair, 'a list like ["/home/me/proj=/srv/proj"]')
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
@@ -270,6 +271,11 @@ class Config:
     #: and its connection is closed.
     max_message_size: int = attrs.field(
         default=DEFAULT_MAX_MESSAGE_SIZE, metadata=key(c._size, executable=True)
+    )
+    #: `lspmux client --remote`: `"LOCAL=REMOTE"` path pairs, after `--map` (docs/remote.md).
+    #: Not from an untrusted project file: it decides which local files a server's edits name.
+    remote_map: tuple[str, ...] = attrs.field(
+        default=(), converter=_tuple, metadata=key(_PAIRS, executable=True)
     )
     #: Where each effective value came from: dotted key → file path or "defaults".
     origins: Mapping[str, str] = attrs.field(factory=dict)

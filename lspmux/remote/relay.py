@@ -25,13 +25,15 @@ import copy
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from lspmux.config.checkers import ConfigError
 from lspmux.errors import RequestFailed
 from lspmux.remote.link import CHUNK, Link, Links
-from lspmux.remote.mapping import PathMap, uri_path
+from lspmux.remote.mapping import MapError, PathMap, configured_pairs, under, uri_path
 from lspmux.remote.mirror import Mirror, mirror_root
 from lspmux.remote.target import Target
 from lspmux.session.documents import Documents
@@ -55,11 +57,13 @@ class Relay(Links):
         *,
         write: Any,
         environ: Any = os.environ,
+        configured: Callable[[str], list[tuple[str, str]]] = configured_pairs,
     ) -> None:
         super().__init__(target, client_args)
         self.maps = maps
         self.write = write  # bytes -> None, the editor's end
         self.environ = environ
+        self.configured = configured  # the editor's root -> the configuration's pairs
         self.pmap: PathMap | None = None
         self.docs = Documents()
         self.initialized = False
@@ -113,17 +117,23 @@ class Relay(Links):
         return self.pmap.to_remote(msg) if self.pmap is not None else msg
 
     def _build_map(self, params: dict[str, Any]) -> PathMap:
-        """`--map` pairs, plus (the editor's root, the --remote path); with neither, the
-        project is at the same path on both sides (only files outside it are mirrored)."""
-        pairs = list(self.maps)
+        """`--map` pairs, then the configuration's `remote_map`, then (the editor's root, the
+        --remote path); when no pair holds the root and there is no --remote path, the project
+        is at the same path on both sides (only files outside it are mirrored)."""
         root = uri_path(params.get("rootUri") or "") or params.get("rootPath")
         folders = params.get("workspaceFolders") or []
         if not root and folders:
             root = uri_path(folders[0].get("uri") or "")
         root = root or os.getcwd()
+        pairs = list(self.maps)
+        try:
+            pairs += self.configured(root)
+        except (ConfigError, MapError) as exc:
+            log.warning("%s", exc)
+            self.notify_editor(1, f"{exc}; the remote_map of the configuration is not used")
         if self.target.remote_root:
             pairs.append((root, self.target.remote_root))
-        if not pairs:
+        elif not any(under(root, local) for local, _ in pairs):
             pairs.append((root, root))
         return PathMap(pairs, fallback=mirror_root(self.target, self.environ))
 
