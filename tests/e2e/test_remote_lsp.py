@@ -336,3 +336,48 @@ async def test_while_the_host_is_unreachable_requests_fail_at_once_until_it_is_b
         assert "while_away" in {s["name"] for s in symbols}, symbols
     finally:
         await client.stop()
+
+
+async def test_a_copy_outside_the_mapped_root_is_read_again_when_the_far_file_changed(
+    remote_setup: RemoteSetup,
+) -> None:
+    """A far-only library (basedpyright's `extraPaths`, outside the mapped root): a definition
+    into it gives a local copy; after the far file changes, the next answer naming it brings
+    the new text (through ssh: one stat, then a read)."""
+    require_tool("basedpyright-langserver")
+    setup = remote_setup
+    lib = setup.remote.parent / "far-lib"  # only on the far side, outside the mapped root
+    lib.mkdir()
+    (lib / "farlib.py").write_text("VALUE = 1\n")
+    with (setup.remote / "pyproject.toml").open("a") as pyproject:
+        pyproject.write(f"\n[tool.basedpyright]\nextraPaths = [{json.dumps(str(lib))}]\n")
+    client = await start(setup)
+    try:
+        uri = (setup.local / "far_use.py").as_uri()  # its text travels in the didOpen
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                              "text": "import farlib\n\nprint(farlib.VALUE)\n"}},
+        )  # fmt: skip
+
+        async def copy_of_definition() -> Path:
+            found = await client.request(
+                "textDocument/definition",
+                {"textDocument": {"uri": uri}, "position": pos(2, 15)},
+                timeout=60,
+            )
+            locations = found if isinstance(found, list) else [found]
+            assert locations and locations[0], found
+            target = locations[0].get("uri") or locations[0].get("targetUri")
+            copy = Path(target.removeprefix("file://"))
+            assert str(copy).startswith(setup.env["XDG_CACHE_HOME"]), target
+            assert str(copy).endswith(str(lib / "farlib.py")), target
+            return copy
+
+        copy = await copy_of_definition()
+        assert copy.read_text() == "VALUE = 1\n"
+        (lib / "farlib.py").write_text("VALUE = 1\n# changed on the far side\n")
+        copy = await copy_of_definition()
+        assert copy.read_text() == "VALUE = 1\n# changed on the far side\n"
+    finally:
+        await client.stop()
