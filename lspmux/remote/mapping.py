@@ -1,7 +1,9 @@
 """Path mapping between the local side (the editor) and the remote side (the servers).
 
-Pure functions over parsed JSON. A `PathMap` holds ordered (local prefix, remote prefix) pairs;
-the longest matching prefix wins, in each direction. What is rewritten, generically over any
+Pure functions over parsed JSON (and `configured_pairs`, which reads the `remote_map` key of the
+configuration). A `PathMap` holds ordered (local prefix, remote prefix) pairs — from `--map`,
+the configuration, the `--remote` path — and the longest matching prefix wins, in each
+direction. What is rewritten, generically over any
 message (so that every field the LSP defines, and those of `locate/*` and the agent tools, is
 covered without a list to keep up to date):
 
