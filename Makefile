@@ -39,4 +39,4 @@ bench: setup
 	.venv/bin/python scripts/bench_edits.py
 	.venv/bin/python scripts/bench_agent.py --write
 	.venv/bin/python scripts/bench_sharing.py --server rust-analyzer --clients 4 --requests 200
-	.venv/bin/python scripts/bench_remote.py
+	.venv/bin/python scripts/bench_remote.py --write

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import attrs
 
-from lspmux.config.model import Config, LinterConfig, ServerConfig, project_executable
+from lspmux.config.model import Config, LinterConfig, ServerConfig
+from lspmux.config.resolve import project_executable
 from lspmux.install.prefix import install_hint
 
 SKIP_DIRS = frozenset(

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.config.loader import ConfigError, find_project_file, load_config
-from lspmux.config.model import PROJECT_BIN_DIRS, Config
+from lspmux.config.model import Config
+from lspmux.config.resolve import PROJECT_BIN_DIRS
 from lspmux.config.trust import (
     TrustDB,
     digest,

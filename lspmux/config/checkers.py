@@ -217,6 +217,14 @@ def _non_empty_string(value: Any, where: _Where) -> str:
     return value
 
 
+def _path_pair(value: Any, where: _Where) -> str:
+    """`"LOCAL=REMOTE"`, two absolute paths (as `--map` takes them)."""
+    local, eq, remote = value.partition("=") if isinstance(value, str) else ("", "", "")
+    if not eq or not local.startswith("/") or not remote.startswith("/"):
+        where.fail(f"found {_describe(value)}", '"LOCAL=REMOTE", two absolute paths')
+    return str(value)
+
+
 def _file_type(value: Any, where: _Where) -> str:
     expected = 'an extension like ".py" or a file name like "Dockerfile"'
     if not isinstance(value, str) or not value:

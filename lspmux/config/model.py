@@ -1,9 +1,9 @@
 """The typed configuration: servers, linters and global options, as lspmux uses them.
 
 Loading, merging and validating TOML lives in `lspmux.config.loader`; this module only holds the
-frozen model and the pure questions asked of it (does a file match, where is its root, may this
-feature run, which executable runs). Nothing here reads a config file; `resolve_command` asks
-the trust database whether a workspace's own executables may run.
+frozen model and the questions asked of it (does a file match, where is its root, may this
+feature run, which executable runs: answered by `lspmux.config.resolve`). Nothing here reads a
+config file.
 
 Every configuration key is declared here once, as a field whose metadata (`checkers.key`)
 names the checker of its value, and says whether files merge it as a nested table and whether
@@ -13,8 +13,6 @@ an untrusted project file may set it; `lspmux.config.checks` derives the key tab
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -23,9 +21,8 @@ import attrs
 
 from lspmux.config import checkers as c
 from lspmux.config import linter_checks as lc
-from lspmux.config import trust
 from lspmux.config.checkers import key
-from lspmux.install.prefix import installed_executable
+from lspmux.config.resolve import find_root, matches_file, resolve_command
 from lspmux.workspace.roots import ROOT_RULES
 
 log = logging.getLogger("lspmux.config")
@@ -34,9 +31,6 @@ Role = Literal["server", "linter"]
 
 #: What `Config.origins` says for a value from the built-in table or the model's defaults.
 DEFAULTS_LABEL = "defaults"
-
-#: Folders, relative to a workspace root, searched for a server's executable after PATH.
-PROJECT_BIN_DIRS: tuple[str, ...] = ("node_modules/.bin", ".venv/bin", "venv/bin", "bin")
 
 #: The default maximum size of one message, in bytes (`max_message_size`).
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
@@ -49,6 +43,7 @@ DEFAULT_GC_INTERVAL = 10.0
 _STRINGS = key(c._list_of(c._non_empty_string, "a list of strings"))
 _FEATURES = key(c._list_of(c._feature, "a list of feature names"))
 _PACKAGE = key(c._package, executable=True)
+_PAIRS = c._list_of(c._path_pair, 'a list like ["/home/me/proj=/srv/proj"]')
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
@@ -282,6 +277,11 @@ class Config:
     max_message_size: int = attrs.field(
         default=DEFAULT_MAX_MESSAGE_SIZE, metadata=key(c._size, executable=True)
     )
+    #: `lspmux client --remote`: `"LOCAL=REMOTE"` path pairs, after `--map` (docs/remote.md).
+    #: Not from an untrusted project file: it decides which local files a server's edits name.
+    remote_map: tuple[str, ...] = attrs.field(
+        default=(), converter=_tuple, metadata=key(_PAIRS, executable=True)
+    )
     #: Where each effective value came from: dotted key → file path or "defaults".
     origins: Mapping[str, str] = attrs.field(factory=dict)
     #: Files that were read, in merge order.
@@ -312,89 +312,3 @@ class Config:
         return [
             lt for lt in self.linters.values() if not lt.disabled and lt.matches(path, language_id)
         ]
-
-
-# -- pure helpers ---------------------------------------------------------------------------
-
-
-def matches_file(
-    file_types: tuple[str, ...], language_ids: tuple[str, ...], path: str, language_id: str | None
-) -> bool:
-    """True when `path` ends in one of the extensions or is one of the basenames in
-    `file_types`, or when `language_id` is one of `language_ids`."""
-    if language_id is not None and language_id in language_ids:
-        return True
-    base = path.rsplit("/", 1)[-1]
-    for ft in file_types:
-        if ft.startswith("."):
-            if base.endswith(ft) and len(base) > len(ft):
-                return True
-        elif base == ft:
-            return True
-    return False
-
-
-def find_root(markers: tuple[str, ...], path: str | Path) -> Path:
-    """The nearest ancestor of `path` holding one of `markers`; the file's folder if none.
-
-    A marker is a file or folder name, or a glob pattern matched against names in the folder
-    (`*.csproj`, `*.cabal`), for projects whose marker file is named after the project.
-    """
-    p = Path(path)
-    start = p if os.path.isdir(p) else p.parent  # no OSError (a name too long for the OS)
-    for folder in (start, *start.parents):
-        for marker in markers:
-            if _has_marker(folder, marker):
-                return folder
-    return start
-
-
-def _has_marker(folder: Path, marker: str) -> bool:
-    if any(c in marker for c in "*?["):
-        return next(iter(folder.glob(marker)), None) is not None
-    return os.path.exists(folder / marker)
-
-
-def resolve_command(
-    command: tuple[str, ...], root: str | Path | None = None, *, project_bins: bool | None = None
-) -> list[str] | None:
-    """The argv with its executable resolved (what `lspmux install` put in its prefix, then
-    PATH, then project-local bins), or None.
-
-    An executable inside the workspace (`PROJECT_BIN_DIRS` under `root`) is used only when
-    `project_bins` is true; None asks the trust database whether the user trusted `root`
-    (`lspmux trust`). One found but not trusted is left out, and the log says so once."""
-    if not command:
-        return None
-    exe = command[0]
-    if os.sep in exe:
-        return list(command) if os.access(exe, os.X_OK) else None
-    found = installed_executable(exe) or shutil.which(exe)
-    if found is None and root is not None:
-        candidate = project_executable(exe, root)
-        if candidate is not None:
-            if project_bins is None:
-                project_bins = trust.workspace_trusted(root)
-            if project_bins:
-                found = candidate
-            elif trust.once("bin", candidate):
-                log.warning(
-                    "%s is not used: %s is not trusted (an executable shipped in a workspace "
-                    "runs only after `lspmux trust %s`); %s is not on PATH either",
-                    candidate,
-                    root,
-                    root,
-                    exe,
-                )
-    if found is None:
-        return None
-    return [found, *command[1:]]
-
-
-def project_executable(exe: str, root: str | Path) -> str | None:
-    """The first executable named `exe` in the project folders of `root`, trusted or not."""
-    for folder in PROJECT_BIN_DIRS:
-        candidate = Path(root) / folder / exe
-        if os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None

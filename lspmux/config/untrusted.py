@@ -32,7 +32,8 @@ from typing import Any
 from lspmux.config import trust
 from lspmux.config.checkers import _join
 from lspmux.config.checks import EXECUTABLE_GLOBALS, EXECUTABLE_KEYS
-from lspmux.config.model import PROJECT_BIN_DIRS, Config, project_executable
+from lspmux.config.model import Config
+from lspmux.config.resolve import PROJECT_BIN_DIRS, project_executable
 
 
 def restrict(

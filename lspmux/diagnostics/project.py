@@ -94,7 +94,7 @@ async def run_checks(
 ) -> tuple[dict[Path, list[dict[str, Any]]], Sources]:
     """Run every planned check at once: diagnostics per file, and per file a source row for
     each server (`reported`, `failed` with its output's last lines, or `missing`)."""
-    from lspmux.config.model import resolve_command
+    from lspmux.config.resolve import resolve_command
     from lspmux.install.prefix import install_hint
 
     results: dict[Path, list[dict[str, Any]]] = {}

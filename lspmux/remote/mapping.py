@@ -1,7 +1,9 @@
 """Path mapping between the local side (the editor) and the remote side (the servers).
 
-Pure functions over parsed JSON. A `PathMap` holds ordered (local prefix, remote prefix) pairs;
-the longest matching prefix wins, in each direction. What is rewritten, generically over any
+Pure functions over parsed JSON (and `configured_pairs`, which reads the `remote_map` key of the
+configuration). A `PathMap` holds ordered (local prefix, remote prefix) pairs — from `--map`,
+the configuration, the `--remote` path — and the longest matching prefix wins, in each
+direction. What is rewritten, generically over any
 message (so that every field the LSP defines, and those of `locate/*` and the agent tools, is
 covered without a list to keep up to date):
 
@@ -58,7 +60,25 @@ def parse_map(spec: str) -> tuple[str, str]:
     return normalize(local), normalize(remote)
 
 
-def _under(path: str, prefix: str) -> bool:
+def configured_pairs(root: str) -> list[tuple[str, str]]:
+    """The `remote_map` pairs of the configuration (user file, and the project file of `root`
+    when trusted). Raises ConfigError (or MapError) naming the file and the key."""
+    from pathlib import Path
+
+    from lspmux.config.loader import load_config
+
+    config = load_config(Path(root) if os.path.isdir(root) else None)
+    where = config.origins.get("remote_map", "the configuration")
+    pairs = []
+    for spec in config.remote_map:
+        try:
+            pairs.append(parse_map(spec))
+        except MapError as exc:
+            raise MapError(f"{where}: remote_map: {exc}") from exc
+    return pairs
+
+
+def under(path: str, prefix: str) -> bool:
     return prefix == "/" or path == prefix or path.startswith(prefix + "/")
 
 
@@ -109,9 +129,9 @@ class PathMap:
     def remote_path(self, path: str) -> str | None:
         """The remote path of a local one, or None when no pair (nor the mirror) holds it."""
         for local, remote in self._to_remote:
-            if _under(path, local):
+            if under(path, local):
                 return _swap(path, local, remote)
-        if self.fallback and self.fallback != "/" and _under(path, self.fallback):
+        if self.fallback and self.fallback != "/" and under(path, self.fallback):
             return _swap(path, self.fallback, "/")
         return None
 
@@ -119,7 +139,7 @@ class PathMap:
         """The local path of a remote one; with `mirror`, a path outside every pair becomes
         one in the mirror directory (when there is one). None: left as it is."""
         for local, remote in self._to_local:
-            if _under(path, remote):
+            if under(path, remote):
                 return _swap(path, remote, local)
         if mirror and self.fallback:  # normalized: a `..` never leads out of the mirror
             return _swap(os.path.normpath(path), "/", self.fallback)

@@ -3,15 +3,15 @@
 The relay reads the editor's messages on stdin and the far `lspmux client`'s on the
 transport's stdout, maps paths both ways (`mapping.PathMap`), and keeps what a new link needs
 to pick up the session: the editor's `initialize` parameters and the current text of every
-open document (didChange applied incrementally, in the negotiated position encoding).
+open document (didChange applied incrementally, in the negotiated position encoding). The
+links themselves — spawning, reading, dropping, reconnecting with backoff, the replay — are
+`link.Links`, which the relay extends with the message side.
 
-When the link drops (ssh exits: network gone, laptop asleep, the process killed), every request
-in flight is answered with an error, the editor is told with `window/showMessage`, and the
-relay reconnects with backoff; until it is back, requests are answered at once with an error
-(never left hanging) and edits only update the kept text. A new link replays `initialize`,
-`initialized` and a `didOpen` of every open document's current text, so no edit is lost; the
-far daemon kept its servers warm meanwhile. Server→client request ids are tagged with the
-link they came on, so an answer the editor gives late never reaches the wrong server request.
+When the link drops, every request in flight is answered with an error (`RequestFailed`);
+until a new link is up, requests are answered at once with an error (never left hanging) and
+edits only update the kept text, which the new link gets in a `didOpen` of each document.
+Server→client request ids are tagged with the link they came on, so an answer the editor gives
+late never reaches the wrong server request.
 
 Remote files outside every mapped root are copied (through the same transport, `cat`) into a
 mirror directory under the user's cache and shown to the editor there (mirror.py).
@@ -25,11 +25,15 @@ import copy
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from lspmux.remote.mapping import PathMap, uri_path
+from lspmux.config.checkers import ConfigError
+from lspmux.errors import RequestFailed
+from lspmux.remote.link import CHUNK, Link, Links
+from lspmux.remote.mapping import MapError, PathMap, configured_pairs, under, uri_path
 from lspmux.remote.mirror import Mirror, mirror_root
 from lspmux.remote.target import Target
 from lspmux.session.documents import Documents
@@ -39,35 +43,12 @@ from lspmux.wire.stdio import StdioBridge
 
 log = logging.getLogger("lspmux.remote")
 
-#: Seconds between reconnection attempts (the last one repeats).
-BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
-#: How long a new link may take to answer the replayed `initialize`.
-INIT_TIMEOUT = 120.0
-REQUEST_FAILED = -32803
-CHUNK = 1 << 16
-OWN_ID = "lspmux-remote:"
 ENCODINGS: dict[str, Encoding] = {"utf-8": "utf-8", "utf-16": "utf-16", "utf-32": "utf-32"}
 
 
-class Link:
-    """One run of the transport: the far `lspmux client` as a subprocess."""
+class Relay(Links):
+    """The editor's session carried over the links: mapping, kept text, errors while down."""
 
-    def __init__(self, generation: int, proc: asyncio.subprocess.Process) -> None:
-        self.generation = generation
-        self.proc = proc
-        self.parser = FrameParser()
-
-    def send(self, msg: dict[str, Any]) -> None:
-        stdin = self.proc.stdin
-        if stdin is not None and not stdin.is_closing():
-            stdin.write(encode(msg))
-
-    def close(self) -> None:
-        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
-            self.proc.stdin.close()
-
-
-class Relay:
     def __init__(
         self,
         target: Target,
@@ -76,28 +57,18 @@ class Relay:
         *,
         write: Any,
         environ: Any = os.environ,
+        configured: Callable[[str], list[tuple[str, str]]] = configured_pairs,
     ) -> None:
-        self.target = target
-        self.client_args = client_args
+        super().__init__(target, client_args)
         self.maps = maps
         self.write = write  # bytes -> None, the editor's end
         self.environ = environ
+        self.configured = configured  # the editor's root -> the configuration's pairs
         self.pmap: PathMap | None = None
         self.docs = Documents()
-        self.init_params: dict[str, Any] | None = None
         self.initialized = False
-        self.session_up = False  # a first initialize was answered: drops are reconnected
-        self.link: Link | None = None
-        self.ready = False  # the link carries the editor's messages
-        self.reconnecting = False
-        self.generation = 0
         self.pending: dict[Any, str] = {}  # editor request id -> method, on the current link
-        self.own: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self.closing = False
-        self.done = asyncio.Event()
-        self.exit_code = 0
         self.mirror = Mirror(target)
-        self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- the editor's side ---------------------------------------------------------------------
 
@@ -146,17 +117,23 @@ class Relay:
         return self.pmap.to_remote(msg) if self.pmap is not None else msg
 
     def _build_map(self, params: dict[str, Any]) -> PathMap:
-        """`--map` pairs, plus (the editor's root, the --remote path); with neither, the
-        project is at the same path on both sides (only files outside it are mirrored)."""
-        pairs = list(self.maps)
+        """`--map` pairs, then the configuration's `remote_map`, then (the editor's root, the
+        --remote path); when no pair holds the root and there is no --remote path, the project
+        is at the same path on both sides (only files outside it are mirrored)."""
         root = uri_path(params.get("rootUri") or "") or params.get("rootPath")
         folders = params.get("workspaceFolders") or []
         if not root and folders:
             root = uri_path(folders[0].get("uri") or "")
         root = root or os.getcwd()
+        pairs = list(self.maps)
+        try:
+            pairs += self.configured(root)
+        except (ConfigError, MapError) as exc:
+            log.warning("%s", exc)
+            self.notify_editor(1, f"{exc}; the remote_map of the configuration is not used")
         if self.target.remote_root:
             pairs.append((root, self.target.remote_root))
-        if not pairs:
+        elif not any(under(root, local) for local, _ in pairs):
             pairs.append((root, root))
         return PathMap(pairs, fallback=mirror_root(self.target, self.environ))
 
@@ -191,33 +168,18 @@ class Relay:
         self.to_editor(self._error(msg["id"], "the connection is down; reconnecting"))
 
     def _error(self, msg_id: Any, why: str) -> dict[str, Any]:
-        return {
-            "jsonrpc": "2.0",
-            "id": msg_id,
-            "error": {
-                "code": REQUEST_FAILED,
-                "message": f"lspmux: {why} to {self.target.label}; try again in a moment",
-            },
-        }
+        failed = RequestFailed(f"lspmux: {why} to {self.target.label}; try again in a moment")
+        return {"jsonrpc": "2.0", "id": msg_id, "error": failed.to_response_error()}
 
     # -- the far side --------------------------------------------------------------------------
-
-    def up_link(self) -> Link | None:
-        """The link when it carries the editor's messages (not while a new one replays)."""
-        return self.link if self.ready else None
 
     def from_remote(self, link: Link, msg: dict[str, Any], body: bytes | None = None) -> None:
         """A message of the far side (`body`: its bytes, forwarded as they are when nothing in
         them needs mapping, so a 2.5 MB answer is not encoded again)."""
-        if link is not self.link:
+        if link is not self.link or self.own_answer(msg):
             return
         msg_id = msg.get("id")
         method = msg.get("method")
-        if method is None and isinstance(msg_id, str) and msg_id in self.own:
-            fut = self.own.pop(msg_id)
-            if not fut.done():
-                fut.set_result(msg)
-            return
         mirrored: set[str] = set()
         if self.pmap is not None and (body is None or self.pmap.may_name_paths(body)):
             msg, body = self.pmap.to_local(msg, mirrored), None
@@ -231,7 +193,7 @@ class Relay:
         if body is not None:
             self.write(frame(body))
         elif mirrored:
-            self._spawn(self._deliver_after_copies(sorted(mirrored), msg))
+            self.spawn(self._deliver_after_copies(sorted(mirrored), msg))
         else:
             self.to_editor(msg)
 
@@ -248,116 +210,18 @@ class Relay:
         await self.mirror.ensure(self.pmap, paths)
         self.to_editor(msg)
 
-    # -- links -----------------------------------------------------------------------------------
+    # -- what the links ask of the session -------------------------------------------------------
 
-    async def open_link(self) -> Link:
-        self.generation += 1
-        argv = self.target.client_command(self.client_args)
-        log.info("link %d: %s", self.generation, " ".join(argv))
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=None,  # ssh's and the far side's complaints reach the editor's log
-            limit=1 << 20,
-        )
-        link = Link(self.generation, proc)
-        self.link = link
-        self._spawn(self._read_link(link))
-        return link
-
-    async def _read_link(self, link: Link) -> None:
-        stdout = link.proc.stdout
-        assert stdout is not None
-        while True:
-            data = await stdout.read(CHUNK)
-            if not data:
-                break
-            for body in link.parser.feed(data):
-                if isinstance(body, FrameError):
-                    log.error("from %s: %s", self.target.label, body)
-                    continue
-                try:
-                    msg = orjson.loads(body)
-                except orjson.JSONDecodeError:
-                    log.error("from %s: not JSON: %.200r", self.target.label, body)
-                    continue
-                if isinstance(msg, dict):
-                    try:
-                        self.from_remote(link, msg, bytes(body))
-                    except Exception:  # one odd message must not end the session
-                        log.exception("from %s: cannot relay %.200r", self.target.label, msg)
-        code = await link.proc.wait()
-        if link is self.link:
-            self._dropped(link, code)
-
-    def _dropped(self, link: Link, code: int) -> None:
-        self.link = None
-        self.ready = False
-        for fut in self.own.values():
-            if not fut.done():
-                fut.set_exception(ConnectionError(f"the link ended (code {code})"))
-        self.own.clear()
+    def link_lost(self, code: int) -> None:
         for msg_id in list(self.pending):
             self.to_editor(self._error(msg_id, f"the connection dropped (code {code})"))
         self.pending.clear()
-        if not self.session_up and (code != 0 or not self.closing):
-            print(
-                f"lspmux: the remote side ({self.target.label}) ended with code {code} before "
-                "the session started; see the messages above",
-                file=sys.stderr,
-            )
-            self.finish(1)
-            return
-        if self.closing:
-            self.finish(0)
-            return
-        if self.reconnecting:  # a failed attempt: the loop sees its replay fail, tries again
-            return
-        self.notify_editor(2, f"lost the connection to {self.target.label}; reconnecting")
-        self._spawn(self._reconnect())
 
-    async def _reconnect(self) -> None:
-        self.reconnecting = True
-        try:
-            await self._attempts()
-        finally:
-            self.reconnecting = False
-
-    async def _attempts(self) -> None:
-        attempt = 0
-        while not self.closing:
-            await asyncio.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
-            attempt += 1
-            link = await self.open_link()
-            try:
-                await self._replay(link)
-            except (ConnectionError, TimeoutError) as exc:
-                log.warning("reconnect %d to %s failed: %s", attempt, self.target.label, exc)
-                if link is self.link:
-                    link.close()
-                    with contextlib.suppress(ProcessLookupError):
-                        link.proc.kill()
-                    self.link = None
-                continue
-            self.notify_editor(3, f"reconnected to {self.target.label}")
-            return
-
-    async def _replay(self, link: Link) -> None:
-        """initialize / initialized / didOpen of the current text on a fresh link."""
-        key = f"{OWN_ID}{link.generation}"
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.own[key] = fut
-        link.send({"jsonrpc": "2.0", "id": key, "method": "initialize",
-                   "params": copy.deepcopy(self.init_params)})  # fmt: skip
-        answer = await asyncio.wait_for(fut, INIT_TIMEOUT)
-        if "error" in answer:
-            raise ConnectionError(str(answer["error"].get("message")))
-        if link is not self.link:
-            raise ConnectionError("the link ended during the replay")
-        # from here to `ready` nothing awaits: an edit cannot slip between replay and relay
+    def replay_messages(self) -> list[dict[str, Any]]:
+        """`initialized` (when the editor sent it) and a didOpen of each document's text."""
+        out: list[dict[str, Any]] = []
         if self.initialized:
-            link.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            out.append({"jsonrpc": "2.0", "method": "initialized", "params": {}})
         for doc in self.docs:
             opened = {
                 "jsonrpc": "2.0",
@@ -365,27 +229,8 @@ class Relay:
                 "params": {"textDocument": {"uri": doc.uri, "languageId": doc.language_id,
                                             "version": doc.version, "text": doc.text}},
             }  # fmt: skip
-            link.send(self._remote(opened))
-        self.ready = True
-
-    # -- running ---------------------------------------------------------------------------------
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def finish(self, code: int) -> None:
-        self.exit_code = code
-        self.done.set()
-
-    def editor_closed(self) -> None:
-        """End of the editor's input: let the far side see it too, then stop."""
-        self.closing = True
-        if self.link is not None:
-            self.link.close()
-        else:
-            self.finish(0)
+            out.append(self._remote(opened))
+        return out
 
 
 async def _read_editor(relay: Relay, reader: asyncio.StreamReader) -> None:
@@ -421,7 +266,7 @@ async def run(target: Target, client_args: list[str], maps: list[tuple[str, str]
     relay = Relay(target, client_args, maps, write=out.write)
     await relay.open_link()
     relay.ready = True
-    relay._spawn(_read_editor(relay, reader))
+    relay.spawn(_read_editor(relay, reader))
     await relay.done.wait()
     if relay.link is not None:  # the editor left without `exit`: give the far side a moment
         with contextlib.suppress(TimeoutError):

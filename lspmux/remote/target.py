@@ -32,6 +32,18 @@ SSH_OPTIONS = (
 )
 
 
+#: A shell function printing a far file's "SIZE MTIME INODE" (cheap: no bytes read), so that a
+#: local copy can tell that the file changed.
+_STAMP = (
+    "stamp() { stat -L -c '%s %Y %i' -- \"$1\" 2>/dev/null || "
+    "stat -L -f '%z %m %i' -- \"$1\" 2>/dev/null; }; "
+)
+_READ = _STAMP + (
+    's=$(stamp "$1") || { echo "no such file: $1" >&2; exit 1; }; echo "$s"; exec cat -- "$1"'
+)
+_STAMPS = _STAMP + 'for f in "$@"; do stamp "$f" || echo -; done'
+
+
 class TargetError(ValueError):
     """A `--remote` / `--remote-exec` that cannot be used, said so the user can fix it."""
 
@@ -64,8 +76,14 @@ class Target:
         return self.command([self.lspmux, "client", *client_args], cwd=self.remote_root)
 
     def read_command(self, path: str) -> list[str]:
-        """argv that prints the far file `path` on stdout."""
-        return self.command(["cat", "--", path])
+        """argv that prints the far file `path`'s stamp (`stamps_command`) on a line of its
+        own, then its bytes; it fails (without output) when the file cannot be read."""
+        return self.command(["sh", "-c", _READ, "sh", path])
+
+    def stamps_command(self, paths: Sequence[str]) -> list[str]:
+        """argv that prints one line per far path: "SIZE MTIME INODE", or "-" when there is no
+        such file (GNU stat, else BSD's: a Linux box or a Mac)."""
+        return self.command(["sh", "-c", _STAMPS, "sh", *paths])
 
     def mirror_name(self) -> str:
         """A directory name for this target's copies of far files."""

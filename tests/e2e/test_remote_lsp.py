@@ -5,6 +5,7 @@ copy of the project, which lives at a different path than the local one."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import psutil
 import pytest
 
 from lspmux.daemon.address import default_address
-from lspmux.daemon.shim import request
+from lspmux.daemon.dial import request
 from tests.e2e import remote_harness
 from tests.e2e.rawlsp import RawClient
 from tests.e2e.remote_harness import RemoteSetup
@@ -241,18 +242,27 @@ async def test_a_wrong_path_fails_with_the_far_message(remote_setup: RemoteSetup
     assert b"before the session started" in err, err
 
 
-async def test_remote_exec_with_an_explicit_map(remote_setup: RemoteSetup) -> None:
+@pytest.mark.parametrize("source", ["--map", "config"])
+async def test_remote_exec_with_an_explicit_map(remote_setup: RemoteSetup, source: str) -> None:
     """`--remote-exec CMD` (here `env`, which runs the far command with stdio as docker exec -i
-    would) and `--map LOCAL=REMOTE`: the same mapping, and files outside it copied through
-    CMD."""
+    would) and the pair LOCAL=REMOTE from `--map` or from the user's config file
+    (`remote_map`): the same mapping, and files outside it copied through CMD."""
     import sys
 
     require_tool("basedpyright-langserver")
     setup = remote_setup
-    argv = [
-        sys.executable, "-m", "lspmux", "client", "--remote-exec", "env",
-        "--map", f"{setup.local}={setup.remote}", "--remote-lspmux", str(setup.lspmux),
-    ]  # fmt: skip
+    pair = f"{setup.local}={setup.remote}"
+    argv = [sys.executable, "-m", "lspmux", "client", "--remote-exec", "env",
+            "--remote-lspmux", str(setup.lspmux)]  # fmt: skip
+    if source == "--map":
+        argv += ["--map", pair]
+    else:  # the relay's own (local) user file; the far side has its own XDG folders
+        user_file = Path(setup.env["XDG_CONFIG_HOME"]) / "lspmux" / "config.toml"
+        user_file.parent.mkdir(parents=True, exist_ok=True)
+        user_file.write_text(f"remote_map = [{json.dumps(pair)}]\n")
+    # the far copy of app.py differs: a definition read from the local copy would say line 3
+    far_app = setup.remote / "app.py"
+    far_app.write_text("# the far copy\n\n" + far_app.read_text())
     client = await start(setup, argv)
     try:
         use = open_doc(client, setup.local / "use.py")
@@ -263,6 +273,8 @@ async def test_remote_exec_with_an_explicit_map(remote_setup: RemoteSetup) -> No
         assert {loc.get("uri") or loc.get("targetUri") for loc in locations} == {
             (setup.local / "app.py").as_uri()
         }, locations
+        ranges = [loc.get("targetSelectionRange") or loc.get("range") for loc in locations]
+        assert [r["start"]["line"] for r in ranges] == [5], locations  # read from the far copy
         app = open_doc(client, setup.local / "app.py")
         found = await client.request(
             "textDocument/definition", {"textDocument": {"uri": app}, "position": pos(0, 8)}
@@ -322,5 +334,50 @@ async def test_while_the_host_is_unreachable_requests_fail_at_once_until_it_is_b
             "textDocument/documentSymbol", {"textDocument": {"uri": app}}
         )
         assert "while_away" in {s["name"] for s in symbols}, symbols
+    finally:
+        await client.stop()
+
+
+async def test_a_copy_outside_the_mapped_root_is_read_again_when_the_far_file_changed(
+    remote_setup: RemoteSetup,
+) -> None:
+    """A far-only library (basedpyright's `extraPaths`, outside the mapped root): a definition
+    into it gives a local copy; after the far file changes, the next answer naming it brings
+    the new text (through ssh: one stat, then a read)."""
+    require_tool("basedpyright-langserver")
+    setup = remote_setup
+    lib = setup.remote.parent / "far-lib"  # only on the far side, outside the mapped root
+    lib.mkdir()
+    (lib / "farlib.py").write_text("VALUE = 1\n")
+    with (setup.remote / "pyproject.toml").open("a") as pyproject:
+        pyproject.write(f"\n[tool.basedpyright]\nextraPaths = [{json.dumps(str(lib))}]\n")
+    client = await start(setup)
+    try:
+        uri = (setup.local / "far_use.py").as_uri()  # its text travels in the didOpen
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                              "text": "import farlib\n\nprint(farlib.VALUE)\n"}},
+        )  # fmt: skip
+
+        async def copy_of_definition() -> Path:
+            found = await client.request(
+                "textDocument/definition",
+                {"textDocument": {"uri": uri}, "position": pos(2, 15)},
+                timeout=60,
+            )
+            locations = found if isinstance(found, list) else [found]
+            assert locations and locations[0], found
+            target = locations[0].get("uri") or locations[0].get("targetUri")
+            copy = Path(target.removeprefix("file://"))
+            assert str(copy).startswith(setup.env["XDG_CACHE_HOME"]), target
+            assert str(copy).endswith(str(lib / "farlib.py")), target
+            return copy
+
+        copy = await copy_of_definition()
+        assert copy.read_text() == "VALUE = 1\n"
+        (lib / "farlib.py").write_text("VALUE = 1\n# changed on the far side\n")
+        copy = await copy_of_definition()
+        assert copy.read_text() == "VALUE = 1\n# changed on the far side\n"
     finally:
         await client.stop()

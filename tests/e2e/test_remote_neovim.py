@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from lspmux.daemon.address import default_address
-from lspmux.daemon.shim import request
+from lspmux.daemon.dial import request
 from tests.e2e import remote_harness
 from tests.e2e.agent_harness import REPO
 from tests.e2e.remote_harness import RemoteSetup

@@ -271,9 +271,7 @@ def test_every_allowance_is_still_needed() -> None:
 MAX_LINES = 400
 
 #: Modules over MAX_LINES in other developers' files, each split under issue 18 item 4.
-TOO_LONG: dict[str, str] = {
-    "remote/relay.py": "issue 24 follow-up: the link and reconnect part moves out",
-}
+TOO_LONG: dict[str, str] = {}
 
 
 @cache

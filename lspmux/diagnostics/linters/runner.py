@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 import attrs
 
-from lspmux.config.model import PROJECT_BIN_DIRS, LinterConfig
+from lspmux.config.model import LinterConfig
+from lspmux.config.resolve import PROJECT_BIN_DIRS
 from lspmux.diagnostics.linters import LinterFailure, LinterOutputError, excerpt
 from lspmux.install.prefix import install_hint
 from lspmux.text import Encoding

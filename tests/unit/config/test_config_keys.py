@@ -75,6 +75,7 @@ def test_what_an_untrusted_project_file_may_not_set() -> None:
         "pass_environment",
         "listen",
         "connect",
+        "remote_map",
     } == EXECUTABLE_GLOBALS
 
 

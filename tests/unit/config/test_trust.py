@@ -17,7 +17,8 @@ import pytest
 from lspmux import trust as trust_cmd
 from lspmux.config import trust
 from lspmux.config.loader import load_config
-from lspmux.config.model import Config, ServerConfig, resolve_command
+from lspmux.config.model import Config, ServerConfig
+from lspmux.config.resolve import resolve_command
 from lspmux.config.trust import TrustDB, revoked, save, trust_db_path, trusted
 
 DEFAULTS = """

@@ -95,7 +95,7 @@ def test_install_ruff_into_the_data_folder_and_use_it_before_path(tmp_path: Path
         [
             sys.executable,
             "-c",
-            "from lspmux.config.model import resolve_command; "
+            "from lspmux.config.resolve import resolve_command; "
             "print(resolve_command(('ruff', 'server')))",
         ],
         env=_env(tmp_path),

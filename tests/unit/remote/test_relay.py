@@ -7,7 +7,8 @@ from typing import Any
 
 import orjson
 
-from lspmux.remote.relay import REQUEST_FAILED, Relay
+from lspmux.errors import RequestFailed
+from lspmux.remote.relay import Relay
 from lspmux.remote.target import parse_exec, parse_ssh_url
 from lspmux.wire.framing import FrameParser
 
@@ -30,7 +31,8 @@ def relay(
 ) -> tuple[Relay, Editor]:
     editor = Editor()
     target = parse_ssh_url(url, environ={}) if url.startswith("ssh:") else parse_exec(url)
-    r = Relay(target, [], maps or [], write=editor.write, environ={"XDG_CACHE_HOME": "/c"})
+    r = Relay(target, [], maps or [], write=editor.write, environ={"XDG_CACHE_HOME": "/c"},
+              configured=lambda root: [])  # fmt: skip
     return r, editor
 
 
@@ -47,7 +49,9 @@ def test_without_a_remote_path_or_map_the_paths_are_the_same() -> None:
     r, _ = relay("docker exec -i c")
     assert r._build_map({"rootUri": "file:///w"}).pairs == [("/w", "/w")]
     r, _ = relay("docker exec -i c", maps=[("/l", "/r")])
-    assert r._build_map({"rootUri": "file:///w"}).pairs == [("/l", "/r")]
+    assert r._build_map({"rootUri": "file:///l/sub"}).pairs == [("/l", "/r")]
+    # a --map elsewhere (or a user-wide remote_map for other projects) leaves this root as it is
+    assert r._build_map({"rootUri": "file:///w"}).pairs == [("/l", "/r"), ("/w", "/w")]
 
 
 def test_while_down_requests_fail_at_once_and_edits_are_kept() -> None:
@@ -65,7 +69,7 @@ def test_while_down_requests_fail_at_once_and_edits_are_kept() -> None:
     assert doc is not None and doc.text == "ab\ncX😀\n" and doc.version == 2
     r.from_editor({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {}})
     assert editor.got[-1]["id"] == 7
-    assert editor.got[-1]["error"]["code"] == REQUEST_FAILED
+    assert editor.got[-1]["error"]["code"] == RequestFailed.CODE
     assert "reconnecting" in editor.got[-1]["error"]["message"]
     r.from_editor({"jsonrpc": "2.0", "id": 8, "method": "shutdown"})
     assert editor.got[-1] == {"jsonrpc": "2.0", "id": 8, "result": None}

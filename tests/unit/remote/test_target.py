@@ -26,7 +26,8 @@ def test_ssh_command_from_the_environment_and_no_port() -> None:
     assert argv[:3] == ["ssh", "-F", "/tmp/my cfg"]
     assert "-p" not in argv and t.remote_root is None
     assert argv[-2:] == ["--", "exec lspmux client"]
-    assert t.read_command("/a b") == [*argv[:-1], "exec cat -- '/a b'"]
+    line = t.read_command("/a b")[-1]  # one shell line: the far login shell runs it
+    assert line.startswith("exec sh -c ") and line.endswith(" sh '/a b'"), line
 
 
 @pytest.mark.parametrize("url", ["box:/path", "http://box/x", "ssh:///path", "ssh://box:xx/p"])
@@ -40,7 +41,10 @@ def test_exec_transport_appends_words() -> None:
     assert t.client_command(["--no-autostart"]) == [
         "docker", "exec", "-i", "my box", "lspmux", "client", "--no-autostart",
     ]  # fmt: skip
-    assert t.read_command("/x") == ["docker", "exec", "-i", "my box", "cat", "--", "/x"]
+    read = t.read_command("/x")
+    assert read[:6] == ["docker", "exec", "-i", "my box", "sh", "-c"] and read[7:] == ["sh", "/x"]
+    stamps = t.stamps_command(["/x", "/y"])
+    assert stamps[:6] == read[:6] and stamps[7:] == ["sh", "/x", "/y"]
     with pytest.raises(TargetError):
         parse_exec("  ")
 
