@@ -32,7 +32,7 @@ from lspmux.config.model import Config, ServerConfig
 from lspmux.errors import RequestFailed
 from lspmux.routing import methods as lsp
 from lspmux.routing.table import ROUTES
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.workspace.roots import root_for
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def servers_for_workspace(
 
 
 def from_cache(
-    session: SessionHost, root: Path | None
+    session: SessionState, root: Path | None
 ) -> tuple[caps.Announcement, dict[str, Path], bool]:
     """The announcement the cache gives for this session's servers, the servers to start
     first because the workspace needs them and nothing is known of them (name → one file),
@@ -181,7 +181,7 @@ def none_installed(config: Config, needed: dict[str, Path]) -> None:
 
 
 async def after_starting(
-    session: SessionHost,
+    session: SessionState,
     announcement: caps.Announcement,
     wanted: dict[str, Path],
     others: bool = False,
@@ -235,7 +235,7 @@ def one_server(config: Config) -> ServerConfig | None:
     return servers[0] if len(servers) == 1 else None
 
 
-async def start_one(session: SessionHost, server: ServerConfig, root: Path) -> Backend:
+async def start_one(session: SessionState, server: ServerConfig, root: Path) -> Backend:
     """The backend of a transparent share, running; `initialize` fails (RequestFailed) with
     what the server said when it cannot be found or cannot start."""
     backend = session.pool.get(server, root_for(server, root, session.roots), client=session)
@@ -262,7 +262,7 @@ async def start_one(session: SessionHost, server: ServerConfig, root: Path) -> B
 
 
 def passed_through(
-    session: SessionHost, server: ServerConfig, backend: Backend
+    session: SessionState, server: ServerConfig, backend: Backend
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The `initialize` result of a transparent share, and the capabilities in it: the
     server's own first answer, less the capabilities its features may not serve here, with
@@ -287,7 +287,7 @@ class ClientRegistrations:
     client (where it supports dynamic registration of that provider), one that stops serving
     something is unregistered."""
 
-    def __init__(self, session: SessionHost) -> None:
+    def __init__(self, session: SessionState) -> None:
         self.session = session
         self.sent: dict[str, tuple[str, Any]] = {}  # our registration id → (method, options)
         self._ids = itertools.count(1)

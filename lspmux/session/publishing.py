@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lspmux.routing import methods as lsp
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
@@ -21,7 +21,7 @@ PUBLISH = lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 
 
 class Publishing:
-    def __init__(self, session: SessionHost) -> None:
+    def __init__(self, session: SessionState) -> None:
         self.session = session
         #: (backend, uri) → the version of this session's text the backend last diagnosed
         #: for it, or was last re-sent (see `resync_document`).

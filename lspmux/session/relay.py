@@ -22,7 +22,7 @@ from lspmux.errors import JsonRpcError
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Route, client_declares
 from lspmux.session import positions
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ BEHIND = 1024 * 1024
 class ServerRelay:
     """Per session: what its servers say to it, with the tokens and ids each side knows."""
 
-    def __init__(self, session: SessionHost, conn: Callable[[], Connection | None]) -> None:
+    def __init__(self, session: SessionState, conn: Callable[[], Connection | None]) -> None:
         self.session = session
         self._conn = conn
         self.progress_tokens: dict[tuple[int, Any], str] = {}  # (backend, its token) → ours

@@ -14,9 +14,9 @@ from lspmux.routing.route import Policy, Route, route
 from lspmux.session import positions
 from lspmux.session.documents import uri_of
 from lspmux.session.exchange import Exchange
-from lspmux.session.host import SessionHost
 from lspmux.session.linting import diagnostic_status, wait_settled
 from lspmux.session.relay import ServerRelay, relay_refresh
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 DIAGNOSTIC_STATUS = "lspmux/diagnosticStatus"
 
 
-async def document_diagnostic(session: SessionHost, ex: Exchange) -> Any:
+async def document_diagnostic(session: SessionState, ex: Exchange) -> Any:
     """textDocument/diagnostic answered from the merged store (results of every source)."""
     params = ex.params if isinstance(ex.params, dict) else {}
     uri = uri_of(params)
@@ -39,11 +39,11 @@ async def document_diagnostic(session: SessionHost, ex: Exchange) -> Any:
     return {"kind": "full", "resultId": result_id, "items": session.store.merged(uri)}
 
 
-def workspace_diagnostic(session: SessionHost, ex: Exchange) -> Any:
+def workspace_diagnostic(session: SessionState, ex: Exchange) -> Any:
     return {"items": []}  # open documents' diagnostics come per document
 
 
-def status(session: SessionHost, ex: Exchange) -> Awaitable[Any]:
+def status(session: SessionState, ex: Exchange) -> Awaitable[Any]:
     return diagnostic_status(session, {"params": ex.params})
 
 

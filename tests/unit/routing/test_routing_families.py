@@ -61,3 +61,26 @@ def test_the_providers_capability_keys_agree_with_the_routes() -> None:
         if m in BY_METHOD and r.capability != BY_METHOD[m]
     }
     assert not differ
+
+
+def test_a_handler_of_the_client_takes_the_concrete_session_state() -> None:
+    """Handlers given the session (`local`/`diagnostics` requests, notifications) take the
+    concrete `SessionState`, so mypy checks every member they use — no Protocol stands in."""
+    import inspect
+
+    from lspmux.routing.table import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, Policy
+
+    given_session = [
+        r.handler
+        for table in (CLIENT_REQUESTS, CLIENT_NOTIFICATIONS)
+        for r in table.values()
+        if r.handler is not None
+        and r.policy in (Policy.LOCAL, Policy.DIAGNOSTICS, Policy.BROADCAST)
+    ]
+    assert given_session
+    first = {
+        f"{h.__module__}.{h.__qualname__}": next(iter(inspect.signature(h).parameters.values()))
+        for h in given_session
+    }
+    wrong = {name: p.annotation for name, p in first.items() if p.annotation != "SessionState"}
+    assert not wrong
