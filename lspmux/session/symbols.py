@@ -13,13 +13,13 @@ from typing import Any
 from lspmux.backends.documents import HeldText
 from lspmux.errors import ContentModified
 from lspmux.routing import methods as lsp
+from lspmux.routing.table import CLIENT_REQUESTS
 from lspmux.session import forward, positions
-from lspmux.session.families.forwarded import DOCUMENT_SYMBOL
 from lspmux.session.state import SessionState
 
 log = logging.getLogger("lspmux.session")
 
-_ROUTE = DOCUMENT_SYMBOL
+_ROUTE = CLIENT_REQUESTS[lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
 
 
 async def document_symbols(

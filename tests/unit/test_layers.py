@@ -69,6 +69,7 @@ LAYERS: tuple[Rank, ...] = (
                 "lspmux.routing",
                 "lspmux.routing.methods",
                 "lspmux.routing.route",
+                "lspmux.routing.capabilities",
                 "lspmux.routing.merge",
                 "lspmux.routing.semantic_tokens",
                 "lspmux.routing.adapt",

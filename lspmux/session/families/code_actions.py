@@ -89,7 +89,6 @@ REQUESTS: dict[str, Route] = {
     lsp.TEXT_DOCUMENT_CODE_ACTION: route(
         Policy.MERGE,
         "codeAction",
-        "codeActionProvider",
         range=True,
         merger=merge.code_actions,
         family="codeAction",
@@ -101,7 +100,6 @@ REQUESTS: dict[str, Route] = {
     EXECUTE_COMMAND: route(
         Policy.ORIGIN,
         "executeCommand",
-        "executeCommandProvider",
         family="codeAction",
         handler=execute_command,
     ),

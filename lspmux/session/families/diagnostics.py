@@ -79,10 +79,10 @@ def refresh(relay: ServerRelay, route: Route, backend: Backend, msg: Message, re
 REQUESTS: dict[str, Route] = {
     DIAGNOSTIC_STATUS: route(Policy.LOCAL, "diagnostics", handler=status),
     lsp.TEXT_DOCUMENT_DIAGNOSTIC: route(
-        Policy.DIAGNOSTICS, "diagnostics", "diagnosticProvider", handler=document_diagnostic
+        Policy.DIAGNOSTICS, "diagnostics", handler=document_diagnostic
     ),
     lsp.WORKSPACE_DIAGNOSTIC: route(
-        Policy.DIAGNOSTICS, "diagnostics", "diagnosticProvider", handler=workspace_diagnostic
+        Policy.DIAGNOSTICS, "diagnostics", handler=workspace_diagnostic
     ),
 }
 

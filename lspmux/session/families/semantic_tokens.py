@@ -39,17 +39,13 @@ def full(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
     send(ex, backend, method, params, on_msg)
 
 
-_PROVIDER = "semanticTokensProvider"
-
 REQUESTS: dict[str, Route] = {
-    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: route(
-        Policy.FIRST, "semanticTokens", _PROVIDER, handler=full
-    ),
+    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: route(Policy.FIRST, "semanticTokens", handler=full),
     lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA: route(
-        Policy.FIRST, "semanticTokens", _PROVIDER, handler=full
+        Policy.FIRST, "semanticTokens", handler=full
     ),
     lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: route(
-        Policy.FIRST, "semanticTokens", _PROVIDER, range=True, needs_option="range"
+        Policy.FIRST, "semanticTokens", range=True, needs_option="range"
     ),
 }
 

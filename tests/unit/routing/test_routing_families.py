@@ -49,18 +49,34 @@ def test_the_check_sees_a_spelled_method() -> None:
     assert any(isinstance(n, ast.Constant) and n.value in NAMES for n in ast.walk(tree))
 
 
-def test_the_providers_capability_keys_agree_with_the_routes() -> None:
-    """`backends/provided.PROVIDERS` still keeps a method's capability key beside its route's
-    (backends may not import the table): the two must say the same."""
-    from lspmux.backends.provided import BY_METHOD
-    from lspmux.routing.table import CLIENT_REQUESTS
+def test_a_route_s_capability_is_the_one_the_backends_read() -> None:
+    """One declaration: every client route's capability key is `routing/capabilities`'s, the
+    map `backends/provided.py` turns registrations into capabilities with — and every provider
+    registers under a method the table routes (semanticTokens registers under its family's
+    name), so a provider spelled wrong there cannot go unnoticed."""
+    from lspmux.routing.capabilities import PROVIDERS, capability_of
+    from lspmux.routing.table import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS
 
-    differ = {
-        m: (BY_METHOD[m], r.capability)
-        for m, r in CLIENT_REQUESTS.items()
-        if m in BY_METHOD and r.capability != BY_METHOD[m]
-    }
-    assert not differ
+    routes = {**CLIENT_REQUESTS, **CLIENT_NOTIFICATIONS}
+    assert {m: r.capability for m, r in routes.items()} == {m: capability_of(m) for m in routes}
+    unrouted = [m for m, _, _ in PROVIDERS if m not in routes]
+    assert unrouted == ["textDocument/semanticTokens"]
+
+
+def test_a_family_that_declares_a_capability_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table will not take a route that carries its own capability key."""
+    import dataclasses
+    import types
+
+    from lspmux.routing import table
+    from lspmux.routing.route import Policy, route
+
+    family = types.ModuleType("lspmux.session.families.rogue")
+    hover = dataclasses.replace(route(Policy.FIRST, "hover"), capability="hoverProvider")
+    setattr(family, "REQUESTS", {"textDocument/hover": hover})  # noqa: B010
+    monkeypatch.setattr(table, "FAMILIES", (family,))
+    with pytest.raises(RuntimeError, match=r"routing/capabilities\.py"):
+        table._assemble("REQUESTS", client=True)
 
 
 def test_a_handler_of_the_client_takes_the_concrete_session_state() -> None:
