@@ -30,8 +30,8 @@ from lspmux.backends import capabilities as caps
 from lspmux.backends.provided import BY_METHOD, effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.errors import RequestFailed
-from lspmux.routing import methods as lsp
 from lspmux.routing.table import ROUTES
+from lspmux.session.families import registrations as registrations_family
 from lspmux.session.state import SessionState
 from lspmux.workspace.roots import root_for
 
@@ -318,13 +318,5 @@ class ClientRegistrations:
             elif key is not None:
                 told[key] = options or True
         stale = caps.stale_client_registrations(self.sent, current)
-        if registrations:
-            self._send(lsp.CLIENT_REGISTER_CAPABILITY, {"registrations": registrations})
-        if stale:
-            gone = [{"id": i, "method": self.sent.pop(i)[0]} for i in stale]
-            self._send(lsp.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone})
-
-    def _send(self, method: str, params: Any) -> None:
-        conn = getattr(self.session, "conn", None)
-        if conn is not None and not conn.closed and self.session.state == "running":
-            conn.request(method, params, lambda _r: None, timeout=30)
+        gone = [{"id": i, "method": self.sent.pop(i)[0]} for i in stale]
+        registrations_family.tell_client(session, registrations, gone)

@@ -56,7 +56,7 @@ class ServerRelayState(Protocol):
 
 
 class Publisher(Protocol):
-    """The session's `publishing.Publishing`: diagnostics on their way to the client."""
+    """The session's `families/diagnostics.Publishing`: diagnostics on their way to the client."""
 
     def publish_from(self, backend: Backend, params: dict[str, Any]) -> None: ...
 

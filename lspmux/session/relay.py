@@ -110,29 +110,6 @@ class ServerRelay:
         conn = self._conn()
         return conn is not None and not conn.closed
 
-    # -- backend events -----------------------------------------------------------------------
-
-    def event(self, backend: Backend, event: str, detail: str) -> None:
-        if event == "failed":
-            self.session.conn_send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": lsp.WINDOW_SHOW_MESSAGE,
-                    "params": {"type": 1, "message": detail},
-                }
-            )
-        elif event == "restarting":
-            self.session.conn_send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": lsp.WINDOW_LOG_MESSAGE,
-                    "params": {
-                        "type": 2,
-                        "message": f"lspmux: {backend.name} {detail}; restarting",
-                    },
-                }
-            )
-
 
 def forward(relay: ServerRelay, backend: Backend, msg: Message) -> None:
     """A server notification to the client as it is."""

@@ -31,15 +31,14 @@ from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.diagnostics.pull import Puller
 from lspmux.errors import RequestFailed
-from lspmux.routing import methods as lsp
 from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
-from lspmux.session.families import lifecycle, registrations
+from lspmux.session.families import lifecycle, registrations, relays
+from lspmux.session.families.diagnostics import Publishing
 from lspmux.session.families.sync import send_file_events
 from lspmux.session.linting import SessionLinting
 from lspmux.session.positions import session_encoding
-from lspmux.session.publishing import Publishing
 from lspmux.session.relay import ServerRelay
 from lspmux.session.state import SessionState
 from lspmux.wire.connection import Connection
@@ -116,13 +115,7 @@ class Session(SessionState):
             log.error("%s: %s", self.client_id, exc)
             raise RequestFailed(f"lspmux configuration error: {exc}") from exc
         if self.config.trust_notice:  # said once per session, before anything runs
-            self.conn_send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": lsp.WINDOW_SHOW_MESSAGE,
-                    "params": {"type": 2, "message": self.config.trust_notice},
-                }
-            )
+            relays.tell_client(self, self.config.trust_notice, severity=2, shown=True)
         self.initialization_options = lifecycle.init_options(params.get("initializationOptions"))
         if not self.pool.shared:
             if self.pool.client_capabilities is None:
@@ -259,7 +252,7 @@ class Session(SessionState):
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         registrations.backend_event(self.relay, backend, event)
-        self.relay.event(backend, event, detail)
+        relays.backend_event(self.relay, backend, event, detail)
 
     async def document_symbols(self, uri: str, text: str, version: int | None) -> list[Any] | None:
         from lspmux.session.symbols import document_symbols

@@ -100,3 +100,47 @@ def test_a_handler_of_the_client_takes_the_concrete_session_state() -> None:
     }
     wrong = {name: p.annotation for name, p in first.items() if p.annotation != "SessionState"}
     assert not wrong
+
+
+#: Modules outside the families and the table that still spell method names, and why. The list
+#: only shrinks: a module that stops spelling them must leave it, a new one fails.
+SPELL_METHODS = {
+    # pure data below the table (what backends and adapters read of a method)
+    "routing/capabilities.py": "the one method → capability key map",
+    "routing/semantic_tokens.py": "full/delta/range are one legend's three requests",
+    "encodings/methods.py": "which params and results carry positions, per method",
+    # below the families, which import them: their own sends cannot move up into a family
+    "session/relay.py": "the 'messages dropped while behind' logMessage",
+    "session/linting.py": "a linter that cannot run is told as a logMessage",
+    "session/symbols.py": "Locate asks the servers for documentSymbol",
+    "diagnostics/pull.py": "pulls textDocument/diagnostic per backend",
+    "backends/backend.py": "what one server instance keeps of publish/progress/registrations",
+    "backends/capabilities.py": "workspace/symbol and executeCommand register with no selector",
+    "backends/provided.py": "file operation and will-save registrations → capabilities",
+}
+
+
+def _spells_methods(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and (
+            node.module == "lspmux.routing.methods"
+            or (node.module == "lspmux.routing" and any(a.name == "methods" for a in node.names))
+        )
+        for node in ast.walk(tree)
+    )
+
+
+def test_method_names_are_spelled_by_their_families_only() -> None:
+    """A message lspmux sends itself is sent by the family that owns its method (say, the
+    trust notice through `families/relays.tell_client`), not spelled where it is sent."""
+    spelling = {
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if _spells_methods(p)
+        and p.parent.name != "families"
+        and p.relative_to(PACKAGE).as_posix() not in ("routing/table.py", "routing/methods.py")
+    }
+    assert spelling - SPELL_METHODS.keys() == set(), "a new module spells method names"
+    assert SPELL_METHODS.keys() - spelling == set(), "no longer spells them: drop it from the list"
