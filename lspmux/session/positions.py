@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 def text_source(session: SessionState) -> TextOf:
-    return with_disk(session.documents.get)  # type: ignore[arg-type]
+    return with_disk(session.documents.get)
 
 
 def request_to(session: SessionState, backend: Backend, method: str, params: Any) -> Any:
