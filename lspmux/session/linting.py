@@ -24,7 +24,6 @@ from lspmux.config.model import LinterConfig
 from lspmux.diagnostics.linters.runner import Event, LinterRun
 from lspmux.diagnostics.linters.scheduler import LinterScheduler
 from lspmux.errors import InvalidParams
-from lspmux.routing import methods as lsp
 from lspmux.session.state import SessionState
 from lspmux.uris import file_path, uri_to_path
 
@@ -188,13 +187,7 @@ class SessionLinting:
             text += f" (linting {path})"
         self.failures.append(text)
         log.warning("%s: %s", self.session.client_id, text)
-        self.session.conn_send(
-            {
-                "jsonrpc": "2.0",
-                "method": lsp.WINDOW_LOG_MESSAGE,
-                "params": {"type": _MESSAGE_TYPE.get(kind, 1), "message": text},
-            }
-        )
+        self.session.tell(text, severity=_MESSAGE_TYPE.get(kind, 1), shown=False)
 
 
 async def wait_settled(session: SessionState, uri: str, timeout: float = 2.0) -> None:

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lspmux.errors import JsonRpcError
-from lspmux.routing import methods as lsp
 from lspmux.routing.route import Route, client_declares
 from lspmux.session import positions
 from lspmux.session.state import SessionState
@@ -75,17 +74,11 @@ class ServerRelay:
         count, self._dropped_while_behind = self._dropped_while_behind, 0
         log.warning("%s: %d log and progress messages dropped while the client was behind",
                     self.session.client_id, count)  # fmt: skip
-        self.session.conn_send(
-            {
-                "jsonrpc": "2.0",
-                "method": lsp.WINDOW_LOG_MESSAGE,
-                "params": {
-                    "type": 2,
-                    "message": f"lspmux: {count} log and progress messages of the servers were "
-                    "dropped while this client was not reading them",
-                },
-            }
+        message = (
+            f"lspmux: {count} log and progress messages of the servers were dropped while this "
+            "client was not reading them"
         )
+        self.session.tell(message, severity=2, shown=False)
 
     def request(self, route: Route | None, backend: Backend, msg: Message, reply: Reply) -> None:
         """A server request to this client by its route's handler (no route: relayed)."""

@@ -99,6 +99,9 @@ class Session(SessionState):
     def attached(self, backend: Backend) -> None:
         registrations.attached(self.relay, backend)
 
+    def tell(self, message: str, *, severity: int, shown: bool) -> None:
+        relays.tell_client(self, message, severity=severity, shown=shown)
+
     # -- lifecycle (called by dispatch) -----------------------------------------------------------
 
     def initialize(self, params: dict[str, Any]) -> Any:
@@ -115,7 +118,7 @@ class Session(SessionState):
             log.error("%s: %s", self.client_id, exc)
             raise RequestFailed(f"lspmux configuration error: {exc}") from exc
         if self.config.trust_notice:  # said once per session, before anything runs
-            relays.tell_client(self, self.config.trust_notice, severity=2, shown=True)
+            self.tell(self.config.trust_notice, severity=2, shown=True)
         self.initialization_options = lifecycle.init_options(params.get("initializationOptions"))
         if not self.pool.shared:
             if self.pool.client_capabilities is None:

@@ -13,8 +13,9 @@ each for that reason:
 - the helpers, typed by the small interfaces of `session/host.py` (they import this module, so
   naming their classes here would be an import cycle);
 - the abstract methods below: the lifecycle (`initialize`, `shutdown`, `exit`), the document
-  symbols Locate reads, what a backend says to this session, and `attached` — served by
-  `Session`, which imports the table and the families.
+  symbols Locate reads, what a backend says to this session, `attached` and `tell` (a message
+  of lspmux's own, sent by the family of `window/*`) — served by `Session`, which imports the
+  table and the families.
 """
 
 from __future__ import annotations
@@ -201,6 +202,10 @@ class SessionState(abc.ABC):
     @abc.abstractmethod
     def attached(self, backend: Backend) -> None:
         """A backend was attached to this session (it gets an origin id)."""
+
+    @abc.abstractmethod
+    def tell(self, message: str, *, severity: int, shown: bool) -> None:
+        """A message of lspmux's own to the user: shown, or logged (`families/relays.py`)."""
 
     @abc.abstractmethod
     def initialize(self, params: dict[str, Any]) -> Any:

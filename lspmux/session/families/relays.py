@@ -46,10 +46,9 @@ def tell_client(session: SessionState, message: str, *, severity: int, shown: bo
 def backend_event(relay: ServerRelay, backend: Backend, event: str, detail: str) -> None:
     """A server failed for good (shown) or is restarting (logged)."""
     if event == "failed":
-        tell_client(relay.session, detail, severity=1, shown=True)
+        relay.session.tell(detail, severity=1, shown=True)
     elif event == "restarting":
-        message = f"lspmux: {backend.name} {detail}; restarting"
-        tell_client(relay.session, message, severity=2, shown=False)
+        relay.session.tell(f"lspmux: {backend.name} {detail}; restarting", severity=2, shown=False)
 
 
 def log_message(relay: ServerRelay, backend: Backend, msg: Message) -> None:

@@ -109,9 +109,7 @@ SPELL_METHODS = {
     "routing/capabilities.py": "the one method → capability key map",
     "routing/semantic_tokens.py": "full/delta/range are one legend's three requests",
     "encodings/methods.py": "which params and results carry positions, per method",
-    # below the families, which import them: their own sends cannot move up into a family
-    "session/relay.py": "the 'messages dropped while behind' logMessage",
-    "session/linting.py": "a linter that cannot run is told as a logMessage",
+    # below the families, which import them: what they send cannot move up into a family
     "session/symbols.py": "Locate asks the servers for documentSymbol",
     "diagnostics/pull.py": "pulls textDocument/diagnostic per backend",
     "backends/backend.py": "what one server instance keeps of publish/progress/registrations",
@@ -134,7 +132,7 @@ def _spells_methods(path: Path) -> bool:
 
 def test_method_names_are_spelled_by_their_families_only() -> None:
     """A message lspmux sends itself is sent by the family that owns its method (say, the
-    trust notice through `families/relays.tell_client`), not spelled where it is sent."""
+    trust notice: `session.tell` → `families/relays.tell_client`), not spelled where it is sent."""
     spelling = {
         str(p.relative_to(PACKAGE))
         for p in PACKAGE.rglob("*.py")
