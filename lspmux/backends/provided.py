@@ -1,9 +1,8 @@
 """What backends provide: the providers of `ServerCapabilities`, the static capabilities that
 dynamic registrations amount to, and the union of several backends' capabilities.
 
-- `PROVIDERS` (declared in `routing/capabilities.py`, with the routes' capability keys): for
-  each provider, its registration method, its `ServerCapabilities` key and the client
-  capability section that says whether a client takes its dynamic registration.
+- which registration method is which `ServerCapabilities` key is `routing/capabilities.py`'s
+  (`PROVIDERS`, the same declaration the routes' capability keys come from).
 - `registered_capabilities()` turns `client/registerCapability` registrations into the static
   capabilities they amount to; `effective()` adds them to a backend's static capabilities.
 - `union()` is what several backends serve together, each provider's options unioned.
@@ -17,9 +16,7 @@ from typing import Any
 
 from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
-from lspmux.routing.capabilities import BY_KEY, BY_METHOD, PROVIDERS
-
-__all__ = ["BY_KEY", "BY_METHOD", "PROVIDERS", "effective", "registered_capabilities", "union"]
+from lspmux.routing.capabilities import BY_METHOD
 
 #: File operation registrations → workspace.fileOperations.<op>.
 FILE_OPERATIONS = {

@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.provided import BY_METHOD, effective
+from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.errors import RequestFailed
+from lspmux.routing.capabilities import BY_METHOD
 from lspmux.routing.table import ROUTES
 from lspmux.session.families import registrations as registrations_family
 from lspmux.session.state import SessionState
