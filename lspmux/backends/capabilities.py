@@ -39,8 +39,6 @@ from lspmux.backends.client_caps import (
 )
 from lspmux.backends.provided import (
     BOOL_OPTION,
-    BY_KEY,
-    BY_METHOD,
     FILE_OPERATIONS,
     FLAGS,
     effective,
@@ -51,6 +49,7 @@ from lspmux.backends.provided import (
 )
 from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
+from lspmux.routing.capabilities import BY_KEY, BY_METHOD
 from lspmux.routing.route import Route
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from lspmux.backends.provided import PROVIDERS
+from lspmux.routing.capabilities import PROVIDERS
 
 #: The token types and modifiers of LSP 3.17 (lsprotocol's `SemanticTokenTypes` and
 #: `SemanticTokenModifiers`, spelled out: that module is too slow to import at start).

@@ -1,8 +1,8 @@
 """What backends provide: the providers of `ServerCapabilities`, the static capabilities that
 dynamic registrations amount to, and the union of several backends' capabilities.
 
-- `PROVIDERS`: for each provider, its registration method, its `ServerCapabilities` key and the
-  client capability section that says whether a client takes its dynamic registration.
+- which registration method is which `ServerCapabilities` key is `routing/capabilities.py`'s
+  (`PROVIDERS`, the same declaration the routes' capability keys come from).
 - `registered_capabilities()` turns `client/registerCapability` registrations into the static
   capabilities they amount to; `effective()` adds them to a backend's static capabilities.
 - `union()` is what several backends serve together, each provider's options unioned.
@@ -16,73 +16,7 @@ from typing import Any
 
 from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
-
-#: Registration method, ServerCapabilities key, client capability section (textDocument.X or
-#: workspace.X) of every provider a server may offer statically or register dynamically.
-PROVIDERS: tuple[tuple[str, str, str], ...] = (
-    (lsp.TEXT_DOCUMENT_COMPLETION, "completionProvider", "textDocument.completion"),
-    (lsp.TEXT_DOCUMENT_HOVER, "hoverProvider", "textDocument.hover"),
-    (lsp.TEXT_DOCUMENT_SIGNATURE_HELP, "signatureHelpProvider", "textDocument.signatureHelp"),
-    (lsp.TEXT_DOCUMENT_DECLARATION, "declarationProvider", "textDocument.declaration"),
-    (lsp.TEXT_DOCUMENT_DEFINITION, "definitionProvider", "textDocument.definition"),
-    (lsp.TEXT_DOCUMENT_TYPE_DEFINITION, "typeDefinitionProvider", "textDocument.typeDefinition"),
-    (lsp.TEXT_DOCUMENT_IMPLEMENTATION, "implementationProvider", "textDocument.implementation"),
-    (lsp.TEXT_DOCUMENT_REFERENCES, "referencesProvider", "textDocument.references"),
-    (
-        lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT,
-        "documentHighlightProvider",
-        "textDocument.documentHighlight",
-    ),
-    (lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, "documentSymbolProvider", "textDocument.documentSymbol"),
-    (lsp.TEXT_DOCUMENT_CODE_ACTION, "codeActionProvider", "textDocument.codeAction"),
-    (lsp.TEXT_DOCUMENT_CODE_LENS, "codeLensProvider", "textDocument.codeLens"),
-    (lsp.TEXT_DOCUMENT_DOCUMENT_LINK, "documentLinkProvider", "textDocument.documentLink"),
-    (lsp.TEXT_DOCUMENT_DOCUMENT_COLOR, "colorProvider", "textDocument.colorProvider"),
-    (lsp.TEXT_DOCUMENT_FORMATTING, "documentFormattingProvider", "textDocument.formatting"),
-    (
-        lsp.TEXT_DOCUMENT_RANGE_FORMATTING,
-        "documentRangeFormattingProvider",
-        "textDocument.rangeFormatting",
-    ),
-    (
-        lsp.TEXT_DOCUMENT_ON_TYPE_FORMATTING,
-        "documentOnTypeFormattingProvider",
-        "textDocument.onTypeFormatting",
-    ),
-    (lsp.TEXT_DOCUMENT_RENAME, "renameProvider", "textDocument.rename"),
-    (lsp.TEXT_DOCUMENT_FOLDING_RANGE, "foldingRangeProvider", "textDocument.foldingRange"),
-    (lsp.TEXT_DOCUMENT_SELECTION_RANGE, "selectionRangeProvider", "textDocument.selectionRange"),
-    (
-        lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY,
-        "callHierarchyProvider",
-        "textDocument.callHierarchy",
-    ),
-    # the one registration method that is not a request method
-    ("textDocument/semanticTokens", "semanticTokensProvider", "textDocument.semanticTokens"),
-    (
-        lsp.TEXT_DOCUMENT_LINKED_EDITING_RANGE,
-        "linkedEditingRangeProvider",
-        "textDocument.linkedEditingRange",
-    ),
-    (lsp.TEXT_DOCUMENT_MONIKER, "monikerProvider", "textDocument.moniker"),
-    (
-        lsp.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY,
-        "typeHierarchyProvider",
-        "textDocument.typeHierarchy",
-    ),
-    (lsp.TEXT_DOCUMENT_INLINE_VALUE, "inlineValueProvider", "textDocument.inlineValue"),
-    (lsp.TEXT_DOCUMENT_INLAY_HINT, "inlayHintProvider", "textDocument.inlayHint"),
-    (
-        lsp.TEXT_DOCUMENT_INLINE_COMPLETION,
-        "inlineCompletionProvider",
-        "textDocument.inlineCompletion",
-    ),
-    (lsp.TEXT_DOCUMENT_DIAGNOSTIC, "diagnosticProvider", "textDocument.diagnostic"),
-    (lsp.WORKSPACE_SYMBOL, "workspaceSymbolProvider", "workspace.symbol"),
-    (lsp.WORKSPACE_EXECUTE_COMMAND, "executeCommandProvider", "workspace.executeCommand"),
-)
-BY_METHOD = {method: key for method, key, _ in PROVIDERS}
-BY_KEY = {key: (method, section) for method, key, section in PROVIDERS}
+from lspmux.routing.capabilities import BY_METHOD
 
 #: File operation registrations → workspace.fileOperations.<op>.
 FILE_OPERATIONS = {

@@ -19,7 +19,7 @@ from lspmux.session import positions
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
-    from lspmux.session.host import SessionHost
+    from lspmux.session.state import SessionState
 
 log = logging.getLogger("lspmux.diagnostics")
 
@@ -36,7 +36,7 @@ def offers_pull(backend: Backend) -> bool:
 class Puller:
     """Per session: schedules pulls per (backend, uri) and stores the reports."""
 
-    def __init__(self, session: SessionHost) -> None:
+    def __init__(self, session: SessionState) -> None:
         self.session = session
         self._result_ids: dict[tuple[int, str], str] = {}
         self._timers: dict[tuple[int, str], asyncio.TimerHandle] = {}

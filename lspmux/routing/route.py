@@ -101,7 +101,9 @@ FEATURES: frozenset[str] = frozenset(
 class Route:
     policy: Policy
     feature: str
-    capability: str | None = None  # key in ServerCapabilities; None: always eligible
+    #: Key in ServerCapabilities (None: always eligible): given by the table as it assembles
+    #: the routes, from `routing/capabilities.capability_of` — the one place it is declared.
+    capability: str | None = None
     position: bool = False  # params carry textDocument + position (Locate can fill them)
     range: bool = False  # params carry textDocument + range (Locate can fill them)
     merger: Callable[[merge.Results], Any] | None = None  # MERGE: how answers combine
@@ -124,7 +126,6 @@ class Route:
 def route(
     policy: Policy,
     feature: str,
-    capability: str | None = None,
     *,
     position: bool = False,
     range: bool = False,
@@ -139,13 +140,14 @@ def route(
     document: bool = False,
     chatter: bool = False,
 ) -> Route:
-    """A `Route`; a merged one without a merger concatenates."""
+    """A `Route`; a merged one without a merger concatenates. Its capability is not given
+    here: the table sets it from `routing/capabilities.py`."""
     if policy is Policy.MERGE and merger is None:
         merger = merge.concat
     return Route(
         policy,
         feature,
-        capability,
+        None,
         position,
         range,
         merger,

@@ -29,8 +29,10 @@ a server request to one client and a server notification to every client of the 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from lspmux.routing.capabilities import capability_of
 from lspmux.routing.route import FEATURES as route_features
 from lspmux.routing.route import Direction, Policy, Route, client_declares
 from lspmux.session.families import (
@@ -69,23 +71,31 @@ FAMILIES = (
 )
 
 
-def _assemble(name: str) -> dict[str, Route]:
+def _assemble(name: str, *, client: bool = False) -> dict[str, Route]:
     """One direction's table from every family that declares routes for it; a method declared
-    twice is an error at import (one method, one place)."""
+    twice is an error at import (one method, one place). A client method's route gets its
+    capability key from `routing/capabilities.py`, where the backends read it too."""
     out: dict[str, Route] = {}
     for family in FAMILIES:
         routes: dict[str, Route] = getattr(family, name, {})
         for method, r in routes.items():
             if method in out:
                 raise RuntimeError(f"{method} is declared twice ({name}, {family.__name__})")
+            if r.capability is not None:
+                raise RuntimeError(
+                    f"{method} ({family.__name__}) declares its capability: "
+                    "routing/capabilities.py is where capability keys are declared"
+                )
+            if client:
+                r = dataclasses.replace(r, capability=capability_of(method))
             out[method] = r
     return out
 
 
 #: Client → server requests.
-CLIENT_REQUESTS: dict[str, Route] = _assemble("REQUESTS")
+CLIENT_REQUESTS: dict[str, Route] = _assemble("REQUESTS", client=True)
 #: Client → server notifications.
-CLIENT_NOTIFICATIONS: dict[str, Route] = _assemble("NOTIFICATIONS")
+CLIENT_NOTIFICATIONS: dict[str, Route] = _assemble("NOTIFICATIONS", client=True)
 #: Server → client requests.
 SERVER_REQUESTS: dict[str, Route] = _assemble("SERVER_REQUESTS")
 #: Server → client notifications.

@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.provided import BY_METHOD, effective
+from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.errors import RequestFailed
-from lspmux.routing import methods as lsp
+from lspmux.routing.capabilities import BY_METHOD
 from lspmux.routing.table import ROUTES
-from lspmux.session.host import SessionHost
+from lspmux.session.families import registrations as registrations_family
+from lspmux.session.state import SessionState
 from lspmux.workspace.roots import root_for
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def servers_for_workspace(
 
 
 def from_cache(
-    session: SessionHost, root: Path | None
+    session: SessionState, root: Path | None
 ) -> tuple[caps.Announcement, dict[str, Path], bool]:
     """The announcement the cache gives for this session's servers, the servers to start
     first because the workspace needs them and nothing is known of them (name → one file),
@@ -196,7 +197,7 @@ def none_installed(config: Config, needed: dict[str, Path]) -> None:
 
 
 async def after_starting(
-    session: SessionHost,
+    session: SessionState,
     announcement: caps.Announcement,
     wanted: dict[str, Path],
     others: bool = False,
@@ -250,7 +251,7 @@ def one_server(config: Config) -> ServerConfig | None:
     return servers[0] if len(servers) == 1 else None
 
 
-async def start_one(session: SessionHost, server: ServerConfig, root: Path) -> Backend:
+async def start_one(session: SessionState, server: ServerConfig, root: Path) -> Backend:
     """The backend of a transparent share, running; `initialize` fails (RequestFailed) with
     what the server said when it cannot be found or cannot start."""
     backend = session.pool.get(server, root_for(server, root, session.roots), client=session)
@@ -277,7 +278,7 @@ async def start_one(session: SessionHost, server: ServerConfig, root: Path) -> B
 
 
 def passed_through(
-    session: SessionHost, server: ServerConfig, backend: Backend
+    session: SessionState, server: ServerConfig, backend: Backend
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The `initialize` result of a transparent share, and the capabilities in it: the
     server's own first answer, less the capabilities its features may not serve here, with
@@ -302,7 +303,7 @@ class ClientRegistrations:
     client (where it supports dynamic registration of that provider), one that stops serving
     something is unregistered."""
 
-    def __init__(self, session: SessionHost) -> None:
+    def __init__(self, session: SessionState) -> None:
         self.session = session
         self.sent: dict[str, tuple[str, Any]] = {}  # our registration id → (method, options)
         self._ids = itertools.count(1)
@@ -333,13 +334,5 @@ class ClientRegistrations:
             elif key is not None:
                 told[key] = options or True
         stale = caps.stale_client_registrations(self.sent, current)
-        if registrations:
-            self._send(lsp.CLIENT_REGISTER_CAPABILITY, {"registrations": registrations})
-        if stale:
-            gone = [{"id": i, "method": self.sent.pop(i)[0]} for i in stale]
-            self._send(lsp.CLIENT_UNREGISTER_CAPABILITY, {"unregisterations": gone})
-
-    def _send(self, method: str, params: Any) -> None:
-        conn = getattr(self.session, "conn", None)
-        if conn is not None and not conn.closed and self.session.state == "running":
-            conn.request(method, params, lambda _r: None, timeout=30)
+        gone = [{"id": i, "method": self.sent.pop(i)[0]} for i in stale]
+        registrations_family.tell_client(session, registrations, gone)

@@ -40,7 +40,7 @@ from lspmux.session import forward
 from lspmux.session.documents import uri_of
 from lspmux.session.exchange import NOT_READING, Exchange
 from lspmux.session.families.lifecycle import CANCEL, EXIT, INITIALIZE
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ _ALL = "*"
 
 
 class ClientDispatch:
-    def __init__(self, session: SessionHost) -> None:
+    def __init__(self, session: SessionState) -> None:
         self.session = session
         #: uri (or `_ALL`) → messages waiting behind a request for it, in arrival order.
         self._held: dict[str, deque[Message]] = {}

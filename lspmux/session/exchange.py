@@ -102,7 +102,7 @@ S = TypeVar("S", bound=Replier)
 
 class Exchange(Generic[S]):
     """One client request: its targets (for cancellation) and its single answer. Generic in
-    the session it answers for (`Exchange[SessionHost]` for the session's helpers)."""
+    the session it answers for (`Exchange[SessionState]` for the session's helpers)."""
 
     __slots__ = (
         "answered",

@@ -28,7 +28,7 @@ from lspmux.routing import adapt, merge
 from lspmux.routing.route import Policy, Route
 from lspmux.session import positions
 from lspmux.session.exchange import Exchange
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message, decode, result_is_null
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def dispatch(
     ex: Exchange, route: Route | None, backends: list[Backend], *, retried: bool = False
 ) -> None:
     """Route a request to `backends` (already running) by its route's policy."""
-    session: SessionHost = ex.session
+    session: SessionState = ex.session
     method = ex.method
     if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
         ex.fit_for = session.client_capabilities
@@ -73,7 +73,7 @@ def dispatch(
 
 def by_policy(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
     """FIRST or MERGE over the eligible backends (at least one)."""
-    session: SessionHost = ex.session
+    session: SessionState = ex.session
     family = route.family
     if route.policy is Policy.FIRST:
         if family is not None:
@@ -115,7 +115,7 @@ def _just_started(backends: list[Backend]) -> bool:
     return any(b.started_at is not None and now - b.started_at < _JUST_STARTED for b in backends)
 
 
-def _hold_requesters_text(session: SessionHost, params: Any, backends: list[Backend]) -> None:
+def _hold_requesters_text(session: SessionState, params: Any, backends: list[Backend]) -> None:
     """Before a request about a document goes to shared servers, make each of them hold this
     client's text of it, so that positions, hovers and edits are computed on the text the
     client sees (another client may have edited the same file since)."""
@@ -220,7 +220,7 @@ class _First:
                 # ContentModified: the server's text changed under the request (on a shared
                 # server, another client's edit or a re-sync): ask again, on this client's text.
                 self.retries += 1
-                session: SessionHost = ex.session
+                session: SessionState = ex.session
                 if session.pool.shared:
                     _hold_requesters_text(session, ex.params, [backend])
                 self.attempt(self.i)
@@ -245,7 +245,7 @@ def merge_all(
     results: list[tuple[int, Any]] = []
     errors: list[dict[str, Any]] = []
     remaining = [len(eligible)]
-    session: SessionHost = ex.session
+    session: SessionState = ex.session
 
     def collect(backend: Backend) -> Callable[[Message], None]:
         def on_msg(resp: Message) -> None:
@@ -277,7 +277,7 @@ def merge_all(
 def origin(ex: Exchange, route: Route, backends: list[Backend]) -> None:
     """resolve: back to the backend whose item it is (its origin tag, else the last backend
     that answered the route's family)."""
-    session: SessionHost = ex.session
+    session: SessionState = ex.session
     params = ex.params if isinstance(ex.params, dict) else {}
     origin_id, original = merge.untag(params)
     if origin_id is not None:
@@ -343,7 +343,7 @@ def send(
 ) -> None:
     """One request of `ex` to `backend`; positions converted when the backend speaks another
     encoding than the session (then the answer is read, never relayed raw)."""
-    session: SessionHost = ex.session
+    session: SessionState = ex.session
     if backend.position_encoding != session.encoding:
         convert = positions.answer_from(session, backend, method, params)
         params = positions.request_to(session, backend, method, params)

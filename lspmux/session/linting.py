@@ -25,8 +25,7 @@ from lspmux.diagnostics.linters.runner import Event, LinterRun
 from lspmux.diagnostics.linters.scheduler import LinterScheduler
 from lspmux.errors import InvalidParams
 from lspmux.install.prefix import install_hint
-from lspmux.routing import methods as lsp
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.uris import file_path, uri_to_path
 
 log = logging.getLogger("lspmux.session")
@@ -53,7 +52,7 @@ def store_source(linter: str) -> str:
 class SessionLinting:
     """The glue between a session's document events and its command-line linters."""
 
-    def __init__(self, session: SessionHost) -> None:
+    def __init__(self, session: SessionState) -> None:
         self.session = session
         self._scheduler: LinterScheduler | None = None
         #: (uri, linter) → the document version the latest started run read.
@@ -189,16 +188,10 @@ class SessionLinting:
             text += f" (linting {path})"
         self.failures.append(text)
         log.warning("%s: %s", self.session.client_id, text)
-        self.session.conn_send(
-            {
-                "jsonrpc": "2.0",
-                "method": lsp.WINDOW_LOG_MESSAGE,
-                "params": {"type": _MESSAGE_TYPE.get(kind, 1), "message": text},
-            }
-        )
+        self.session.tell(text, severity=_MESSAGE_TYPE.get(kind, 1), shown=False)
 
 
-async def wait_settled(session: SessionHost, uri: str, timeout: float = 2.0) -> None:
+async def wait_settled(session: SessionState, uri: str, timeout: float = 2.0) -> None:
     """Wait (at most `timeout` seconds) until no linter run or backend pull for `uri` is
     pending and every server of the file that can report diagnostics has reported once, so
     a pull right after didOpen/didChange answers with more than an empty list."""
@@ -214,7 +207,7 @@ async def wait_settled(session: SessionHost, uri: str, timeout: float = 2.0) -> 
     log.debug("pull of %s answered after %.1fs with sources still pending", uri, timeout)
 
 
-def _pending(session: SessionHost, uri: str) -> bool:
+def _pending(session: SessionState, uri: str) -> bool:
     return bool(pending_sources(session, uri))
 
 
@@ -228,7 +221,7 @@ SILENT_DETAIL = (
 )
 
 
-def pending_sources(session: SessionHost, uri: str) -> list[str]:
+def pending_sources(session: SessionState, uri: str) -> list[str]:
     """The sources of `uri` lspmux still waits for: linters waiting or running, servers being
     pulled, and servers (not failed) that have not reported for the document's current text."""
     pending: list[str] = []
@@ -250,7 +243,7 @@ def pending_sources(session: SessionHost, uri: str) -> list[str]:
     return list(dict.fromkeys(pending))
 
 
-def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
+def source_states(session: SessionState, uri: str) -> list[dict[str, Any]]:
     """Every source that applies to `uri` and where it stands for the document's current
     text: `reported`, `pending` (still working), `silent` (a server that has diagnosed
     nothing since it started and is idle: not waited for, see `SILENT_AFTER`), `failed` (with
@@ -309,7 +302,7 @@ def source_states(session: SessionHost, uri: str) -> list[dict[str, Any]]:
 #: diagnostics` waits for them), and where each source stands.
 
 
-async def diagnostic_status(session: SessionHost, msg: dict[str, Any]) -> dict[str, Any]:
+async def diagnostic_status(session: SessionState, msg: dict[str, Any]) -> dict[str, Any]:
     """`lspmux/diagnosticStatus` {uri} → {version, pending: [source], failures: [message]}."""
     params = msg.get("params") or {}
     document = params.get("textDocument") if isinstance(params, dict) else None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lspmux.encodings.lines import Source, TextOf, with_disk
 from lspmux.encodings.methods import convert_notification, convert_params, convert_result
 from lspmux.encodings.negotiate import session_encoding
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 __all__ = ["answer_from", "changes_to", "from_server", "request_to", "session_encoding"]
@@ -26,18 +26,18 @@ if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
 
 
-def text_source(session: SessionHost) -> TextOf:
-    return with_disk(session.documents.get)  # type: ignore[arg-type]
+def text_source(session: SessionState) -> TextOf:
+    return with_disk(session.documents.get)
 
 
-def request_to(session: SessionHost, backend: Backend, method: str, params: Any) -> Any:
+def request_to(session: SessionState, backend: Backend, method: str, params: Any) -> Any:
     return convert_params(
         method, params, session.encoding, backend.position_encoding, text_source(session)
     )
 
 
 def answer_from(
-    session: SessionHost, backend: Backend, method: str, request_params: Any
+    session: SessionState, backend: Backend, method: str, request_params: Any
 ) -> Callable[[Message], Message]:
     """Converts a backend's response to `method` into the session's encoding."""
 
@@ -57,7 +57,7 @@ def answer_from(
     return convert
 
 
-def from_server(session: SessionHost, backend: Backend, method: str, params: Any) -> Any:
+def from_server(session: SessionState, backend: Backend, method: str, params: Any) -> Any:
     """A server's notification or request params, in the session's encoding."""
     return convert_notification(
         method, params, backend.position_encoding, session.encoding, text_source(session)
@@ -65,7 +65,7 @@ def from_server(session: SessionHost, backend: Backend, method: str, params: Any
 
 
 def changes_to(
-    session: SessionHost, backend: Backend, uri: str, changes: list[Any], old_text: Source
+    session: SessionState, backend: Backend, uri: str, changes: list[Any], old_text: Source
 ) -> list[Any]:
     """A didChange's changes in the backend's encoding, each against the text before it
     (`old_text`: a str, or the document itself before its update, read line by line)."""

@@ -19,10 +19,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lspmux.errors import JsonRpcError
-from lspmux.routing import methods as lsp
 from lspmux.routing.route import Route, client_declares
 from lspmux.session import positions
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ BEHIND = 1024 * 1024
 class ServerRelay:
     """Per session: what its servers say to it, with the tokens and ids each side knows."""
 
-    def __init__(self, session: SessionHost, conn: Callable[[], Connection | None]) -> None:
+    def __init__(self, session: SessionState, conn: Callable[[], Connection | None]) -> None:
         self.session = session
         self._conn = conn
         self.progress_tokens: dict[tuple[int, Any], str] = {}  # (backend, its token) → ours
@@ -75,17 +74,11 @@ class ServerRelay:
         count, self._dropped_while_behind = self._dropped_while_behind, 0
         log.warning("%s: %d log and progress messages dropped while the client was behind",
                     self.session.client_id, count)  # fmt: skip
-        self.session.conn_send(
-            {
-                "jsonrpc": "2.0",
-                "method": lsp.WINDOW_LOG_MESSAGE,
-                "params": {
-                    "type": 2,
-                    "message": f"lspmux: {count} log and progress messages of the servers were "
-                    "dropped while this client was not reading them",
-                },
-            }
+        message = (
+            f"lspmux: {count} log and progress messages of the servers were dropped while this "
+            "client was not reading them"
         )
+        self.session.tell(message, severity=2, shown=False)
 
     def request(self, route: Route | None, backend: Backend, msg: Message, reply: Reply) -> None:
         """A server request to this client by its route's handler (no route: relayed)."""
@@ -109,29 +102,6 @@ class ServerRelay:
     def open(self) -> bool:
         conn = self._conn()
         return conn is not None and not conn.closed
-
-    # -- backend events -----------------------------------------------------------------------
-
-    def event(self, backend: Backend, event: str, detail: str) -> None:
-        if event == "failed":
-            self.session.conn_send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": lsp.WINDOW_SHOW_MESSAGE,
-                    "params": {"type": 1, "message": detail},
-                }
-            )
-        elif event == "restarting":
-            self.session.conn_send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": lsp.WINDOW_LOG_MESSAGE,
-                    "params": {
-                        "type": 2,
-                        "message": f"lspmux: {backend.name} {detail}; restarting",
-                    },
-                }
-            )
 
 
 def forward(relay: ServerRelay, backend: Backend, msg: Message) -> None:

@@ -1,10 +1,10 @@
 """One client connection: its lifecycle, its state, and the helpers that serve it.
 
-initialize → initialized → … → shutdown → exit. The Session owns the client's state — the
-connection, the negotiated position encoding, the open documents (`Documents`), the merged
-diagnostics (`DiagnosticStore`), the backends attached to it — and the lifecycle state machine.
-Everything else is done by its helpers, each depending only on the small interfaces of
-`session/host.py`:
+initialize → initialized → … → shutdown → exit. The client's state — the
+connection, the negotiated position encoding, the open documents, the merged diagnostics, the
+backends attached to it — is `SessionState` (`session/state.py`), which `Session` extends with
+the lifecycle state machine and what a backend says to this client. Everything else is done by
+its helpers, each taking the concrete `SessionState`:
 
 - `dispatch.ClientDispatch`: what the client sends (answered once, handled in order), each
   method served by its route in `routing/table.py` (the families, `session/families/*`);
@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -31,34 +30,31 @@ from lspmux.backends.pool import Pool
 from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
 from lspmux.diagnostics.pull import Puller
-from lspmux.diagnostics.store import DiagnosticStore
 from lspmux.errors import RequestFailed
-from lspmux.routing import methods as lsp
-from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
-from lspmux.session.documents import Documents
-from lspmux.session.exchange import ClientLink
-from lspmux.session.families import lifecycle, registrations
+from lspmux.session.families import lifecycle, registrations, relays
+from lspmux.session.families.diagnostics import Publishing
 from lspmux.session.families.sync import send_file_events
 from lspmux.session.linting import SessionLinting
 from lspmux.session.positions import session_encoding
-from lspmux.session.publishing import Publishing
 from lspmux.session.relay import ServerRelay
-from lspmux.text import Encoding
-from lspmux.uris import file_path
+from lspmux.session.state import SessionState
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message
 from lspmux.workspace.files import FileWatching
-from lspmux.workspace.roots import root_for
 
 log = logging.getLogger("lspmux.session")
 
 ConfigLoader = Callable[[Path | None], Config]
 
 
-class Session:
+class Session(SessionState):
+    """One client connection: the state (`SessionState`), its helpers and its lifecycle."""
+
+    relay: ServerRelay  # the concrete helper: the session calls more of it than the families
+
     def __init__(
         self,
         pool: Pool,
@@ -68,44 +64,13 @@ class Session:
         on_shutdown: Callable[[Session], Awaitable[None]] | None = None,
         on_exit: Callable[[Session, int], None] | None = None,
     ) -> None:
-        self.pool = pool
+        super().__init__(pool, client_id, FileWatching(None, send_file_events))
         if pool.dispatch is None:  # the pool routes server messages by the method table
             pool.dispatch = SERVER_DISPATCH
         self.load_config = load_config
-        self.client_id = client_id
         self.on_shutdown = on_shutdown
         self.on_exit = on_exit
-        #: The connection, the in-flight table and the sends (answers go through it alone).
-        self.link = ClientLink()
-        self.state = "new"  # new | running | shutdown | closed
-        self.encoding: Encoding = "utf-16"
-        self.documents = Documents(self.encoding)
-        self.store = DiagnosticStore()
-        self.config: Config = Config()
-        self.client_capabilities: dict[str, Any] = {}
-        self.roots: list[Path] = []
-        #: The client's own `initializationOptions` (None when it sent none): its servers start
-        #: with them, under the configured ones; part of the instance key in the daemon.
-        self.initialization_options: Any = None
-        self._when_running: list[Callable[[], None]] = []
-        self.last_active = time.monotonic()
-        self.inflight = self.link.inflight
-        self.last_origin: dict[str, int] = {}
-        self.backends: list[Backend] = []  # attached, index = origin id
-        self._origin: dict[Backend, int] = {}
-        self._uri_backends: dict[str, list[Backend]] = {}
-        self._missing: set[str] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._shutdown_task: asyncio.Future[None] | None = None
-        #: One copy of each diagnostic: pulled by a client that can be told to pull again
-        #: (`workspace.diagnostics.refreshSupport`), pushed to every other client.
-        self.pull_diagnostics = False
-        #: What the `initialize` answer announced, and what is known of each server.
-        self.announcement: caps.Announcement | None = None
-        self.announced: dict[str, Any] = {}  # what the client was told (initialize, registrations)
-        self.semantic = DeltaBridge()  # semantic token deltas lspmux computes itself
-        #: Servers' file watchers: relayed to the client, or watched here (set at initialize).
-        self.files: FileWatching[Backend] = FileWatching(None, send_file_events)
         self.publishing = Publishing(self)
         self.puller = Puller(self)
         self.linting = SessionLinting(self)
@@ -131,76 +96,11 @@ class Session:
         )
         return self.conn
 
-    @property
-    def conn(self) -> Connection | None:
-        return self.link.conn
+    def attached(self, backend: Backend) -> None:
+        registrations.attached(self.relay, backend)
 
-    @conn.setter
-    def conn(self, conn: Connection | None) -> None:
-        self.link.conn = conn
-
-    def conn_send(self, msg: Message) -> None:
-        self.link.send(msg)
-
-    def body_of(self, params: Any) -> bytes | bytearray | None:
-        return self.link.body_of(params)
-
-    def congested(self) -> bool:
-        return self.link.congested()
-
-    def spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("%s: task failed", self.client_id, exc_info=task.exception())
-
-    # -- backends of this session ---------------------------------------------------------------
-
-    def origin_of(self, backend: Backend) -> int:
-        origin = self._origin.get(backend)
-        if origin is None:
-            origin = self._origin[backend] = len(self.backends)
-            self.backends.append(backend)
-            self.pool.attach(backend, self)
-            registrations.attached(self.relay, backend)
-        return origin
-
-    def backend_by_origin(self, origin: int | None) -> Backend | None:
-        if origin is None or not 0 <= origin < len(self.backends):
-            return None
-        return self.backends[origin]
-
-    def backends_for(self, uri: str, language_id: str | None = None) -> list[Backend]:
-        """The backends for a file, in configuration order (created, not necessarily started)."""
-        found = self._uri_backends.get(uri)
-        if found is not None:
-            return found
-        path = file_path(uri) or uri  # untitled: and others match by name and language
-        found = []
-        for server in self.config.servers_for(path, language_id):
-            backend = self.pool.get(server, root_for(server, path, self.roots), client=self)
-            if backend is None:
-                if server.name not in self._missing:
-                    self._missing.add(server.name)
-                    log.info(
-                        "%s: %s is configured for %s but %r is not installed",
-                        self.client_id,
-                        server.name,
-                        path,
-                        server.command[0] if server.command else "",
-                    )
-                continue
-            self.origin_of(backend)
-            found.append(backend)
-        self._uri_backends[uri] = found
-        return found
-
-    def forget_backends_of(self, uri: str) -> None:
-        self._uri_backends.pop(uri, None)
+    def tell(self, message: str, *, severity: int, shown: bool) -> None:
+        relays.tell_client(self, message, severity=severity, shown=shown)
 
     # -- lifecycle (called by dispatch) -----------------------------------------------------------
 
@@ -218,13 +118,7 @@ class Session:
             log.error("%s: %s", self.client_id, exc)
             raise RequestFailed(f"lspmux configuration error: {exc}") from exc
         if self.config.trust_notice:  # said once per session, before anything runs
-            self.conn_send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": lsp.WINDOW_SHOW_MESSAGE,
-                    "params": {"type": 2, "message": self.config.trust_notice},
-                }
-            )
+            self.tell(self.config.trust_notice, severity=2, shown=True)
         self.initialization_options = lifecycle.init_options(params.get("initializationOptions"))
         if not self.pool.shared:
             if self.pool.client_capabilities is None:
@@ -260,20 +154,6 @@ class Session:
             "capabilities": self.announced,
             "serverInfo": {"name": "lspmux", "version": __version__},
         }
-
-    def when_running(self, callback: Callable[[], None]) -> None:
-        if self.state == "new":
-            self._when_running.append(callback)
-        else:
-            callback()
-
-    def _run_when_running(self) -> None:
-        callbacks, self._when_running = self._when_running, []
-        for callback in callbacks:
-            try:
-                callback()
-            except Exception:
-                log.exception("%s: a deferred server request failed", self.client_id)
 
     async def _initialize_transparent(self, server: ServerConfig, root: Path) -> Any:
         """A transparent share: the one server started, and its own `initialize` answer given
@@ -375,24 +255,7 @@ class Session:
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         registrations.backend_event(self.relay, backend, event)
-        self.relay.event(backend, event, detail)
-
-    # -- diagnostics (session/publishing.py) --------------------------------------------------
-
-    def publish(self, uri: str) -> None:
-        self.publishing.publish(uri)
-
-    def resync_document(self, backend: Backend, uri: str) -> None:
-        self.publishing.resync_document(backend, uri)
-
-    # -- Locate host ------------------------------------------------------------------------------
-
-    def workspace_roots(self) -> list[Path]:
-        return list(self.roots)
-
-    def document_text(self, uri: str) -> tuple[str, int | None] | None:
-        doc = self.documents.get(uri)
-        return (doc.text, doc.version) if doc is not None else None
+        relays.backend_event(self.relay, backend, event, detail)
 
     async def document_symbols(self, uri: str, text: str, version: int | None) -> list[Any] | None:
         from lspmux.session.symbols import document_symbols

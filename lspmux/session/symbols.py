@@ -13,17 +13,17 @@ from typing import Any
 from lspmux.backends.documents import HeldText
 from lspmux.errors import ContentModified
 from lspmux.routing import methods as lsp
+from lspmux.routing.table import CLIENT_REQUESTS
 from lspmux.session import forward, positions
-from lspmux.session.families.forwarded import DOCUMENT_SYMBOL
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 
 log = logging.getLogger("lspmux.session")
 
-_ROUTE = DOCUMENT_SYMBOL
+_ROUTE = CLIENT_REQUESTS[lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL]
 
 
 async def document_symbols(
-    session: SessionHost, uri: str, text: str, version: int | None
+    session: SessionState, uri: str, text: str, version: int | None
 ) -> list[Any] | None:
     cache: dict[str, tuple[Any, list[Any] | None]] = session.__dict__.setdefault(
         "_symbol_cache", {}
@@ -71,7 +71,7 @@ async def _call_loaded(backend: Any, params: dict[str, Any]) -> Any:
         delay = min(delay * 2, 1.0)
 
 
-async def _ask(session: SessionHost, backends: list[Any], uri: str) -> list[Any] | None:
+async def _ask(session: SessionState, backends: list[Any], uri: str) -> list[Any] | None:
     result: list[Any] | None = None
     for backend in backends:
         if not backend.supports(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _ROUTE):

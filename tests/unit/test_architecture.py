@@ -1,7 +1,7 @@
 """The package's import graph has no cycles — counting every import: at module level, under
 `TYPE_CHECKING`, and inside functions (a cycle hidden by either is still a cycle in the design).
-docs/architecture.md draws this graph; the session's helpers depend on `session/host.py`'s
-Protocols, not on the Session class."""
+docs/architecture.md draws this graph; the session's helpers and handlers depend on the
+concrete `session/state.py` (`SessionState`), not on the Session class above them."""
 
 from __future__ import annotations
 

@@ -71,6 +71,7 @@ LAYERS: tuple[Rank, ...] = (
                 "lspmux.routing",
                 "lspmux.routing.methods",
                 "lspmux.routing.route",
+                "lspmux.routing.capabilities",
                 "lspmux.routing.merge",
                 "lspmux.routing.semantic_tokens",
                 "lspmux.routing.adapt",

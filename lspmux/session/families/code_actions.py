@@ -15,8 +15,8 @@ from lspmux.routing.route import Policy, Route, route
 from lspmux.session.exchange import Exchange
 from lspmux.session.families.relays import to_one
 from lspmux.session.forward import by_policy, to_origin
-from lspmux.session.host import SessionHost
 from lspmux.session.relay import relay_request
+from lspmux.session.state import SessionState
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
@@ -28,13 +28,13 @@ EXECUTE_COMMAND = lsp.WORKSPACE_EXECUTE_COMMAND
 
 
 def code_action(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
-    session: SessionHost = ex.session
+    session: SessionState = ex.session
     ex.per_backend = _own_diagnostics(session, ex.params, eligible)
     by_policy(ex, route, eligible)
 
 
 def _own_diagnostics(
-    session: SessionHost, params: Any, eligible: list[Backend]
+    session: SessionState, params: Any, eligible: list[Backend]
 ) -> dict[str, Any] | None:
     """Per backend, the code action params with only the diagnostics that backend produced (as
     it published them, with their `data`); linters' diagnostics go to no backend."""
@@ -68,7 +68,7 @@ def _own_diagnostics(
 def execute_command(ex: Exchange, route: Route, backends: list[Backend]) -> None:
     """To the server that advertises the command (statically or as registered), else to the
     one whose code action was last listed."""
-    session: SessionHost = ex.session
+    session: SessionState = ex.session
     params = ex.params if isinstance(ex.params, dict) else {}
     command = params.get("command")
     target: Backend | None = None
@@ -89,7 +89,6 @@ REQUESTS: dict[str, Route] = {
     lsp.TEXT_DOCUMENT_CODE_ACTION: route(
         Policy.MERGE,
         "codeAction",
-        "codeActionProvider",
         range=True,
         merger=merge.code_actions,
         family="codeAction",
@@ -101,7 +100,6 @@ REQUESTS: dict[str, Route] = {
     EXECUTE_COMMAND: route(
         Policy.ORIGIN,
         "executeCommand",
-        "executeCommandProvider",
         family="codeAction",
         handler=execute_command,
     ),

@@ -1,9 +1,12 @@
 """Diagnostics: what servers publish goes into the session's store (per source; the client sees
 the union), pulled diagnostics are answered from that store, `workspace/diagnostic/refresh`
-makes lspmux pull again, and `lspmux/diagnosticStatus` says which sources checked a file."""
+makes lspmux pull again, and `lspmux/diagnosticStatus` says which sources checked a file.
+`Publishing` is what the client is shown: pushed, or a refresh to a client that pulls."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -14,19 +17,21 @@ from lspmux.routing.route import Policy, Route, route
 from lspmux.session import positions
 from lspmux.session.documents import uri_of
 from lspmux.session.exchange import Exchange
-from lspmux.session.host import SessionHost
 from lspmux.session.linting import diagnostic_status, wait_settled
 from lspmux.session.relay import ServerRelay, relay_refresh
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
     from lspmux.backends.pool import Reply
 
+log = logging.getLogger("lspmux.session")
+
 DIAGNOSTIC_STATUS = "lspmux/diagnosticStatus"
 
 
-async def document_diagnostic(session: SessionHost, ex: Exchange) -> Any:
+async def document_diagnostic(session: SessionState, ex: Exchange) -> Any:
     """textDocument/diagnostic answered from the merged store (results of every source)."""
     params = ex.params if isinstance(ex.params, dict) else {}
     uri = uri_of(params)
@@ -39,11 +44,11 @@ async def document_diagnostic(session: SessionHost, ex: Exchange) -> Any:
     return {"kind": "full", "resultId": result_id, "items": session.store.merged(uri)}
 
 
-def workspace_diagnostic(session: SessionHost, ex: Exchange) -> Any:
+def workspace_diagnostic(session: SessionState, ex: Exchange) -> Any:
     return {"items": []}  # open documents' diagnostics come per document
 
 
-def status(session: SessionHost, ex: Exchange) -> Awaitable[Any]:
+def status(session: SessionState, ex: Exchange) -> Awaitable[Any]:
     return diagnostic_status(session, {"params": ex.params})
 
 
@@ -76,13 +81,101 @@ def refresh(relay: ServerRelay, route: Route, backend: Backend, msg: Message, re
     relay_refresh(relay, route, backend, msg, reply)
 
 
+class Publishing:
+    """What one client is shown of the merged diagnostics: a server's publish into the
+    session's store (stale versions dropped; a shared server's result for another client's
+    text answered by re-sending this client's text, at most once per version), then pushed
+    to the client — or, to a client that pulls, one `workspace/diagnostic/refresh` per loop
+    iteration. The session holds one (`session.publishing`)."""
+
+    def __init__(self, session: SessionState) -> None:
+        self.session = session
+        #: (backend, uri) → the version of this session's text the backend last diagnosed
+        #: for it, or was last re-sent (see `resync_document`).
+        self._synced_for: dict[tuple[int, str], int] = {}
+        self._refresh_pending = False
+
+    def publish_from(self, backend: Backend, params: dict[str, Any]) -> None:
+        session = self.session
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            return
+        if not backend.config.feature_enabled("diagnostics"):
+            return
+        version = params.get("version")
+        doc = self.session.documents.get(uri)
+        if doc is not None and uri in backend.documents:
+            mine = backend.holder_version(uri, session, version)
+            if mine is None:
+                return  # stale: the server has seen a newer text since
+            if not backend.documents.holds(session, uri):
+                self.resync_document(backend, uri)  # computed for another client's text
+                return
+            self._synced_for[(id(backend), uri)] = doc.version
+            version = mine
+        if self.session.store.update(uri, backend.name, params.get("diagnostics") or [], version):
+            self.publish(uri)
+
+    def resync_document(self, backend: Backend, uri: str) -> None:
+        """A shared backend holds the text of the client that changed the document last, so a
+        publish for another client's text is never shown here. When this session has no
+        diagnostics from `backend` for its current text yet, its text is sent back, at most
+        once per version of this session's document (two clients cannot ping-pong)."""
+        doc = self.session.documents.get(uri)
+        key = (id(backend), uri)
+        if doc is None or self._synced_for.get(key) == doc.version:
+            return
+        self._synced_for[key] = doc.version
+        log.debug(
+            "%s: re-sending %s to %s for its diagnostics",
+            self.session.client_id,
+            uri,
+            backend.label,
+        )
+        backend.resync(self.session, uri)
+
+    def publish(self, uri: str) -> None:
+        """The merged diagnostics of `uri` changed: push them, or — to a client that pulls —
+        ask it to pull again (one refresh for the changes of one loop iteration)."""
+        if self.session.pull_diagnostics:
+            if not self._refresh_pending:
+                self._refresh_pending = True
+                asyncio.get_running_loop().call_soon(self._refresh_client)
+            return
+        doc = self.session.documents.get(uri)
+        out: dict[str, Any] = {"uri": uri, "diagnostics": self.session.store.merged(uri)}
+        if doc is not None:
+            out["version"] = doc.version
+        self.session.conn_send(
+            {"jsonrpc": "2.0", "method": lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": out}
+        )
+
+    def clear(self, uri: str) -> None:
+        """A closed document shows no diagnostics any more (push clients keep the last
+        publish until told otherwise)."""
+        if not self.session.pull_diagnostics:
+            self.session.conn_send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                    "params": {"uri": uri, "diagnostics": []},
+                }
+            )
+
+    def _refresh_client(self) -> None:
+        self._refresh_pending = False
+        link = self.session.link
+        if link.conn is not None and not link.conn.closed and self.session.state == "running":
+            link.conn.request(lsp.WORKSPACE_DIAGNOSTIC_REFRESH, None, lambda _r: None, timeout=30)
+
+
 REQUESTS: dict[str, Route] = {
     DIAGNOSTIC_STATUS: route(Policy.LOCAL, "diagnostics", handler=status),
     lsp.TEXT_DOCUMENT_DIAGNOSTIC: route(
-        Policy.DIAGNOSTICS, "diagnostics", "diagnosticProvider", handler=document_diagnostic
+        Policy.DIAGNOSTICS, "diagnostics", handler=document_diagnostic
     ),
     lsp.WORKSPACE_DIAGNOSTIC: route(
-        Policy.DIAGNOSTICS, "diagnostics", "diagnosticProvider", handler=workspace_diagnostic
+        Policy.DIAGNOSTICS, "diagnostics", handler=workspace_diagnostic
     ),
 }
 

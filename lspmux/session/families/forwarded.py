@@ -16,98 +16,64 @@ F, M, OR = Policy.FIRST, Policy.MERGE, Policy.ORIGIN
 
 REQUESTS: dict[str, Route] = {
     # -- first eligible -------------------------------------------------------------------
-    lsp.TEXT_DOCUMENT_HOVER: route(F, "hover", "hoverProvider", position=True),
-    lsp.TEXT_DOCUMENT_SIGNATURE_HELP: route(
-        F, "signatureHelp", "signatureHelpProvider", position=True
-    ),
-    lsp.TEXT_DOCUMENT_RENAME: route(F, "rename", "renameProvider", position=True),
+    lsp.TEXT_DOCUMENT_HOVER: route(F, "hover", position=True),
+    lsp.TEXT_DOCUMENT_SIGNATURE_HELP: route(F, "signatureHelp", position=True),
+    lsp.TEXT_DOCUMENT_RENAME: route(F, "rename", position=True),
     lsp.TEXT_DOCUMENT_PREPARE_RENAME: route(
-        F, "rename", "renameProvider", position=True, needs_option="prepareProvider"
+        F, "rename", position=True, needs_option="prepareProvider"
     ),
-    lsp.TEXT_DOCUMENT_FORMATTING: route(F, "formatting", "documentFormattingProvider"),
-    lsp.TEXT_DOCUMENT_RANGE_FORMATTING: route(
-        F, "rangeFormatting", "documentRangeFormattingProvider", range=True
-    ),
-    lsp.TEXT_DOCUMENT_RANGES_FORMATTING: route(
-        F, "rangeFormatting", "documentRangeFormattingProvider", needs_option="rangesSupport"
-    ),
-    lsp.TEXT_DOCUMENT_ON_TYPE_FORMATTING: route(
-        F, "onTypeFormatting", "documentOnTypeFormattingProvider", position=True
-    ),
-    lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT: route(
-        F, "documentHighlight", "documentHighlightProvider", position=True
-    ),
-    lsp.TEXT_DOCUMENT_INLAY_HINT: route(
-        F, "inlayHint", "inlayHintProvider", range=True, family="inlayHint"
-    ),
-    lsp.TEXT_DOCUMENT_FOLDING_RANGE: route(F, "foldingRange", "foldingRangeProvider"),
-    lsp.TEXT_DOCUMENT_SELECTION_RANGE: route(F, "selectionRange", "selectionRangeProvider"),
-    lsp.TEXT_DOCUMENT_LINKED_EDITING_RANGE: route(
-        F, "linkedEditingRange", "linkedEditingRangeProvider", position=True
-    ),
-    lsp.TEXT_DOCUMENT_DOCUMENT_COLOR: route(F, "color", "colorProvider"),
-    lsp.TEXT_DOCUMENT_COLOR_PRESENTATION: route(F, "color", "colorProvider", range=True),
+    lsp.TEXT_DOCUMENT_FORMATTING: route(F, "formatting"),
+    lsp.TEXT_DOCUMENT_RANGE_FORMATTING: route(F, "rangeFormatting", range=True),
+    lsp.TEXT_DOCUMENT_RANGES_FORMATTING: route(F, "rangeFormatting", needs_option="rangesSupport"),
+    lsp.TEXT_DOCUMENT_ON_TYPE_FORMATTING: route(F, "onTypeFormatting", position=True),
+    lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT: route(F, "documentHighlight", position=True),
+    lsp.TEXT_DOCUMENT_INLAY_HINT: route(F, "inlayHint", range=True, family="inlayHint"),
+    lsp.TEXT_DOCUMENT_FOLDING_RANGE: route(F, "foldingRange"),
+    lsp.TEXT_DOCUMENT_SELECTION_RANGE: route(F, "selectionRange"),
+    lsp.TEXT_DOCUMENT_LINKED_EDITING_RANGE: route(F, "linkedEditingRange", position=True),
+    lsp.TEXT_DOCUMENT_DOCUMENT_COLOR: route(F, "color"),
+    lsp.TEXT_DOCUMENT_COLOR_PRESENTATION: route(F, "color", range=True),
     lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY: route(
-        F, "callHierarchy", "callHierarchyProvider", position=True, family="callHierarchy"
+        F, "callHierarchy", position=True, family="callHierarchy"
     ),
     lsp.TEXT_DOCUMENT_PREPARE_TYPE_HIERARCHY: route(
-        F, "typeHierarchy", "typeHierarchyProvider", position=True, family="typeHierarchy"
+        F, "typeHierarchy", position=True, family="typeHierarchy"
     ),
-    lsp.TEXT_DOCUMENT_MONIKER: route(F, "moniker", "monikerProvider", position=True),
-    lsp.TEXT_DOCUMENT_INLINE_VALUE: route(F, "inlineValue", "inlineValueProvider", range=True),
-    lsp.TEXT_DOCUMENT_INLINE_COMPLETION: route(
-        F, "inlineCompletion", "inlineCompletionProvider", position=True
-    ),
-    lsp.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL: route(F, "willSaveWaitUntil", "textDocumentSync"),
+    lsp.TEXT_DOCUMENT_MONIKER: route(F, "moniker", position=True),
+    lsp.TEXT_DOCUMENT_INLINE_VALUE: route(F, "inlineValue", range=True),
+    lsp.TEXT_DOCUMENT_INLINE_COMPLETION: route(F, "inlineCompletion", position=True),
+    lsp.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL: route(F, "willSaveWaitUntil"),
     # -- all eligible, merged ---------------------------------------------------------------
     lsp.TEXT_DOCUMENT_COMPLETION: route(
         M,
         "completion",
-        "completionProvider",
         position=True,
         merger=merge.completion,
         family="completion",
     ),
-    lsp.TEXT_DOCUMENT_CODE_LENS: route(
-        M, "codeLens", "codeLensProvider", merger=merge.tagged_list, family="codeLens"
-    ),
-    lsp.TEXT_DOCUMENT_DEFINITION: route(
-        M, "definition", "definitionProvider", position=True, merger=merge.locations
-    ),
-    lsp.TEXT_DOCUMENT_DECLARATION: route(
-        M, "declaration", "declarationProvider", position=True, merger=merge.locations
-    ),
+    lsp.TEXT_DOCUMENT_CODE_LENS: route(M, "codeLens", merger=merge.tagged_list, family="codeLens"),
+    lsp.TEXT_DOCUMENT_DEFINITION: route(M, "definition", position=True, merger=merge.locations),
+    lsp.TEXT_DOCUMENT_DECLARATION: route(M, "declaration", position=True, merger=merge.locations),
     lsp.TEXT_DOCUMENT_TYPE_DEFINITION: route(
-        M, "typeDefinition", "typeDefinitionProvider", position=True, merger=merge.locations
+        M, "typeDefinition", position=True, merger=merge.locations
     ),
     lsp.TEXT_DOCUMENT_IMPLEMENTATION: route(
-        M, "implementation", "implementationProvider", position=True, merger=merge.locations
+        M, "implementation", position=True, merger=merge.locations
     ),
-    lsp.TEXT_DOCUMENT_REFERENCES: route(
-        M, "references", "referencesProvider", position=True, merger=merge.locations
-    ),
-    lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL: route(
-        M, "documentSymbol", "documentSymbolProvider", merger=merge.concat
-    ),
+    lsp.TEXT_DOCUMENT_REFERENCES: route(M, "references", position=True, merger=merge.locations),
+    lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL: route(M, "documentSymbol", merger=merge.concat),
     lsp.TEXT_DOCUMENT_DOCUMENT_LINK: route(
-        M, "documentLink", "documentLinkProvider", merger=merge.tagged_list, family="documentLink"
+        M, "documentLink", merger=merge.tagged_list, family="documentLink"
     ),
     lsp.WORKSPACE_SYMBOL: route(
         M,
         "workspaceSymbol",
-        "workspaceSymbolProvider",
         merger=merge.tagged_list,
         family="workspaceSymbol",
     ),
-    lsp.WORKSPACE_WILL_CREATE_FILES: route(
-        M, "fileOperations", "workspace", merger=merge.workspace_edits
-    ),
-    lsp.WORKSPACE_WILL_RENAME_FILES: route(
-        M, "fileOperations", "workspace", merger=merge.workspace_edits
-    ),
-    lsp.WORKSPACE_WILL_DELETE_FILES: route(
-        M, "fileOperations", "workspace", merger=merge.workspace_edits
-    ),
+    lsp.WORKSPACE_WILL_CREATE_FILES: route(M, "fileOperations", merger=merge.workspace_edits),
+    lsp.WORKSPACE_WILL_RENAME_FILES: route(M, "fileOperations", merger=merge.workspace_edits),
+    lsp.WORKSPACE_WILL_DELETE_FILES: route(M, "fileOperations", merger=merge.workspace_edits),
     # -- back to the origin -------------------------------------------------------------------
     lsp.COMPLETION_ITEM_RESOLVE: route(
         OR, "completion", family="completion", resolved_by="completionProvider"
@@ -127,6 +93,3 @@ REQUESTS: dict[str, Route] = {
     lsp.TYPE_HIERARCHY_SUPERTYPES: route(OR, "typeHierarchy", family="typeHierarchy"),
     lsp.TYPE_HIERARCHY_SUBTYPES: route(OR, "typeHierarchy", family="typeHierarchy"),
 }
-
-#: The documentSymbol route: Locate asks the servers for symbols through it (session/symbols.py).
-DOCUMENT_SYMBOL = REQUESTS[lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL]

@@ -12,7 +12,7 @@ from lspmux.errors import InvalidRequest, RequestCancelled
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, client_declares, route
 from lspmux.session.exchange import Exchange
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.uris import file_path
 
 #: Methods the dispatcher treats apart: `initialize` is the one request before it; nothing
@@ -22,26 +22,26 @@ EXIT = lsp.EXIT
 CANCEL = lsp.CANCEL_REQUEST
 
 
-def initialize(session: SessionHost, ex: Exchange) -> Any:
+def initialize(session: SessionState, ex: Exchange) -> Any:
     if session.state != "new":
         raise InvalidRequest("initialize was already received")
     params = ex.params if isinstance(ex.params, dict) else {}
     return session.initialize(params)
 
 
-def shutdown(session: SessionHost, ex: Exchange) -> Awaitable[None]:
+def shutdown(session: SessionState, ex: Exchange) -> Awaitable[None]:
     return session.shutdown()
 
 
-def initialized(session: SessionHost, params: dict[str, Any]) -> None:
+def initialized(session: SessionState, params: dict[str, Any]) -> None:
     pass
 
 
-def exit_(session: SessionHost, params: dict[str, Any]) -> None:
+def exit_(session: SessionState, params: dict[str, Any]) -> None:
     session.exit()
 
 
-def cancel(session: SessionHost, params: dict[str, Any]) -> None:
+def cancel(session: SessionState, params: dict[str, Any]) -> None:
     ex = session.inflight.get(params.get("id"))
     if ex is not None:
         ex.cancel()  # tell every backend working on it

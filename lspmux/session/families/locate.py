@@ -8,26 +8,26 @@ from typing import Any
 
 from lspmux.routing.route import Policy, Route, route
 from lspmux.session.exchange import Exchange
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 
 LOCATE_RESOLVE = "locate/resolve"
 LOCATE_RESOLVE_RANGE = "locate/resolveRange"
 LOCATE_DESCRIBE = "locate/describe"
 
 
-def resolve(session: SessionHost, ex: Exchange) -> Awaitable[Any]:
+def resolve(session: SessionState, ex: Exchange) -> Awaitable[Any]:
     from lspmux.locate import methods
 
     return methods.resolve(session, ex.params or {})
 
 
-def resolve_range(session: SessionHost, ex: Exchange) -> Awaitable[Any]:
+def resolve_range(session: SessionState, ex: Exchange) -> Awaitable[Any]:
     from lspmux.locate import methods
 
     return methods.resolve_range(session, ex.params or {})
 
 
-def describe(session: SessionHost, ex: Exchange) -> Awaitable[Any]:
+def describe(session: SessionState, ex: Exchange) -> Awaitable[Any]:
     from lspmux.locate import methods
 
     return methods.describe(session, ex.params or {})

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from lspmux.backends.pool import Pool
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, client_declares, route
-from lspmux.session.host import SessionHost
 from lspmux.session.relay import ServerRelay
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def progress(relay: ServerRelay, backend: Backend, msg: Message) -> None:
     session.conn_send({"jsonrpc": "2.0", "method": lsp.PROGRESS, "params": params})
 
 
-def _owns_token(session: SessionHost, token: Any) -> bool:
+def _owns_token(session: SessionState, token: Any) -> bool:
     """Whether one of this client's requests in flight carries this progress token."""
     return token is not None and any(
         isinstance(ex.params, dict)
@@ -80,7 +80,7 @@ def _owns_token(session: SessionHost, token: Any) -> bool:
     )
 
 
-def cancel(session: SessionHost, params: dict[str, Any]) -> None:
+def cancel(session: SessionState, params: dict[str, Any]) -> None:
     """The user cancelled a progress: only the server that created it hears of it, under
     the token it knows."""
     token = params.get("token")

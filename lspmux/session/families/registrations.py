@@ -18,6 +18,7 @@ from lspmux.backends import capabilities as caps
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
 from lspmux.session.relay import ServerRelay
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -27,6 +28,18 @@ if TYPE_CHECKING:
 REGISTER = lsp.CLIENT_REGISTER_CAPABILITY
 UNREGISTER = lsp.CLIENT_UNREGISTER_CAPABILITY
 _WATCHED = lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+
+
+def tell_client(session: SessionState, added: list[Any], gone: list[Any]) -> None:
+    """What lspmux itself registers with its client (`announce.ClientRegistrations` keeps it
+    equal to what the backends serve): `added` registrations, `gone` unregistrations."""
+    conn = session.conn
+    if conn is None or conn.closed or session.state != "running":
+        return
+    if added:
+        conn.request(REGISTER, {"registrations": added}, lambda _r: None, timeout=30)
+    if gone:
+        conn.request(UNREGISTER, {"unregisterations": gone}, lambda _r: None, timeout=30)
 
 
 def record(pool: Pool, backend: Backend, msg: Message, reply: Reply) -> None:

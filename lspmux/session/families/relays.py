@@ -12,6 +12,7 @@ from lspmux.backends.pool import Pool
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
 from lspmux.session.relay import ServerRelay, forward, relay_refresh, relay_request
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -31,6 +32,23 @@ def cancel(relay: ServerRelay, backend: Backend, msg: Message) -> None:
         relay.session.conn_send(
             {"jsonrpc": "2.0", "method": lsp.CANCEL_REQUEST, "params": {"id": client_id}}
         )
+
+
+def tell_client(session: SessionState, message: str, *, severity: int, shown: bool) -> None:
+    """A message of lspmux's own to the client: shown to the user (`window/showMessage`) or
+    logged (`window/logMessage`); `severity` is the LSP MessageType (1 error … 4 log)."""
+    method = lsp.WINDOW_SHOW_MESSAGE if shown else lsp.WINDOW_LOG_MESSAGE
+    session.conn_send(
+        {"jsonrpc": "2.0", "method": method, "params": {"type": severity, "message": message}}
+    )
+
+
+def backend_event(relay: ServerRelay, backend: Backend, event: str, detail: str) -> None:
+    """A server failed for good (shown) or is restarting (logged)."""
+    if event == "failed":
+        relay.session.tell(detail, severity=1, shown=True)
+    elif event == "restarting":
+        relay.session.tell(f"lspmux: {backend.name} {detail}; restarting", severity=2, shown=False)
 
 
 def log_message(relay: ServerRelay, backend: Backend, msg: Message) -> None:

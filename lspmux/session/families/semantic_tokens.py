@@ -13,8 +13,8 @@ from lspmux.routing import semantic_tokens
 from lspmux.routing.route import Policy, Route, route
 from lspmux.session.exchange import Exchange
 from lspmux.session.forward import answered_error, send
-from lspmux.session.host import SessionHost
 from lspmux.session.relay import relay_refresh
+from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def full(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
-    session: SessionHost = ex.session
+    session: SessionState = ex.session
     backend = eligible[0]
     client_params = ex.params if isinstance(ex.params, dict) else {}
     method, params = semantic_tokens.backend_request(ex.method, client_params)
@@ -39,17 +39,13 @@ def full(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
     send(ex, backend, method, params, on_msg)
 
 
-_PROVIDER = "semanticTokensProvider"
-
 REQUESTS: dict[str, Route] = {
-    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: route(
-        Policy.FIRST, "semanticTokens", _PROVIDER, handler=full
-    ),
+    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: route(Policy.FIRST, "semanticTokens", handler=full),
     lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA: route(
-        Policy.FIRST, "semanticTokens", _PROVIDER, handler=full
+        Policy.FIRST, "semanticTokens", handler=full
     ),
     lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: route(
-        Policy.FIRST, "semanticTokens", _PROVIDER, range=True, needs_option="range"
+        Policy.FIRST, "semanticTokens", range=True, needs_option="range"
     ),
 }
 

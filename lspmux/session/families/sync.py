@@ -20,7 +20,7 @@ from lspmux.errors import InvalidParams
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
 from lspmux.session import positions
-from lspmux.session.host import SessionHost
+from lspmux.session.state import SessionState
 from lspmux.uris import file_path
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ log = logging.getLogger("lspmux.session")
 RELAY_OPEN = 64 * 1024
 
 
-def did_open(session: SessionHost, params: dict[str, Any]) -> None:
+def did_open(session: SessionState, params: dict[str, Any]) -> None:
     td = params["textDocument"]
     if not isinstance(td.get("text"), str):
         raise InvalidParams("textDocument.text must be a string")
@@ -53,7 +53,7 @@ def did_open(session: SessionHost, params: dict[str, Any]) -> None:
     session.linting.opened(uri, lang)
 
 
-def did_change(session: SessionHost, params: dict[str, Any]) -> None:
+def did_change(session: SessionState, params: dict[str, Any]) -> None:
     td = params["textDocument"]
     if not isinstance(params.get("contentChanges"), list):
         raise InvalidParams("contentChanges must be a list")
@@ -79,7 +79,7 @@ def did_change(session: SessionHost, params: dict[str, Any]) -> None:
     session.linting.changed(uri)
 
 
-def did_save(session: SessionHost, params: dict[str, Any]) -> None:
+def did_save(session: SessionState, params: dict[str, Any]) -> None:
     uri = params["textDocument"]["uri"]
     text = params.get("text")  # else read from the session when a server wants it
     for backend in session.backends_for(uri):
@@ -88,7 +88,7 @@ def did_save(session: SessionHost, params: dict[str, Any]) -> None:
     session.linting.saved(uri)
 
 
-def did_close(session: SessionHost, params: dict[str, Any]) -> None:
+def did_close(session: SessionState, params: dict[str, Any]) -> None:
     uri = params["textDocument"]["uri"]
     session.documents.close(uri)
     for backend in session.backends_for(uri):
@@ -101,7 +101,7 @@ def did_close(session: SessionHost, params: dict[str, Any]) -> None:
     session.forget_backends_of(uri)
 
 
-def did_change_configuration(session: SessionHost, params: dict[str, Any]) -> None:
+def did_change_configuration(session: SessionState, params: dict[str, Any]) -> None:
     """The client's `workspace/didChangeConfiguration` reaches the servers whose settings
     follow this client (it is their first client); a shared server that follows another
     client keeps that client's settings (as it keeps its initializationOptions)."""
@@ -116,7 +116,7 @@ def did_change_configuration(session: SessionHost, params: dict[str, Any]) -> No
             )
 
 
-def did_change_watched_files(session: SessionHost, params: dict[str, Any]) -> None:
+def did_change_watched_files(session: SessionState, params: dict[str, Any]) -> None:
     """The client's file events, to each backend whose watchers asked for them."""
     for backend, own in session.files.from_client(params).items():
         backend.notify(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, own)
@@ -133,7 +133,7 @@ def _folder_uris(folders: Any) -> list[str]:
     return [f["uri"] for f in folders if isinstance(f, dict) and isinstance(f.get("uri"), str)]
 
 
-def did_change_workspace_folders(session: SessionHost, params: dict[str, Any]) -> None:
+def did_change_workspace_folders(session: SessionState, params: dict[str, Any]) -> None:
     """The client's workspace folders kept current (they bound the roots of the files opened
     next, and the file watcher's reach), and the change passed on to every backend."""
     event = params.get("event")

@@ -49,15 +49,96 @@ def test_the_check_sees_a_spelled_method() -> None:
     assert any(isinstance(n, ast.Constant) and n.value in NAMES for n in ast.walk(tree))
 
 
-def test_the_providers_capability_keys_agree_with_the_routes() -> None:
-    """`backends/provided.PROVIDERS` still keeps a method's capability key beside its route's
-    (backends may not import the table): the two must say the same."""
-    from lspmux.backends.provided import BY_METHOD
-    from lspmux.routing.table import CLIENT_REQUESTS
+def test_a_route_s_capability_is_the_one_the_backends_read() -> None:
+    """One declaration: every client route's capability key is `routing/capabilities`'s, the
+    map `backends/provided.py` turns registrations into capabilities with — and every provider
+    registers under a method the table routes (semanticTokens registers under its family's
+    name), so a provider spelled wrong there cannot go unnoticed."""
+    from lspmux.routing.capabilities import PROVIDERS, capability_of
+    from lspmux.routing.table import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS
 
-    differ = {
-        m: (BY_METHOD[m], r.capability)
-        for m, r in CLIENT_REQUESTS.items()
-        if m in BY_METHOD and r.capability != BY_METHOD[m]
+    routes = {**CLIENT_REQUESTS, **CLIENT_NOTIFICATIONS}
+    assert {m: r.capability for m, r in routes.items()} == {m: capability_of(m) for m in routes}
+    unrouted = [m for m, _, _ in PROVIDERS if m not in routes]
+    assert unrouted == ["textDocument/semanticTokens"]
+
+
+def test_a_family_that_declares_a_capability_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table will not take a route that carries its own capability key."""
+    import dataclasses
+    import types
+
+    from lspmux.routing import table
+    from lspmux.routing.route import Policy, route
+
+    family = types.ModuleType("lspmux.session.families.rogue")
+    hover = dataclasses.replace(route(Policy.FIRST, "hover"), capability="hoverProvider")
+    setattr(family, "REQUESTS", {"textDocument/hover": hover})  # noqa: B010
+    monkeypatch.setattr(table, "FAMILIES", (family,))
+    with pytest.raises(RuntimeError, match=r"routing/capabilities\.py"):
+        table._assemble("REQUESTS", client=True)
+
+
+def test_a_handler_of_the_client_takes_the_concrete_session_state() -> None:
+    """Handlers given the session (`local`/`diagnostics` requests, notifications) take the
+    concrete `SessionState`, so mypy checks every member they use — no Protocol stands in."""
+    import inspect
+
+    from lspmux.routing.table import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, Policy
+
+    given_session = [
+        r.handler
+        for table in (CLIENT_REQUESTS, CLIENT_NOTIFICATIONS)
+        for r in table.values()
+        if r.handler is not None
+        and r.policy in (Policy.LOCAL, Policy.DIAGNOSTICS, Policy.BROADCAST)
+    ]
+    assert given_session
+    first = {
+        f"{h.__module__}.{h.__qualname__}": next(iter(inspect.signature(h).parameters.values()))
+        for h in given_session
     }
-    assert not differ
+    wrong = {name: p.annotation for name, p in first.items() if p.annotation != "SessionState"}
+    assert not wrong
+
+
+#: Modules outside the families and the table that still spell method names, and why. The list
+#: only shrinks: a module that stops spelling them must leave it, a new one fails.
+SPELL_METHODS = {
+    # pure data below the table (what backends and adapters read of a method)
+    "routing/capabilities.py": "the one method → capability key map",
+    "routing/semantic_tokens.py": "full/delta/range are one legend's three requests",
+    "encodings/methods.py": "which params and results carry positions, per method",
+    # below the families, which import them: what they send cannot move up into a family
+    "session/symbols.py": "Locate asks the servers for documentSymbol",
+    "diagnostics/pull.py": "pulls textDocument/diagnostic per backend",
+    "backends/backend.py": "what one server instance keeps of publish/progress/registrations",
+    "backends/capabilities.py": "workspace/symbol and executeCommand register with no selector",
+    "backends/provided.py": "file operation and will-save registrations → capabilities",
+}
+
+
+def _spells_methods(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and (
+            node.module == "lspmux.routing.methods"
+            or (node.module == "lspmux.routing" and any(a.name == "methods" for a in node.names))
+        )
+        for node in ast.walk(tree)
+    )
+
+
+def test_method_names_are_spelled_by_their_families_only() -> None:
+    """A message lspmux sends itself is sent by the family that owns its method (say, the
+    trust notice: `session.tell` → `families/relays.tell_client`), not spelled where it is sent."""
+    spelling = {
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if _spells_methods(p)
+        and p.parent.name != "families"
+        and p.relative_to(PACKAGE).as_posix() not in ("routing/table.py", "routing/methods.py")
+    }
+    assert spelling - SPELL_METHODS.keys() == set(), "a new module spells method names"
+    assert SPELL_METHODS.keys() - spelling == set(), "no longer spells them: drop it from the list"
