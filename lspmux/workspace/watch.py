@@ -14,8 +14,9 @@ The watches are set up in the thread, some time after a registration: `await rea
 when they are in place (a file written earlier may go unseen). When the OS refuses a watch
 (inotify's per-user limits on instances or watches, shared by every process of the user: an
 editor, node-based servers and lspmux all take some), `watchfiles` raises; the watcher then logs
-a warning naming the limit and polls the folders instead (`polling`), rather than watching
-nothing.
+a warning naming the limit and polls the folders instead (`polling`, every `POLL_MS`: a walk of
+the whole tree each time), rather than watching nothing. Folders it may not read are skipped
+(logged), the rest is still watched.
 """
 
 from __future__ import annotations
@@ -214,7 +215,10 @@ class Watcher(Generic[K]):
         import watchfiles  # here, not at start: only a watching session needs it
         from watchfiles._rust_notify import WatchfilesRustInternalError
 
-        polling = False
+        # Unreadable folders are skipped only once a watch without skipping was refused:
+        # watchfiles' `ignore_permission_denied` hides every refused watch (inotify's watch limit
+        # too), and the watcher would report ready with nothing watched.
+        polling = skip_unreadable = False
         while not run.stop.is_set():
             try:
                 batches = watchfiles.watch(
@@ -228,7 +232,7 @@ class Watcher(Generic[K]):
                     raise_interrupt=False,
                     force_polling=polling,
                     poll_delay_ms=POLL_MS,
-                    ignore_permission_denied=True,
+                    ignore_permission_denied=skip_unreadable,
                 )
                 for n, batch in enumerate(batches):
                     if n == 0:
@@ -242,6 +246,10 @@ class Watcher(Generic[K]):
                 if run.stop.is_set():
                     return
                 run.watching = False
+                if isinstance(err, PermissionError) and not skip_unreadable:
+                    log.warning("unreadable folders under %s are not watched: %s", folders, err)
+                    skip_unreadable = True
+                    continue
                 if polling:
                     log.error("the file watcher cannot poll %s either: %s", folders, err)
                     return
@@ -254,7 +262,7 @@ class Watcher(Generic[K]):
                     err,
                     POLL_MS,
                 )
-                polling = True
+                polling = skip_unreadable = True
             except Exception:  # the watcher dies alone; lspmux goes on without it
                 run.watching = False
                 log.exception("the file watcher on %s failed", folders)
