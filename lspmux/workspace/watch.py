@@ -9,6 +9,14 @@ files), lets `watchfiles` group a burst of events (`debounce_ms`), and calls
 each backend that asked for some of the events. The callback may return an awaitable; it is
 awaited before the next batch. `start()` / `stop()` are idempotent; `stop()` joins the thread.
 The thread is restarted when the set of watched folders changes (a root or a base is added).
+
+The watches are set up in the thread, some time after a registration: `await ready()` says
+when they are in place (a file written earlier may go unseen). When the OS refuses a watch
+(inotify's per-user limits on instances or watches, shared by every process of the user: an
+editor, node-based servers and lspmux all take some), `watchfiles` raises; the watcher then logs
+a warning naming the limit and polls the folders instead (`polling`, every `POLL_MS`: a walk of
+the whole tree each time), rather than watching nothing. Folders it may not read are skipped
+(logged), the rest is still watched.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import os
 import re
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic
 
@@ -35,8 +44,21 @@ NOISE_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache",
      ".pytest_cache", ".tox", ".hypothesis", ".venv", ".direnv"}
 )  # fmt: skip
+# How often folders are polled when the OS refuses to watch them.
+POLL_MS = 300
 # Editor swap, backup and lock files: vim (.swp, .swo, ~, 4913), emacs (.#x, #x#), JetBrains.
 _SWAP = re.compile(r"(\.sw[a-px]|~|\.___jb_\w+___)\Z|\A(\.#.*|#.*#|4913)\Z")
+
+
+@dataclass
+class _Run:
+    """One watching thread's state: told to stop by `stop`; `settled` once it watches (then
+    `watching`, by `polling` or not) or gave up."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    watching: bool = False
+    polling: bool = False
 
 
 def is_noise(path: str, named: Callable[[str], bool] = lambda _: False) -> bool:
@@ -78,7 +100,7 @@ class Watcher(Generic[K]):
         self._queue: asyncio.Queue[list[tuple[str, int]]] = asyncio.Queue()
         self._consumer: asyncio.Task[None] | None = None
         self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._run_state = _Run()
         self._folders: list[str] = []
 
     # registrations -------------------------------------------------------------------------
@@ -107,6 +129,22 @@ class Watcher(Generic[K]):
     def folders(self) -> list[str]:
         """The folders being watched now."""
         return list(self._folders)
+
+    @property
+    def polling(self) -> bool:
+        """Are the folders polled (the OS refused to watch them)?"""
+        return self._thread is not None and self._run_state.polling
+
+    async def ready(self) -> bool:
+        """Wait until the watches on `folders` are in place: True; or until the thread gave up
+        (logged): False. True at once when nothing is to be watched. Files written after it
+        returned True are seen."""
+        while self._thread is not None:
+            run = self._run_state
+            await run.settled.wait()
+            if run is self._run_state:  # not restarted meanwhile
+                return run.watching
+        return True
 
     # lifecycle -----------------------------------------------------------------------------
 
@@ -146,9 +184,9 @@ class Watcher(Generic[K]):
         self._stop_thread()
         self._folders = folders
         if folders:
-            self._stop = threading.Event()
+            self._run_state = _Run()
             self._thread = threading.Thread(
-                target=self._run, args=(folders, self._stop), name="lspmux-watch", daemon=True
+                target=self._run, args=(folders, self._run_state), name="lspmux-watch", daemon=True
             )
             self._thread.start()
             log.debug("watching %s", folders)
@@ -159,32 +197,76 @@ class Watcher(Generic[K]):
         thread, self._thread = self._thread, None
         self._folders = []
         if thread is not None:
-            self._stop.set()
+            self._run_state.stop.set()
         return thread
 
     # the thread ----------------------------------------------------------------------------
 
-    def _run(self, folders: list[str], stop: threading.Event) -> None:
-        import watchfiles  # here, not at start: only a watching session needs it
-
+    def _run(self, folders: list[str], run: _Run) -> None:
         loop = self._loop
         assert loop is not None
         try:
-            for batch in watchfiles.watch(
-                *folders,
-                watch_filter=None,
-                debounce=self._debounce_ms,
-                step=self._step_ms,
-                stop_event=stop,
-                rust_timeout=200,
-                raise_interrupt=False,
-                ignore_permission_denied=True,
-            ):
-                events = [(path, int(change)) for change, path in batch]
-                if events and not stop.is_set():
-                    loop.call_soon_threadsafe(self._queue.put_nowait, events)
-        except Exception:  # the watcher dies alone; lspmux goes on without it
-            log.exception("the file watcher on %s failed", folders)
+            self._watch(folders, run, loop)
+        finally:  # watching until stopped, or given up: `ready()` waits no more
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(run.settled.set)
+
+    def _watch(self, folders: list[str], run: _Run, loop: asyncio.AbstractEventLoop) -> None:
+        import watchfiles  # here, not at start: only a watching session needs it
+        from watchfiles._rust_notify import WatchfilesRustInternalError
+
+        # Unreadable folders are skipped only once a watch without skipping was refused:
+        # watchfiles' `ignore_permission_denied` hides every refused watch (inotify's watch limit
+        # too), and the watcher would report ready with nothing watched.
+        polling = skip_unreadable = False
+        while not run.stop.is_set():
+            try:
+                batches = watchfiles.watch(
+                    *folders,
+                    watch_filter=None,
+                    debounce=self._debounce_ms,
+                    step=self._step_ms,
+                    stop_event=run.stop,
+                    rust_timeout=200,
+                    yield_on_timeout=True,  # a first (maybe empty) batch: the watches are set
+                    raise_interrupt=False,
+                    force_polling=polling,
+                    poll_delay_ms=POLL_MS,
+                    ignore_permission_denied=skip_unreadable,
+                )
+                for n, batch in enumerate(batches):
+                    if n == 0:
+                        run.watching, run.polling = True, polling
+                        loop.call_soon_threadsafe(run.settled.set)
+                    events = [(path, int(change)) for change, path in batch]
+                    if events and not run.stop.is_set():
+                        loop.call_soon_threadsafe(self._queue.put_nowait, events)
+                return
+            except (OSError, WatchfilesRustInternalError) as err:  # the OS refused a watch
+                if run.stop.is_set():
+                    return
+                run.watching = False
+                if isinstance(err, PermissionError) and not skip_unreadable:
+                    log.warning("unreadable folders under %s are not watched: %s", folders, err)
+                    skip_unreadable = True
+                    continue
+                if polling:
+                    log.error("the file watcher cannot poll %s either: %s", folders, err)
+                    return
+                log.warning(
+                    "the OS refused to watch %s (%s); polling them every %d ms instead. "
+                    "inotify's limits are per user, shared by all of its processes: raise "
+                    "fs.inotify.max_user_instances / fs.inotify.max_user_watches (sysctl) "
+                    "to watch them without polling",
+                    folders,
+                    err,
+                    POLL_MS,
+                )
+                polling = skip_unreadable = True
+            except Exception:  # the watcher dies alone; lspmux goes on without it
+                run.watching = False
+                log.exception("the file watcher on %s failed", folders)
+                return
 
     # on the loop ---------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ editing it. The control test shows that without the watcher ruff keeps the old r
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -117,6 +118,10 @@ async def test_editing_ruff_toml_on_disk_changes_ruffs_diagnostics(
     patterns = sorted(w.pattern for w in files.watcher.registrations.watchers("ruff"))
     assert patterns == ["**/.ruff.toml", "**/pyproject.toml", "**/ruff.toml"]
     assert files.watcher.folders == [str(ws)]
+    # The watches are set up in the watcher's thread, started by ruff's registration: ruff's
+    # diagnostics may come first (they did, 15 ms after the thread started, before its first
+    # inotify watch), and a write before the watches is never seen.
+    assert await asyncio.wait_for(files.watcher.ready(), 10), "the watcher gave up (logged)"
 
     (ws / "ruff.toml").write_text(SELECT_E7)
     await ruff.until({"E703"}, "ruff's diagnostics after selecting E7 on disk")

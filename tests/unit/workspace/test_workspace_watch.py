@@ -6,6 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +21,8 @@ import pytest_asyncio
 
 from lspmux.workspace.watch import Watcher, coalesce, is_noise, watched_folders, with_contents
 from tests.polling import eventually
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class Seen:
@@ -212,6 +219,71 @@ async def test_a_failing_callback_does_not_stop_the_watcher(tmp_path: Path) -> N
         await watcher.stop()
     await watcher.stop()  # idempotent
     assert watcher_threads() == []
+
+
+async def test_ready_says_when_a_write_is_seen(setup: Any) -> None:
+    watcher, seen, ws = setup
+    assert await watcher.ready()  # nothing to watch: ready at once
+    watcher.register("ruff", "1", {"watchers": [{"globPattern": "**/ruff.toml"}]})
+    assert await asyncio.wait_for(watcher.ready(), 10)
+    assert not watcher.polling
+    (ws / "ruff.toml").write_text("x")  # no probe first: ready() is enough
+    await seen.until("ruff", {(uri(ws / "ruff.toml"), 1)})
+
+
+def user_namespace() -> list[str]:
+    """The command prefix that runs a program as root of a new user namespace, whose inotify
+    limits (/proc/sys/user/max_inotify_*) it may lower for itself alone."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify and user namespaces are Linux's")
+    prefix = ["unshare", "--user", "--map-root-user"]
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) is not on PATH")
+    probe = subprocess.run([*prefix, "true"], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a user namespace here: {probe.stderr.strip()}")
+    return prefix
+
+
+@pytest.mark.parametrize(
+    ("limit", "errno_name"),
+    [("max_inotify_instances", "EMFILE"), ("max_inotify_watches", "ENOSPC")],
+)
+def test_a_refused_watch_is_logged_and_polled(tmp_path: Path, limit: str, errno_name: str) -> None:
+    """The OS refuses inotify (its per-user limit set to 0 in a user namespace of its own: the
+    rest of the machine keeps its limits): the watcher says so and polls, instead of reporting
+    ready while watching nothing (what `ignore_permission_denied` did for the watch limit)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [*user_namespace(), sys.executable, "-m", "tests.unit.workspace.refused_watch"]
+    done = subprocess.run(
+        [*argv, limit, str(tmp_path)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["refused"] == errno_name  # the OS really refused
+    assert out["ready"] and out["polling"]
+    assert out["seen"] == [{"changes": [{"uri": uri(tmp_path / "ruff.toml"), "type": 1}]}]
+    warnings = [line for line in out["log"] if line.startswith("WARNING")]
+    assert len(warnings) == 1 and "fs.inotify.max_user_" in warnings[0], out["log"]
+
+
+def test_an_unreadable_folder_is_skipped_not_polled(tmp_path: Path) -> None:
+    """A folder the watcher may not read refuses its watch too: the rest is still watched by
+    inotify (not polled), and the log names it."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("capabilities and inotify are Linux's")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "tests.unit.workspace.refused_watch", "unreadable"]
+    done = subprocess.run(
+        [*argv, str(tmp_path)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["refused"] == "EACCES"
+    assert out["ready"] and not out["polling"]
+    assert out["seen"] == [{"changes": [{"uri": uri(tmp_path / "ruff.toml"), "type": 1}]}]
+    warnings = [line for line in out["log"] if line.startswith("WARNING")]
+    assert len(warnings) == 1 and "unreadable folders" in warnings[0], out["log"]
 
 
 @pytest.mark.parametrize(
