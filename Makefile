@@ -3,7 +3,7 @@
 #   make test   install every tool the tests use, then run the whole suite
 # and the one CI runs (.ci/run; README.md, "Tests"):
 #   make test-matrix   the suite on Python 3.11, 3.12 and 3.13, with and without uvloop
-.PHONY: demo test test-matrix setup lint bench
+.PHONY: demo test test-unit test-matrix setup lint bench
 
 setup:
 	scripts/setup-tests
@@ -17,6 +17,15 @@ demo:
 
 test: setup
 	.venv/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# The unit suite alone, on two workers (pytest-xdist): what a developer runs between changes.
+# It needs what scripts/setup-tests installed (`make setup`, once). PYTHONPATH makes the
+# workers import this checkout's lspmux even when .venv's editable install points elsewhere;
+# bytecode is written (__pycache__, ignored by git) because with PYTHONDONTWRITEBYTECODE set
+# every run recompiles lspmux and re-rewrites every test's asserts: ~5 s CPU per worker.
+UNIT_WORKERS ?= 2
+test-unit:
+	env -u PYTHONDONTWRITEBYTECODE PYTHONPATH=$(CURDIR) .venv/bin/python -m pytest -q -p no:cacheprovider -n $(UNIT_WORKERS) tests/unit $(PYTEST_ARGS)
 
 lint:
 	.venv/bin/ruff check lspmux tests scripts

@@ -14,6 +14,10 @@ unset: uvloop when installed, as lspmux itself decides) picks pytest's loop for 
 tests and is passed on, spelled out, to every lspmux process the tests start. The run's header
 and its last line name the interpreter and the loop, so that a CI log shows which cell of the
 matrix (README.md, "Tests") it is.
+
+How hard property tests and exhaustive backstops try is a profile (tests/profiles.py): `ci`
+when CI is set, `dev` (a quarter of the effort, sampled with a printed seed) otherwise; the
+header and the last lines say which.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from typing import Any
 import pytest
 
 from lspmux.cli_common import EVENT_LOOP_ENV, EventLoopChoiceError, event_loop_choice
+from tests import profiles
+from tests.profiles import in_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 _EXTRA = [
@@ -51,6 +57,11 @@ else:  # the same loop in every lspmux process a test starts
     os.environ[EVENT_LOOP_ENV] = EVENT_LOOP
 
 
+# Hypothesis's `ci` and `dev` profiles (tests/profiles.py), loaded before any test module is
+# imported: a test's `examples(n)` reads the loaded one.
+profiles.register()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if _CHOICE_ERROR:
         raise pytest.UsageError(_CHOICE_ERROR)
@@ -61,8 +72,11 @@ def matrix_cell() -> str:
     return f"{platform.python_implementation()} {platform.python_version()}, {EVENT_LOOP} loop"
 
 
-def pytest_report_header() -> str:
-    return f"lspmux matrix cell: {matrix_cell()} (${EVENT_LOOP_ENV}={EVENT_LOOP})"
+def pytest_report_header() -> list[str]:
+    return [
+        f"lspmux matrix cell: {matrix_cell()} (${EVENT_LOOP_ENV}={EVENT_LOOP})",
+        profiles.describe(),
+    ]
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Any]:
@@ -72,10 +86,6 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> d
 
         return {"uvloop": uvloop.new_event_loop}
     return {"asyncio": asyncio.new_event_loop}
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -115,3 +125,4 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             "real editors: " + ", ".join(f"{n} {k}" for k, n in sorted(editors.items()))
         )
     terminalreporter.write_line(f"matrix cell: {matrix_cell()}")
+    terminalreporter.write_line(profiles.describe())

@@ -28,7 +28,8 @@ def _run_pytest(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[s
     tests = tmp_path / "tests"
     tests.mkdir()
     (tests / "__init__.py").write_text("")
-    (tests / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    for name in ("conftest.py", "profiles.py"):  # the conftest imports tests.profiles
+        (tests / name).write_text((ROOT / "tests" / name).read_text())
     (tests / "test_skipping.py").write_text(SKIPPING)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:

@@ -6,6 +6,7 @@ concrete `session/state.py` (`SessionState`), not on the Session class above the
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "lspmux"
@@ -18,31 +19,38 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def import_sites(path: Path, modules: set[str]) -> list[tuple[str, int]]:
-    """(imported module, line) for every import in `path` of a module of the package —
-    at module level, under `TYPE_CHECKING` and inside functions alike. A name imported from a
-    module counts as that module (`from lspmux.wire import framing` is `lspmux.wire.framing`)."""
+@cache
+def imported_names(path: Path) -> tuple[tuple[tuple[str, ...], int], ...]:
+    """(absolute names an import statement names, line) for every import in `path`, parsed
+    once per run: this test and test_layers.py walk every module several times."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found: list[tuple[str, int]] = []
+    found: list[tuple[tuple[str, ...], int]] = []
     for node in ast.walk(tree):
-        targets: list[str] = []
         if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
+            found.append((tuple(a.name for a in node.names), node.lineno))
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [base] + [f"{base}.{a.name}" for a in node.names]
-        else:
-            continue
+            found.append(((base, *(f"{base}.{a.name}" for a in node.names)), node.lineno))
+    return tuple(found)
+
+
+def import_sites(path: Path, modules: set[str]) -> list[tuple[str, int]]:
+    """(imported module, line) for every import in `path` of a module of the package —
+    at module level, under `TYPE_CHECKING` and inside functions alike. A name imported from a
+    module counts as that module (`from lspmux.wire import framing` is `lspmux.wire.framing`)."""
+    name = module_name(path)
+    found: list[tuple[str, int]] = []
+    for targets, lineno in imported_names(path):
         for target in targets:
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != name and target != "lspmux":
-                found.append((target, node.lineno))
+                found.append((target, lineno))
     return found
 
 
@@ -50,6 +58,7 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return {target for target, _line in import_sites(path, modules)}
 
 
+@cache
 def graph() -> dict[str, set[str]]:
     paths = list(PACKAGE.rglob("*.py"))
     modules = {module_name(p) for p in paths}

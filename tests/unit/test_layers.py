@@ -172,6 +172,7 @@ LAYERS: tuple[Rank, ...] = (
 ALLOWED: dict[tuple[str, str], str] = {}
 
 
+@cache  # asked for every import of every module
 def place(module: str) -> tuple[int, int] | None:
     """(rank, group) of the longest prefix that matches `module`, or None."""
     best: tuple[int, int, int] | None = None

@@ -24,6 +24,7 @@ from lspmux.text import (
     units,
 )
 from lspmux.text_chunks import ChunkedText, Fenwick, breaks, split_lines
+from tests.profiles import examples
 
 # A line with characters of every UTF-8 length and an astral one (2 UTF-16 units).
 LINE = "aé中😀b"  # utf-8: 1+2+3+4+1, utf-16: 1+1+1+2+1, utf-32: 5
@@ -238,7 +239,7 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[tuple[int, int, str]], li
     return text, edits, states
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(seq=edit_sequences(), encoding=st.sampled_from(ENCODINGS))
 def test_incremental_edits_match_string_edits(
     seq: tuple[str, list[tuple[int, int, str]], list[str]], encoding: Encoding
@@ -266,7 +267,7 @@ def check_invariants(ct: ChunkedText) -> None:
         assert not (left.endswith("\r") and right.startswith("\n")), chunks
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(seq=edit_sequences(), encoding=st.sampled_from(ENCODINGS), sizes=chunk_sizes)
 def test_chunked_text_matches_string_edits(
     seq: tuple[str, list[tuple[int, int, str]], list[str]],
@@ -296,7 +297,7 @@ def test_chunked_text_matches_string_edits(
         assert ct.text() == current
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     text=texts,
     changes=st.lists(

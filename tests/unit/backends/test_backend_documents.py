@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from lspmux.backends.documents import BackendDocuments, HeldText
 from lspmux.session.documents import Documents
 from lspmux.text import apply_changes
+from tests.profiles import examples
 
 URI = "file:///w/a.py"
 
@@ -257,7 +258,7 @@ ops = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(ops=ops, change_kind=st.sampled_from([1, 2]))
 def test_holds_is_true_exactly_when_the_server_has_the_holders_text(
     ops: list[tuple[str, int, str]], change_kind: int

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from lspmux.encodings import TextLines, convert_character, with_disk
 from lspmux.encodings.lines import Converter, full_text
 from lspmux.text import ENCODINGS, Encoding
+from tests.profiles import examples
 
 LINE = 'a = "é中😀";'  # é: 2 bytes, 中: 3 bytes, 😀: 4 bytes and 2 UTF-16 units
 
@@ -52,7 +53,7 @@ def test_columns_off_character_boundaries(
 CHARS = st.sampled_from(["a", " ", "é", "ß", "中", "€", "😀", "\U0001d518", "\t"])
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     line=st.lists(CHARS, max_size=30).map("".join),
     data=st.data(),
@@ -69,7 +70,7 @@ def test_round_trip_is_identity_on_boundaries(
     assert convert_character(line, there, b, a) == start
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(
     lines=st.lists(st.lists(CHARS, max_size=12).map("".join), min_size=1, max_size=6),
     eol=st.sampled_from(["\n", "\r\n", "\r"]),

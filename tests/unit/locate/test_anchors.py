@@ -12,6 +12,7 @@ from lspmux.locate.align import is_typo
 from lspmux.locate.anchors import CountFilter, find_anchors, pieces, spans
 from lspmux.locate.fuzzy import find_tokens, fuzzy_search
 from lspmux.locate.pattern import SOURCE_TOKEN
+from tests.profiles import examples
 
 from .helpers import code, near_find
 
@@ -108,7 +109,7 @@ def test_count_filter_keeps_only_windows_that_could_match() -> None:
 # --- looking only near the anchors loses nothing ------------------------------------------
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=code(60), data=st.data(), cheap=st.sampled_from([0, 64]))
 def test_anchored_search_finds_what_a_full_alignment_accepts(
     text: str, data: st.DataObject, cheap: int

@@ -17,6 +17,7 @@ from lspmux.locate.markers import Want
 from lspmux.locate.spec import Scope, Spec
 from lspmux.locate.weights import added
 from lspmux.text import Encoding, line_starts, position_to_offset
+from tests.profiles import examples
 
 from .helpers import near_find
 
@@ -297,7 +298,7 @@ def _source(draw: st.DrawFn) -> str:
     return out
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=_source(), start=st.integers(0, 40), length=st.integers(1, 12), data=st.data())
 def test_fuzzy_never_changes_an_exact_result(
     text: str, start: int, length: int, data: st.DataObject

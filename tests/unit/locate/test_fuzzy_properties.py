@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from lspmux.errors import RequestFailed
 from lspmux.locate.engine import Resolution, resolve_spec
 from lspmux.locate.spec import Scope, Spec
+from tests.profiles import examples
 
 NAMES = ["total", "count", "value", "price", "items", "x", "y"]
 FUNCS = ["compute", "render", "send", "len"]
@@ -61,7 +62,7 @@ def attempt(text: str, find: str, fuzzy: float | None = 0.6) -> Resolution | Non
         return None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data(), lines=st.lists(statement(), min_size=1, max_size=6))
 def test_an_exact_match_always_wins_over_similar_siblings(
     data: st.DataObject, lines: list[str]
@@ -90,7 +91,7 @@ def alike(line: str, find: str) -> bool:
     return 2 * kept >= len(words)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data(), lines=st.lists(statement(), min_size=2, max_size=6))
 def test_more_similar_siblings_never_turn_a_refusal_into_a_wrong_place(
     data: st.DataObject, lines: list[str]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from lspmux.routing.table import CLIENT_REQUESTS, ROUTES
 from tests.polling import VirtualClockLoop
+from tests.profiles import examples
 
 from .memory import MemorySession, ScriptedServer, until
 
@@ -68,7 +69,9 @@ def params_for(uri: str) -> st.SearchStrategy[Any]:
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(data=st.data())
 def test_every_request_is_answered_exactly_once(tmp_path: Path, data: st.DataObject) -> None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from lspmux.session.documents import Documents
 from lspmux.text import ENCODINGS, Encoding
+from tests.profiles import examples
 
 URI = "file:///p/a.py"
 
@@ -101,7 +102,7 @@ def sessions(draw: st.DrawFn) -> tuple[str, list[list[tuple[int, int, str] | str
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(run=sessions(), encoding=st.sampled_from(ENCODINGS), chunk_size=st.integers(1, 8))
 def test_mirror_equals_the_model(
     run: tuple[str, list[list[tuple[int, int, str] | str]]], encoding: Encoding, chunk_size: int

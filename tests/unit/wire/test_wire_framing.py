@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lspmux.wire.framing import LARGE_BODY, MAX_HEADER, FrameError, FrameParser, encode, frame
+from tests.profiles import examples
 
 
 def feed_all(chunks: list[bytes]) -> list[bytes | FrameError]:
@@ -296,7 +297,7 @@ big_bodies = st.lists(
 )
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=examples(60))
 @given(bodies=big_bodies, sizes=st.lists(st.integers(1, 300_000), max_size=8))
 def test_reading_in_place_yields_what_feeding_does(bodies: list[bytes], sizes: list[int]) -> None:
     stream = b"".join(frame(b) for b in bodies)

@@ -1,4 +1,5 @@
-"""`lspmux doctor` starts each needed server (real ones) and tells the truth in its exit status."""
+"""`lspmux doctor` starts each needed server (real ones) and tells the truth in its exit status.
+(In tests/e2e: each test runs lspmux and real servers as processes.)"""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.tools import require_tool
+
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 
