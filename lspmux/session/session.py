@@ -97,6 +97,7 @@ class Session:
         self._missing: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._shutdown_task: asyncio.Future[None] | None = None
+        self._exit_pending = False  # an `exit` waits for the shutdown before it (see exit)
         #: One copy of each diagnostic: pulled by a client that can be told to pull again
         #: (`workspace.diagnostics.refreshSupport`), pushed to every other client.
         self.pull_diagnostics = False
@@ -322,8 +323,8 @@ class Session:
     def exit(self) -> None:
         task = self._shutdown_task
         if task is not None and not task.done():  # exit right behind shutdown: finish it first
-            # …and its answer: the reply is sent by a task woken by the same completion, so
-            # exit goes to the back of the queue, behind that wake-up.
+            # …and its answer (sent by a task the same completion wakes): to the back of the queue
+            self._exit_pending = True  # the session closes with exit's code, not the EOF's
             task.add_done_callback(lambda _t: asyncio.get_running_loop().call_soon(self.exit))
             return
         code = 0 if self.state == "shutdown" else 1
@@ -337,19 +338,18 @@ class Session:
             self.on_exit(self, code)
 
     def _on_eof(self) -> None:
-        """The client's input ended but its output is open (stdio: a script, `lspmux proxy
-        < requests > answers`): what it asked is still answered — a `shutdown` and `exit`
-        read with the end, the requests in flight — then the connection closes."""
+        """The client's input ended, its output is open (`lspmux proxy < requests > answers`):
+        a `shutdown` and `exit` read with the end and the requests in flight are still answered."""
         self.spawn(self._close_when_answered())
 
     async def _close_when_answered(self, limit: float = 60.0) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit
+        deadline = time.monotonic() + limit
         if self._shutdown_task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._shutdown_task), limit)
-            await asyncio.sleep(0)  # an `exit` behind the shutdown runs first (see exit)
-        while self.inflight and self.state != "closed" and loop.time() < deadline:
+            if self._shutdown_task.done() and self._exit_pending:  # not a count of loop turns,
+                return  # which 3.12 changed: the exit behind the shutdown closes (see exit)
+        while self.inflight and self.state != "closed" and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         if self.conn is not None:
             self.conn.close(None)
