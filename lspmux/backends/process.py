@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import signal
@@ -23,6 +24,14 @@ from lspmux.wire.connection import Connection
 
 log = logging.getLogger("lspmux.backend")
 
+#: Bytes the pipe of a server's stdout holds (Linux; the kernel's default is 64 KiB). A server
+#: that writes its stdout blocking (node: basedpyright, the TypeScript server) reads nothing
+#: while one answer is being written: in a 64 KiB pipe a 600 KB answer is ten waits for lspmux
+#: to read, and a `$/cancelRequest` sent meanwhile is seen answers later (a stuck client's
+#: backlog then keeps the others waiting). asyncio gives the server such a pipe; uvloop a Unix
+#: socket pair with larger buffers, left as it is. 1 MiB is the largest an unprivileged process
+#: may ask for (/proc/sys/fs/pipe-max-size).
+SERVER_PIPE_SIZE = 1024 * 1024
 #: Lines of a server's stderr kept (the last ones), for the error of a server that cannot start.
 STDERR_LINES = 20
 
@@ -108,6 +117,7 @@ class ServerProcess:
             start_new_session=True,
         )
         proc._transport = transport
+        _widen_pipe(name, transport.get_pipe_transport(1))
         pid = transport.get_pid()
         if pid is not None:  # its group is stopped even if lspmux is killed (watchdog.py)
             WATCHDOG.watch(pid)
@@ -169,3 +179,17 @@ class ServerProcess:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
+
+
+def _widen_pipe(name: str, pipe: asyncio.BaseTransport | None) -> None:
+    """Let the server's stdout pipe hold SERVER_PIPE_SIZE bytes, where it is a pipe (asyncio;
+    uvloop's is a socket) and the system allows it (Linux; elsewhere, or over a lowered limit,
+    it keeps its size: only slower to drain)."""
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
+    end = pipe.get_extra_info("pipe") if pipe is not None else None
+    if setpipe is None or end is None:
+        return
+    try:
+        fcntl.fcntl(end.fileno(), setpipe, SERVER_PIPE_SIZE)
+    except OSError as exc:
+        log.debug("%s: stdout pipe keeps its size: %s", name, exc)

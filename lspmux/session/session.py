@@ -71,6 +71,7 @@ class Session(SessionState):
         self.on_shutdown = on_shutdown
         self.on_exit = on_exit
         self._shutdown_task: asyncio.Future[None] | None = None
+        self._exit_pending = False  # an `exit` waits for the shutdown before it (see exit)
         self.publishing = Publishing(self)
         self.puller = Puller(self)
         self.linting = SessionLinting(self)
@@ -202,8 +203,8 @@ class Session(SessionState):
     def exit(self) -> None:
         task = self._shutdown_task
         if task is not None and not task.done():  # exit right behind shutdown: finish it first
-            # …and its answer: the reply is sent by a task woken by the same completion, so
-            # exit goes to the back of the queue, behind that wake-up.
+            # …and its answer (sent by a task the same completion wakes): to the back of the queue
+            self._exit_pending = True  # the session closes with exit's code, not the EOF's
             task.add_done_callback(lambda _t: asyncio.get_running_loop().call_soon(self.exit))
             return
         code = 0 if self.state == "shutdown" else 1
@@ -217,9 +218,8 @@ class Session(SessionState):
             self.on_exit(self, code)
 
     def _on_eof(self) -> None:
-        """The client's input ended but its output is open (stdio: a script, `lspmux proxy
-        < requests > answers`): what it asked is still answered — a `shutdown` and `exit`
-        read with the end, the requests in flight — then the connection closes."""
+        """The client's input ended, its output is open (`lspmux proxy < requests > answers`):
+        a `shutdown` and `exit` read with the end and the requests in flight are still answered."""
         self.spawn(self._close_when_answered())
 
     async def _close_when_answered(self, limit: float = 60.0) -> None:
@@ -228,7 +228,8 @@ class Session(SessionState):
         if self._shutdown_task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._shutdown_task), limit)
-            await asyncio.sleep(0)  # an `exit` behind the shutdown runs first (see exit)
+            if self._shutdown_task.done() and self._exit_pending:  # not a count of loop turns,
+                return  # which 3.12 changed: the exit behind the shutdown closes (see exit)
         while self.inflight and self.state != "closed" and loop.time() < deadline:
             await asyncio.sleep(0.01)
         if self.conn is not None:

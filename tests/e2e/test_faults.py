@@ -139,13 +139,23 @@ async def test_crashing_server_fails_fast_naming_the_server(
     assert opens[-1]["params"]["textDocument"]["text"] == "hello\n"
 
 
-def _server_pid(proxy: Proxy, needle: str) -> int:
-    for p in proxy.descendants():
+def _running(processes: list[psutil.Process], needle: str) -> list[psutil.Process]:
+    """The processes whose command line holds `needle`. One that ended meanwhile does not
+    count: psutil raises NoSuchProcess once it is reaped and ZombieProcess for the moment
+    before (its command line is gone; reading it is a race every probe can lose)."""
+    found = []
+    for p in processes:
         try:
             if needle in " ".join(p.cmdline()):
-                return p.pid
+                found.append(p)
         except psutil.Error:
             continue
+    return found
+
+
+def _server_pid(proxy: Proxy, needle: str) -> int:
+    for p in _running(proxy.descendants(), needle):
+        return p.pid
     raise AssertionError(f"no {needle} process under the proxy")
 
 
@@ -291,7 +301,7 @@ async def test_idle_server_stops_and_starts_again_on_demand(
     assert "configured" in (await hover(proxy, uri)).contents.value
     first = _server_pid(proxy, "scripted.py")
     await eventually(  # unused for 1 s: shut down properly (shutdown, then exit)
-        lambda: not any("scripted.py" in " ".join(p.cmdline()) for p in proxy.descendants()),
+        lambda: not _running(proxy.descendants(), "scripted.py"),
         "the idle server stopping",
     )
     methods = [m.get("method") for m in received(log)]
@@ -335,7 +345,7 @@ async def test_a_client_that_vanishes_leaves_no_server_behind(
 
     def children_with_clangd() -> list[psutil.Process] | None:
         children = parent.children(recursive=True)
-        return children if any("clangd" in " ".join(c.cmdline()) for c in children) else None
+        return children if _running(children, "clangd") else None
 
     children = await eventually(children_with_clangd, "clangd starting under the proxy")
     assert proc.stdin is not None

@@ -1,0 +1,30 @@
+"""A server's stdout holds a whole large answer (SERVER_PIPE_SIZE) where the loop gives it a
+pipe (asyncio: 64 KiB by default). A node server writes its stdout blocking and reads nothing
+meanwhile, so in a small pipe it saw a stuck client's `$/cancelRequest`s only after dozens of
+its 600 KB answers (tests/e2e/test_stuck_shim.py failed on the standard loop only)."""
+
+from __future__ import annotations
+
+import fcntl
+from pathlib import Path
+
+from lspmux.backends.process import SERVER_PIPE_SIZE, ServerProcess
+from lspmux.wire.connection import Connection
+
+
+async def test_a_servers_stdout_pipe_holds_a_large_answer(tmp_path: Path) -> None:
+    conn = Connection("cat", on_request=lambda _m: None, on_notification=lambda _m: None)
+    proc = await ServerProcess.spawn(
+        "cat", ["cat"], cwd=tmp_path, env={}, conn=conn, on_exit=lambda _code: None
+    )
+    try:
+        assert proc._transport is not None
+        stdout = proc._transport.get_pipe_transport(1)
+        end = stdout.get_extra_info("pipe")
+        if end is None:  # uvloop: a Unix socket pair, whose buffers are not a pipe's 64 KiB
+            assert stdout.get_extra_info("socket") is not None
+        else:
+            assert fcntl.fcntl(end.fileno(), fcntl.F_GETPIPE_SZ) == SERVER_PIPE_SIZE
+    finally:
+        proc.kill()
+        assert await proc.wait(10)
