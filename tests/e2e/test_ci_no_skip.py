@@ -24,13 +24,25 @@ def test_plain():
 """
 
 
-def _run_pytest(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
+SKIPPING_FILE = """
+import pytest
+
+pytest.importorskip("no_such_tool_module", reason="swiftlint not found")
+
+def test_needs_swiftlint():
+    pass
+"""
+
+
+def _run_pytest(
+    tmp_path: Path, ci: str | None, source: str | None = None
+) -> subprocess.CompletedProcess[str]:
     tests = tmp_path / "tests"
-    tests.mkdir()
+    tests.mkdir(parents=True)
     (tests / "__init__.py").write_text("")
     for name in ("conftest.py", "profiles.py"):  # the conftest imports tests.profiles
         (tests / name).write_text((ROOT / "tests" / name).read_text())
-    (tests / "test_skipping.py").write_text(SKIPPING)
+    (tests / "test_skipping.py").write_text(SKIPPING if source is None else source)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:
         env["CI"] = ci
@@ -49,6 +61,15 @@ def test_in_ci_a_skip_is_a_failure_that_names_its_reason(tmp_path: Path) -> None
     assert run.returncode == 1, run.stdout
     assert "1 passed, 1 error" in run.stdout  # skipped in setup: the setup fails
     assert "CI=true: this test may not skip (emacs not found)" in run.stdout
+
+
+def test_in_ci_a_file_skipped_while_collected_fails_the_run(tmp_path: Path) -> None:
+    run = _run_pytest(tmp_path, "true", SKIPPING_FILE)
+    assert run.returncode != 0, run.stdout
+    assert "CI=true: this file may not skip (swiftlint not found)" in run.stdout
+    outside = _run_pytest(tmp_path / "outside", None, SKIPPING_FILE)
+    assert "1 skipped" in outside.stdout, outside.stdout  # exit 5: nothing ran, nothing failed
+    assert outside.returncode == 5, outside.stdout
 
 
 def test_outside_ci_it_skips_and_the_run_says_what_it_skipped(tmp_path: Path) -> None:
