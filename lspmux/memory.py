@@ -7,6 +7,10 @@ text through several transient buffers (the frame, the parsed message, the copy 
 server), which would leave the process about twice the document's size larger than what it
 holds. `release_soon()` asks for a `malloc_trim(0)` a moment after such work (debounced, so a
 burst of large messages costs one trim); elsewhere than glibc it does nothing.
+
+Also how much memory a process uses with everything it started (`tree_memory`): a server is
+often a launcher (basedpyright's Python entry point runs node, which holds the memory), so
+`lspmux status` counts the whole process tree. psutil is imported at the first call.
 """
 
 from __future__ import annotations
@@ -75,3 +79,25 @@ def release_now() -> bool:
     released = bool(trim(0))
     log.debug("malloc_trim: %s", "memory returned" if released else "nothing to return")
     return released
+
+
+def tree_memory(pid: int | None) -> int | None:
+    """The resident memory (RSS, bytes) of process `pid` and all its descendants; None when
+    there is no such process or it cannot be read. Each process's RSS is summed, as `ps` shows
+    them: pages two of them share (a forked child's, shared libraries) count once for each."""
+    if pid is None:
+        return None
+    import psutil  # here: only `lspmux status` asks, never the start path
+
+    try:
+        top = psutil.Process(pid)
+        procs = [top, *top.children(recursive=True)]
+        total = top.memory_info().rss
+    except psutil.Error:
+        return None
+    for child in procs[1:]:
+        try:
+            total += child.memory_info().rss
+        except psutil.Error:  # it ended meanwhile: it holds nothing now
+            continue
+    return int(total)

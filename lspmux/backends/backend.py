@@ -101,10 +101,11 @@ class Backend(ServerLife):
         self.documents = BackendDocuments(self)
         self.started_at: float | None = None
         #: Since it started: whether it published diagnostics for any document, the
-        #: `$/progress` tokens it began and has not ended, and when it last sent a message of
-        #: its own (see `silent`).
+        #: `$/progress` tokens it began and has not ended (each with its title, last message
+        #: and percentage, for `lspmux status`), and when it last sent a message of its own
+        #: (see `silent`).
         self.published = False
-        self._progress_open: set[Any] = set()
+        self._progress_open: dict[Any, dict[str, Any]] = {}
         self.last_heard = time.monotonic()
         self.last_used = time.monotonic()
         self.restarts = 0
@@ -273,6 +274,11 @@ class Backend(ServerLife):
         # A server just started may still be loading its project before it says anything.
         return now - started >= 3 * quiet and now - max(self.last_heard, self.last_used) >= quiet
 
+    def progress_now(self) -> dict[str, Any] | None:
+        """The progress this server began last and has not ended (`title`, and `message`,
+        `percentage` as last reported), None when none runs: `lspmux status` shows it."""
+        return next(reversed(self._progress_open.values()), None)
+
     def _on_request(self, msg: Message) -> None:
         self.last_heard = time.monotonic()
         reply = ServerReply(self.label, self._conn, msg)
@@ -315,9 +321,12 @@ class Backend(ServerLife):
             value = params.get("value") if isinstance(params, dict) else None
             if isinstance(token, int | str) and isinstance(value, dict):
                 if value.get("kind") == "begin":
-                    self._progress_open.add(token)
-                elif value.get("kind") == "end":
-                    self._progress_open.discard(token)
+                    self._progress_open[token] = {"title": value.get("title")}
+                if value.get("kind") == "end":
+                    self._progress_open.pop(token, None)
+                elif token in self._progress_open:  # begin and report: the latest state
+                    now = self._progress_open[token]
+                    now.update((k, value[k]) for k in ("message", "percentage") if k in value)
         self.host.server_notification(self, msg)
 
 

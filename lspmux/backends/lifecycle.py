@@ -56,7 +56,7 @@ class ServerLife:
     documents: BackendDocuments
     started_at: float | None
     published: bool
-    _progress_open: set[Any]
+    _progress_open: dict[Any, dict[str, Any]]
     last_heard: float
     last_used: float
     failure: str | None
@@ -167,7 +167,7 @@ class ServerLife:
         self.state = "running"
         self.started_at = self.last_heard = time.monotonic()
         self.published = False
-        self._progress_open = set()
+        self._progress_open = {}
         log.info(
             "%s: ready (%s %s), %d documents replayed",
             self.label,

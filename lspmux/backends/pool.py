@@ -22,7 +22,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,6 +32,7 @@ import orjson
 from lspmux.backends.backend import Backend, Spawn
 from lspmux.config import restricted
 from lspmux.config.model import ServerConfig
+from lspmux.memory import tree_memory
 from lspmux.wire.messages import Message
 
 log = logging.getLogger("lspmux.pool")
@@ -303,20 +304,15 @@ class Pool:
 
     # -- status -------------------------------------------------------------------------------------
 
-    def describe(self) -> list[dict[str, Any]]:
-        """One row per instance, for `lspmux status`."""
+    def describe(self, only: Collection[Backend] | None = None) -> list[dict[str, Any]]:
+        """One row per instance (of `only` when given), for `lspmux status`: `rss` is the
+        memory of the server's whole process tree (a launcher's node child counts)."""
         rows = []
         now = time.monotonic()
         for key, backend in self.backends.items():
-            rss = None
+            if only is not None and backend not in only:
+                continue
             pid = backend.pid
-            if pid is not None:
-                try:
-                    import psutil
-
-                    rss = psutil.Process(pid).memory_info().rss
-                except Exception:
-                    rss = None
             rows.append(
                 {
                     "server": backend.name,
@@ -325,7 +321,8 @@ class Pool:
                     "state": backend.state,
                     "clients": sorted(s.client_id for s in self.sessions_of(backend)),
                     "open_documents": len(backend.documents),
-                    "rss": rss,
+                    "rss": tree_memory(pid),
+                    "progress": backend.progress_now(),
                     "uptime": (now - backend.started_at) if backend.started_at else None,
                     "restarts": backend.restarts,
                     "command": list(key.command),
