@@ -12,6 +12,7 @@ import logging
 import signal
 import sys
 
+from lspmux import proxy_registry
 from lspmux.backends.pool import Pool
 from lspmux.serving import CLIENT_WRITE_LIMIT, settle_heap
 from lspmux.session.session import ConfigLoader, Session
@@ -44,12 +45,14 @@ async def run_proxy(load_config: ConfigLoader) -> int:
     writer, _ = await loop.connect_write_pipe(asyncio.Protocol, stdio.writer)
     conn.attach_writer(writer)  # type: ignore[arg-type]
     await loop.connect_read_pipe(lambda: conn, stdio.reader)
+    listed = await proxy_registry.register(session)  # `lspmux status` finds and asks it
     settle_heap()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(sig, on_exit, session, 128 + sig)
     try:
         code = await done
     finally:
+        listed.close()
         await pool.stop_all()
         if stdio.threads:  # what was written reaches the file before the process ends
             writer.close()

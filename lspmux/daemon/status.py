@@ -1,10 +1,12 @@
-"""`lspmux status`: the daemon's status answer rendered as tables (stdlib only).
+"""`lspmux status`: the daemon's and the proxies' status answers rendered as tables (stdlib
+only).
 
 The daemon answers `lspmux/status` with a JSON object (see `Daemon.status`): its pid, address,
-uptime and memory, one row per instance (server, root, pid, clients, open documents, RSS,
-uptime, state; and why an extra instance of the same server and root exists) and one per
-client. This module only formats it for a terminal; `--json`
-prints the object as it came.
+uptime and memory, one row per instance (server, root, pid, clients, open documents, memory of
+the server's whole process tree, uptime, state, the progress it reports now; and why an extra
+instance of the same server and root exists) and one per client. Each running proxy answers
+with its own (session/families/status.py), found through lspmux/proxy_registry.py. This module
+only formats them for a terminal; `--json` prints the objects as they came.
 """
 
 from __future__ import annotations
@@ -37,6 +39,17 @@ def human_seconds(s: Any) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
+def progress_text(p: Any) -> str:
+    """A server's running progress as one cell: `Indexing: 120/300 files 40%`, `-` for none."""
+    if not isinstance(p, dict):
+        return "-"
+    text = ": ".join(str(p[k]) for k in ("title", "message") if p.get(k))
+    pct = p.get("percentage")
+    if isinstance(pct, int | float):
+        text = f"{text} {pct:.0f}%".strip()
+    return text or "(untitled)"
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [len(h) for h in headers]
     for row in rows:
@@ -66,12 +79,12 @@ def render(status: Mapping[str, Any]) -> str:
                 human_bytes(i.get("rss")),
                 human_seconds(i.get("uptime")),
                 str(i.get("state")),
+                progress_text(i.get("progress")),
             ]
             for i in instances
         ]
-        out.append(
-            table(["SERVER", "ROOT", "PID", "CLIENTS", "DOCS", "RSS", "UPTIME", "STATE"], rows)
-        )
+        headers = ["SERVER", "ROOT", "PID", "CLIENTS", "DOCS", "MEMORY", "UPTIME", "STATE"]
+        out.append(table([*headers, "PROGRESS"], rows))
         # Why a server and root run more than once: what this instance's clients asked for
         # differently from the first instance's.
         out.extend(
@@ -101,6 +114,57 @@ def render(status: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def render_proxies(proxies: Sequence[Mapping[str, Any]]) -> str:
+    """The running proxies (`lspmux proxy`, one editor each): one row per proxy, then one per
+    server they run, each with the pid of its proxy."""
+    if not proxies:
+        return "no proxies"
+    rows, servers = [], []
+    for p in proxies:
+        st: Mapping[str, Any] = _mapping(p.get("status"))
+        client: Mapping[str, Any] = _mapping(st.get("client"))
+        roots = ", ".join(client.get("roots") or []) or str(p.get("cwd") or "-")
+        state = str(client.get("state") or f"not answering: {p.get('error')}")
+        rows.append(
+            [
+                str(p.get("pid")),
+                roots,
+                str(len(st.get("instances") or [])),
+                str(client.get("open_documents", "-")),
+                human_bytes(st.get("rss")),
+                human_seconds(st.get("uptime")),
+                state,
+            ]
+        )
+        servers += [
+            [
+                str(i.get("server")),
+                str(p.get("pid")),
+                str(i.get("root")),
+                str(i.get("pid") or "-"),
+                str(i.get("open_documents", 0)),
+                human_bytes(i.get("rss")),
+                human_seconds(i.get("uptime")),
+                str(i.get("state")),
+                progress_text(i.get("progress")),
+            ]
+            for i in st.get("instances") or []
+        ]
+    out = [
+        f"lspmux proxies: {len(proxies)}",
+        "",
+        table(["PROXY", "ROOT", "SERVERS", "DOCS", "MEMORY", "UPTIME", "STATE"], rows),
+    ]
+    if servers:
+        headers = ["SERVER", "PROXY", "ROOT", "PID", "DOCS", "MEMORY", "UPTIME", "STATE"]
+        out += ["", table([*headers, "PROGRESS"], servers)]
+    return "\n".join(out)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def render_verbose(status: Mapping[str, Any], documents: Sequence[Mapping[str, Any]]) -> str:
     """`lspmux status -v`: every instance and client in full, one field a line (the Rust
     lspmux's layout), with each client's open documents (from `lspmux/documents`)."""
@@ -117,6 +181,7 @@ def render_verbose(status: Mapping[str, Any], documents: Sequence[Mapping[str, A
             f"  pid: {i.get('pid') or '-'}",
             f"  state: {i.get('state')}, up {human_seconds(i.get('uptime'))}, "
             f"{human_bytes(i.get('rss'))}, restarts: {i.get('restarts', 0)}",
+            f"  progress: {progress_text(i.get('progress'))}",
             f"  open documents: {i.get('open_documents', 0)}",
             "  clients:",
             *(f"    - {c}" for c in i.get("clients") or []),

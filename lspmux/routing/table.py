@@ -46,6 +46,7 @@ from lspmux.session.families import (
     relays,
     semantic_tokens,
     server_answers,
+    status,
     sync,
 )
 from lspmux.wire.messages import Message
@@ -66,6 +67,7 @@ FAMILIES = (
     registrations,
     server_answers,
     progress,
+    status,
     relays,
     forwarded,
 )

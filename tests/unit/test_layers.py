@@ -141,7 +141,7 @@ LAYERS: tuple[Rank, ...] = (
     ),
     Rank(
         "serving",
-        (("lspmux.daemon",), ("lspmux.proxy",)),
+        (("lspmux.daemon",), ("lspmux.proxy", "lspmux.proxy_registry")),
         "Two ways to serve clients over sessions: the shared daemon and the private stdio "
         "proxy. Peers: what both need lives lower (lspmux.serving).",
     ),

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from lspmux.daemon.status import human_bytes, human_seconds, render
+from lspmux.daemon.status import (
+    human_bytes,
+    human_seconds,
+    progress_text,
+    render,
+    render_proxies,
+)
 
 
 def test_units() -> None:
@@ -32,6 +38,7 @@ def test_render_lists_instances_and_clients() -> None:
                     "open_documents": 3,
                     "rss": 100 * 1024 * 1024,
                     "uptime": 30,
+                    "progress": {"title": "Indexing", "percentage": 40},
                 }
             ],
             "clients": [
@@ -60,6 +67,8 @@ def test_render_lists_instances_and_clients() -> None:
         "MiB",
         "30s",
         "running",
+        "Indexing",
+        "40%",
     ]
     assert any(line.startswith("client-1") and "(by file type)" in line for line in lines)
 
@@ -78,3 +87,36 @@ def test_render_says_why_an_extra_instance_exists() -> None:
     assert why == [
         "  rust-analyzer (pid 2) is another instance: initializationOptions differ from client-1's"
     ]
+
+
+def test_progress_cell() -> None:
+    assert progress_text(None) == "-"
+    assert progress_text({"title": "Indexing"}) == "Indexing"
+    assert progress_text({"title": "Indexing", "message": "3/9 files", "percentage": 33.4}) == (
+        "Indexing: 3/9 files 33%"
+    )
+    assert progress_text({"title": ""}) == "(untitled)"
+
+
+def test_render_proxies_with_their_servers() -> None:
+    answering = {
+        "pid": 7,
+        "cwd": "/src/p",
+        "status": {
+            "pid": 7,
+            "rss": 30 * 1024 * 1024,
+            "uptime": 5,
+            "instances": [
+                {"server": "ruff", "root": "/src/p", "pid": 8, "state": "running", "rss": 1024}
+            ],
+            "client": {"roots": ["/src/p"], "state": "running", "open_documents": 2},
+        },
+    }
+    stuck = {"pid": 9, "cwd": "/src/q", "error": "timed out"}
+    lines = render_proxies([answering, stuck]).splitlines()
+    assert lines[0] == "lspmux proxies: 2"
+    assert lines[3].split() == ["7", "/src/p", "1", "2", "30.0", "MiB", "5s", "running"]
+    assert lines[4].split()[:2] == ["9", "/src/q"] and "not answering: timed out" in lines[4]
+    server = next(line for line in lines if line.startswith("ruff"))
+    assert server.split()[:4] == ["ruff", "7", "/src/p", "8"]
+    assert render_proxies([]) == "no proxies"

@@ -23,6 +23,7 @@ from lspmux.routing.table import (
 from lspmux.session.families import relays
 from lspmux.session.families.diagnostics import DIAGNOSTIC_STATUS
 from lspmux.session.families.locate import LOCATE_DESCRIBE, LOCATE_RESOLVE, LOCATE_RESOLVE_RANGE
+from lspmux.session.families.status import STATUS
 
 #: Every method constant lsprotocol defines (the values of its upper-case string constants).
 LSP_METHODS = {v for k, v in vars(t).items() if k.isupper() and isinstance(v, str) and "/" in v} | {
@@ -31,7 +32,7 @@ LSP_METHODS = {v for k, v in vars(t).items() if k.isupper() and isinstance(v, st
     t.SHUTDOWN,
     t.EXIT,
 }
-OWN_METHODS = {LOCATE_RESOLVE, LOCATE_RESOLVE_RANGE, LOCATE_DESCRIBE, DIAGNOSTIC_STATUS}
+OWN_METHODS = {LOCATE_RESOLVE, LOCATE_RESOLVE_RANGE, LOCATE_DESCRIBE, DIAGNOSTIC_STATUS, STATUS}
 
 #: Requests and notifications, by lsprotocol's own table.
 REQUESTS = {m for m, types in t.METHOD_TO_TYPES.items() if types[1] is not None}
