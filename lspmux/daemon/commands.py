@@ -1,5 +1,5 @@
-"""`lspmux server`, `lspmux client`, `lspmux status`, `lspmux reload`: the daemon's commands
-(docs/sharing.md). The client itself is `daemon/shim.py`, reached before any parsing.
+"""`lspmux server`, `lspmux client`, `lspmux status`, `lspmux reload`, `lspmux stop`: the
+daemon's commands (docs/sharing.md); `status` shows the running proxies too. The client itself is `daemon/shim.py`, reached before any parsing.
 """
 
 from __future__ import annotations
@@ -48,6 +48,14 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         default=None,
         help="for tcp: a 0600 file holding the token clients must send (env LSPMUX_TOKEN)",
     )
+    server.add_argument(
+        "--idle-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="exit after this long with no client and no server (env LSPMUX_IDLE_TIMEOUT; "
+        "default 600; 0: never)",
+    )
     add_config(server)
     add_logging(server)
 
@@ -62,9 +70,11 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
     status = sub.add_parser(
         "status",
-        help="show the daemon's instances and clients (exit 1 when no daemon answers)",
+        help="show the daemon's and the proxies' servers and clients (exit 1: no daemon)",
         description="Ask the daemon for its instances (server, root, pid, clients, open "
-        "documents, memory, uptime, state) and clients. Exits 0 when it answers within 1 s.",
+        "documents, memory of the server's whole process tree, uptime, state, the progress "
+        "it reports now) and clients, and each running `lspmux proxy` for its own. Exits 0 "
+        "when the daemon answers within 1 s, 1 when it does not (the proxies still shown).",
     )
     add_connect_options(status)
     from lspmux.remote.cli import add_remote_options
@@ -77,6 +87,15 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         action="store_true",
         help="every instance and client in full, with each client's open documents",
     )
+
+    stop = sub.add_parser(
+        "stop",
+        help="stop the daemon: its servers shut down cleanly (exit 1: no daemon runs)",
+        description="Ask the daemon to stop: every client is disconnected and every server "
+        "shut down, then the daemon exits. Returns once it is down: exit 0; 1 when no "
+        "daemon runs at the address (nothing to stop); 2 when it did not stop in time.",
+    )
+    add_connect_options(stop)
 
     reload = sub.add_parser(
         "reload",
@@ -100,6 +119,7 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 def _server(args: argparse.Namespace) -> int:
     from lspmux.config.loader import ConfigError, load_config
     from lspmux.daemon.address import AddressError, load_token, resolve
+    from lspmux.daemon.lifetime import idle_timeout
     from lspmux.daemon.server import Daemon, DaemonError
     from lspmux.dirs import user_config_file
 
@@ -109,7 +129,8 @@ def _server(args: argparse.Namespace) -> int:
         config = load_config(None, extra)  # a bad file fails here, loudly
         address = resolve(args.listen, configured=config.listen)
         token = None if address.is_unix else load_token(args.token_file)
-    except (AddressError, ConfigError) as exc:
+        idle = idle_timeout(args.idle_timeout)
+    except (AddressError, ConfigError, ValueError) as exc:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 2
     apply_limits(config)
@@ -119,7 +140,12 @@ def _server(args: argparse.Namespace) -> int:
         return load_config(root, extra)
 
     daemon = Daemon(
-        address, load, token=token, config_file_hint=str(user_config_file()), tools=hosted_tools
+        address,
+        load,
+        token=token,
+        config_file_hint=str(user_config_file()),
+        tools=hosted_tools,
+        idle_timeout=idle,
     )
 
     async def serve() -> int:
@@ -162,7 +188,7 @@ def _daemon_request(args: argparse.Namespace, method: str, params: dict[str, obj
 
     address = resolve_client(args.connect)
     token = None if address.is_unix else load_token(args.token_file)
-    timeout = 1.0 if method == "lspmux/status" else 120.0
+    timeout = {"lspmux/status": 1.0, "lspmux/stop": STOP_TIMEOUT}.get(method, 120.0)
     return request(address, method, params, token=token, timeout=timeout)
 
 
@@ -171,17 +197,23 @@ def _status(args: argparse.Namespace) -> int:
 
     from lspmux.daemon.address import AddressError
     from lspmux.daemon.dial import ShimError
-    from lspmux.daemon.status import render, render_verbose
+    from lspmux.daemon.status import render, render_proxies, render_verbose
+    from lspmux.proxy_registry import running_proxies
     from lspmux.remote.cli import remote_status
 
     far = remote_status(args)  # `--remote …`: the daemon of another machine says it
     if far is not None:
         return far
+    proxies = running_proxies()
     try:
         result = _daemon_request(args, "lspmux/status", {})
         documents = _daemon_request(args, "lspmux/documents", {}) if args.verbose else None
     except (OSError, ShimError, AddressError) as exc:
         where = _where(args)
+        if args.json and proxies:
+            print(json.dumps({"daemon": None, "proxies": proxies}, indent=2))
+        elif proxies:  # shown, yet exit 1: scripts ask `status` whether a daemon runs
+            print(f"no daemon answers at {where}\n\n{render_proxies(proxies)}")
         print(
             f"lspmux: no daemon answers at {where} ({exc}); start one with `lspmux server` "
             "(or let `lspmux client` start it), or name another with --connect / LSPMUX_ADDRESS",
@@ -191,11 +223,38 @@ def _status(args: argparse.Namespace) -> int:
     status = result if isinstance(result, dict) else {}
     docs = documents.get("documents", []) if isinstance(documents, dict) else None
     if args.json:
-        print(json.dumps(status if docs is None else {**status, "documents": docs}, indent=2))
+        answer = {**status, "proxies": proxies}
+        print(json.dumps(answer if docs is None else {**answer, "documents": docs}, indent=2))
     elif docs is not None:
         print(render_verbose(status, docs))
     else:
-        print(render(status))
+        print(f"{render(status)}\n\n{render_proxies(proxies)}")
+    return 0
+
+
+#: How long `lspmux stop` waits for the daemon to shut its servers down.
+STOP_TIMEOUT = 60.0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    from lspmux.daemon.address import AddressError
+    from lspmux.daemon.dial import ShimError
+
+    where = _where(args)
+    try:
+        answer = _daemon_request(args, "lspmux/stop", {})
+    except (FileNotFoundError, ConnectionRefusedError) as exc:
+        print(f"lspmux: no daemon runs at {where} ({exc}): nothing to stop", file=sys.stderr)
+        return 1
+    except (OSError, ShimError, AddressError) as exc:
+        print(
+            f"lspmux: the daemon at {where} did not confirm it stopped within "
+            f"{STOP_TIMEOUT:.0f}s ({exc}); see its log, or end it with SIGTERM",
+            file=sys.stderr,
+        )
+        return 2
+    pid = answer.get("pid") if isinstance(answer, dict) else None
+    print(f"stopped the lspmux daemon at {where} (pid {pid}); its servers are shut down")
     return 0
 
 
@@ -233,4 +292,10 @@ def _reload(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-DAEMON_COMMANDS = {"server": _server, "client": _client, "status": _status, "reload": _reload}
+DAEMON_COMMANDS = {
+    "server": _server,
+    "client": _client,
+    "status": _status,
+    "reload": _reload,
+    "stop": _stop,
+}

@@ -7,8 +7,8 @@ Parsing only; the daemon acts on the answer. A first message is one of:
   key is removed, then the message goes to a new Session. `method` "status" and "reload"
   (with `cwd`, the Rust client's folder) are also understood.
 - `lspmux/status`, `lspmux/reload` (params: `cwd`, `all`, `restart` or `root`),
-  `lspmux/documents` (params: `uris`) or `lspmux/tool` (params: `root`, `name`,
-  `arguments`), `token` on TCP: answered, then the connection is closed.
+  `lspmux/documents` (params: `uris`), `lspmux/tool` (params: `root`, `name`,
+  `arguments`) or `lspmux/stop`, `token` on TCP: answered, then the connection is closed.
 
 Errors that need no trust (not JSON, not a request, `lspMux` not an object) are told before
 the token is checked; the others only to a peer that passed it.
@@ -32,6 +32,7 @@ ONE_SHOT = {
     "lspmux/reload": "reload",
     "lspmux/documents": "documents",
     "lspmux/tool": "tool",
+    "lspmux/stop": "stop",
 }
 
 

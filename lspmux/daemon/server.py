@@ -5,8 +5,10 @@ starts listening (listen.py: the instance lock, the socket), gives each connecti
 `Handshake` (handshake.py) and acts on what its first message asks (opening.py): a Session for
 a client over the shared `Pool` (clients.py), or a one-shot answer — `lspmux/status`,
 `lspmux/reload` (reload.py), `lspmux/documents`, `lspmux/tool` (agent tools hosted here, made
-by the factory the command line passes in). It reaps instances nobody uses (reaper.py) and
-stops cleanly (every backend shut down) on SIGTERM/SIGINT/SIGHUP.
+by the factory the command line passes in), `lspmux/stop`. It reaps instances nobody uses
+(reaper.py), exits when idle or replaced by a new install (lifetime.py), and stops cleanly
+(every backend shut down) on SIGTERM/SIGINT/SIGHUP and on `lspmux/stop`, which is answered
+once everything is down.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from lspmux.daemon.admission import (
 )
 from lspmux.daemon.clients import Clients, ConfigLoader
 from lspmux.daemon.handshake import Handshake
+from lspmux.daemon.lifetime import Idle, installed
 from lspmux.daemon.listen import DaemonError, InstanceLock, listen
 from lspmux.daemon.opening import Opening, read_opening, reload_ask, token_refusal
 from lspmux.daemon.reaper import Reaper, reap_interval
@@ -84,6 +87,7 @@ class Daemon:
         config_file_hint: str = "~/.config/lspmux/config.toml",
         client_write_limit: int = CLIENT_WRITE_LIMIT,
         tools: ToolsFactory | None = None,
+        idle_timeout: float | None = None,
     ) -> None:
         self.address = address
         self.load_config = load_config
@@ -103,6 +107,13 @@ class Daemon:
         self.handshakes: set[Handshake] = set()
         self.make_tools = tools
         self.tools: HostedTools | None = None  # made by the first lspmux/tool
+        #: No client, no instance, nothing in flight since when (lifetime.py).
+        self.idle = Idle(idle_timeout)
+        #: What lspmux was installed at start; once it differs the daemon hands over.
+        self.installed = installed()
+        self.handed_over = False
+        #: The `lspmux/stop` requests, answered once everything is down: (handshake, id).
+        self._stop_asked: list[tuple[Handshake, Any]] = []
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -143,19 +154,63 @@ class Daemon:
                 session.conn.close(None)
         await self.pool.stop_all()
         await fitting.stop()
-        if self.address.is_unix:
+        if self.address.is_unix and not self.handed_over:  # else it is the new daemon's
             with contextlib.suppress(OSError):
                 os.unlink(self.address.path)
         self.lock.release()
         log.info("stopped")
+        for hs, msg_id in self._stop_asked:  # everything is down: `lspmux stop` may return
+            hs.reply_and_close(result(msg_id, {"stopped": True, "pid": os.getpid()}))
 
     def reap_interval(self) -> float:
-        return reap_interval(self.config)
+        interval = reap_interval(self.config)
+        if self.idle.timeout is not None:  # the idle exit kept to within 25% too
+            interval = min(interval, max(self.idle.timeout / 4, 0.05))
+        return interval
 
     async def _reap_loop(self) -> None:
         while True:
             await asyncio.sleep(self.reap_interval())
-            self.reap(time.monotonic())
+            now = time.monotonic()
+            self.reap(now)
+            self.check_lifetime(now)
+
+    def busy(self) -> bool:
+        """Whether anyone uses the daemon: a client, an instance, a connection in its
+        handshake, a one-shot answer being made."""
+        return bool(self.clients.info or self.pool.backends or self.handshakes or self._tasks)
+
+    def check_lifetime(self, now: float) -> None:
+        """Stop when handed over and the last client left, or idle for the idle timeout."""
+        if self.handed_over and not self.clients.info:
+            log.info("handed over to a new install, and the last client left: exiting")
+            self.stop(0)
+        elif self.idle.check(self.busy(), now):
+            log.info("no client and no server for %.0fs (idle timeout): exiting", self.idle.timeout)
+            self.stop(0)
+
+    def hand_over_if_upgraded(self) -> None:
+        """lspmux changed on disk since this daemon started (lifetime.py): stop listening —
+        the address is free for a new daemon — and serve the clients already here to their
+        end."""
+        if self.handed_over:
+            return
+        now = installed()
+        if now == self.installed:
+            return
+        log.info(
+            "lspmux changed on disk (version %s, now %s): new clients get a new daemon; "
+            "this one serves its clients and exits after the last",
+            self.installed[0],
+            now[0],
+        )
+        self.handed_over = True
+        if self._server is not None:
+            self._server.close()
+        if self.address.is_unix:
+            with contextlib.suppress(OSError):
+                os.unlink(self.address.path)
+        self.lock.release()
 
     def reap(self, now: float) -> list[Backend]:
         """Shut down the instances that had no client for `instance_timeout` (reaper.py)."""
@@ -187,6 +242,7 @@ class Daemon:
             "uptime": now - self.started_at,
             "rss": daemon_rss,
             "instance_timeout": self.config.instance_timeout,
+            "idle_timeout": self.idle.timeout,
             "instances": self.pool.describe(),
             "clients": self.clients.rows(now),
         }
@@ -248,7 +304,12 @@ class Daemon:
             self._spawn(self._tool_reply(hs, opening))
         elif opening.kind == "reload":
             self._spawn(self._reload_reply(hs, opening))
+        elif opening.kind == "stop":
+            log.info("asked to stop (lspmux stop)")
+            self._stop_asked.append((hs, opening.msg_id))
+            self.stop(0)
         else:
+            self.hand_over_if_upgraded()
             self._connect(hs, opening, rest)
 
     def _connect(self, hs: Handshake, opening: Opening, rest: bytes) -> None:
