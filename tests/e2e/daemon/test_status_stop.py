@@ -18,7 +18,9 @@ import psutil
 import pytest
 
 import lspmux
-from tests.e2e.conftest import Proxy
+from lspmux.daemon.lifetime import IDLE_ENV
+from tests.e2e.agent_harness import WORKSPACE, copy_project, mcp_client
+from tests.e2e.conftest import Proxy, proxy_env
 from tests.e2e.daemon_harness import (  # noqa: F401 (daemon is a fixture)
     DaemonUnderTest,
     daemon_fixture,
@@ -190,3 +192,22 @@ async def test_a_new_install_gets_a_new_daemon(
     out = daemon.run_cli("stop", "--connect", daemon.address)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in daemon.log.read_text()
+
+
+async def test_lspmux_mcp_leaves_no_daemon_running(tmp_path: Path) -> None:
+    """`lspmux mcp` (not --private) starts a daemon for its session; once the agent is gone,
+    the daemon's instances are reaped and it exits on its idle timeout."""
+    root = copy_project(WORKSPACE, tmp_path)
+    env = proxy_env(tmp_path)
+    env[IDLE_ENV] = "1"  # handed to the daemon the shim starts
+    config = Path(env["XDG_CONFIG_HOME"]) / "lspmux" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("instance_timeout = 0.5\n")
+    async with mcp_client(root, env) as mcp:
+        text, _ = await mcp.call("hover", at="app.py:4:7")
+        assert "Greeter" in text
+        lock = Path(env["XDG_RUNTIME_DIR"]) / "lspmux" / "lspmux.sock.pid"
+        daemon = psutil.Process(int(lock.read_text()))
+        assert "server" in daemon.cmdline()
+    await asyncio.to_thread(daemon.wait, 30)  # not our child: psutil tells it has ended
+    assert not daemon.is_running()
