@@ -188,7 +188,7 @@ def parse_args(argv: Sequence[str]) -> ClientArgs | None:
 
 #: Commands that may follow the connect options: `lspmux --connect ADDR status` is the status
 #: command (as with the Rust lspmux), never a client running a server with a `status` argument.
-COMMANDS_AFTER_OPTIONS = ("status", "reload", "client")
+COMMANDS_AFTER_OPTIONS = ("status", "reload", "stop", "client")
 _CONNECT_NAMES = tuple(name for option in CONNECT_OPTIONS for name in option.names)
 
 

@@ -139,7 +139,7 @@ async def test_stop_shuts_the_servers_down_and_says_when_nothing_runs(
     assert await asyncio.to_thread(wait_exit, daemon.proc, 10) == 0
     assert not [p for p in servers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not daemon.socket.exists()
-    again = daemon.run_cli("stop", "--connect", daemon.address)
+    again = daemon.run_cli("--connect", daemon.address, "stop")  # options first too
     assert again.returncode == 1 and "no daemon runs" in again.stderr
 
 

@@ -201,6 +201,7 @@ def test_connect_options_before_a_command_stay_that_command() -> None:
         "D",
     ]
     assert shim.command_first(["--connect", "unix:/x", "client"])[0] == "client"
+    assert shim.command_first(["--connect", "unix:/x", "stop"]) == ["stop", "--connect", "unix:/x"]
     # a server's arguments are not commands
     assert shim.command_first(["--server-path", "x", "status"]) == ["--server-path", "x", "status"]
     assert shim.command_first(["status"]) == ["status"]
