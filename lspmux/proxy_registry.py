@@ -158,17 +158,26 @@ def running_proxies(timeout: float = ASK_TIMEOUT) -> list[dict[str, Any]]:
     from lspmux.wire.blocking import BlockingPeer, WireError, open_socket
 
     folder = proxies_dir()
-    try:
+    if not folder.is_dir():
+        return []
+    try:  # only the user's own private folder is read (and cleaned)
+        private_dir(folder)
         names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
-    except OSError:
+    except (OSError, AddressError) as exc:
+        log.warning("not listing the proxies: %s", exc)
         return []
     found = []
     for path in names:
+        # The socket is named by the record's file, never by what the record says: only
+        # files of this folder are ever connected to or removed.
+        sock_path = str(path.with_suffix(".sock"))
         try:
             record = json.loads(path.read_text())
-            pid, sock_path = int(record["pid"]), str(record["socket"])
+            pid = int(record["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             continue  # being written or removed right now, or not ours
+        if str(pid) != path.stem:
+            continue
         if not _alive(pid):
             _forget(path, sock_path)
             continue
