@@ -88,6 +88,7 @@ async def listen(answer: Callable[[], Any]) -> Registration:
 
     pid = os.getpid()
     try:
+        private_dir(runtime_dir())  # the daemon's folder, checked as the daemon checks it
         folder = private_dir(proxies_dir())
         socket_path = folder / f"{pid}.sock"
         if len(str(socket_path)) > MAX_SOCKET_PATH:
@@ -161,6 +162,7 @@ def running_proxies(timeout: float = ASK_TIMEOUT) -> list[dict[str, Any]]:
     if not folder.is_dir():
         return []
     try:  # only the user's own private folder is read (and cleaned)
+        private_dir(runtime_dir())
         private_dir(folder)
         names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
     except (OSError, AddressError) as exc:
