@@ -81,6 +81,16 @@ def release_now() -> bool:
     return released
 
 
+def own_memory() -> int | None:
+    """The resident memory (RSS, bytes) of this process alone, its servers apart."""
+    import psutil
+
+    try:
+        return int(psutil.Process().memory_info().rss)
+    except psutil.Error:
+        return None
+
+
 def tree_memory(pid: int | None) -> int | None:
     """The resident memory (RSS, bytes) of process `pid` and all its descendants; None when
     there is no such process or it cannot be read. Each process's RSS is summed, as `ps` shows

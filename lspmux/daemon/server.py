@@ -43,6 +43,7 @@ from lspmux.daemon.opening import Opening, read_opening, reload_ask, token_refus
 from lspmux.daemon.reaper import Reaper, reap_interval
 from lspmux.daemon.reload import reload_instances
 from lspmux.errors import JsonRpcError, RequestFailed
+from lspmux.memory import own_memory
 from lspmux.serving import CLIENT_WRITE_LIMIT, settle_heap
 from lspmux.session import fitting
 from lspmux.wire.framing import frame
@@ -230,17 +231,12 @@ class Daemon:
 
     def status(self) -> dict[str, Any]:
         now = time.monotonic()
-        daemon_rss = None
-        with contextlib.suppress(Exception):
-            import psutil
-
-            daemon_rss = psutil.Process().memory_info().rss
         return {
             "pid": os.getpid(),
             "version": __version__,
             "address": str(self.address),
             "uptime": now - self.started_at,
-            "rss": daemon_rss,
+            "rss": own_memory(),  # the daemon alone; each server's tree is in its row
             "instance_timeout": self.config.instance_timeout,
             "idle_timeout": self.idle.timeout,
             "instances": self.pool.describe(),

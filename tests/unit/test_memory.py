@@ -57,3 +57,16 @@ def test_trim_really_runs_here() -> None:
     """On this machine (glibc) the real malloc_trim is found and callable."""
     assert memory._trimmer() is not None
     assert memory.release_now() in (True, False)
+
+
+def test_tree_memory_counts_this_process_and_nothing_for_none_or_gone() -> None:
+    import os
+    import subprocess
+
+    own = memory.own_memory()
+    assert own is not None and own > 1 << 20
+    assert (memory.tree_memory(os.getpid()) or 0) >= own
+    assert memory.tree_memory(None) is None
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    assert memory.tree_memory(proc.pid) is None

@@ -25,19 +25,15 @@ _STARTED = time.monotonic()
 def answer(session: SessionState) -> dict[str, Any]:
     """The status of `session`'s process: pid, version, uptime, its own memory (servers
     apart), the session's instances (as `Pool.describe` gives them) and the session itself."""
-    from lspmux.memory import tree_memory  # psutil: loaded when someone asks, not at start
+    from lspmux.memory import own_memory  # psutil: loaded when someone asks, not at start
 
     now = time.monotonic()
-    own = session.pool.describe(only=set(session.backends))
-    servers = sum(row["rss"] or 0 for row in own)
-    whole = tree_memory(os.getpid())
     return {
         "pid": os.getpid(),
         "version": __version__,
         "uptime": now - _STARTED,
-        #: This process alone: its tree less its servers' trees.
-        "rss": None if whole is None else max(whole - servers, 0),
-        "instances": own,
+        "rss": own_memory(),  # this process alone; each server's tree is in its row
+        "instances": session.pool.describe(only=set(session.backends)),
         "client": {
             "id": session.client_id,
             "roots": [str(r) for r in session.roots],
