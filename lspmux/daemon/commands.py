@@ -225,10 +225,9 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         answer = {**status, "proxies": proxies}
         print(json.dumps(answer if docs is None else {**answer, "documents": docs}, indent=2))
-    elif docs is not None:
-        print(render_verbose(status, docs))
     else:
-        print(f"{render(status)}\n\n{render_proxies(proxies)}")
+        daemon = render(status) if docs is None else render_verbose(status, docs)
+        print(f"{daemon}\n\n{render_proxies(proxies)}")
     return 0
 
 
