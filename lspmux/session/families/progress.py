@@ -1,7 +1,9 @@
 """Progress: a token a server creates is renamed per client (`lspmux/<server>/<token>`) and
 created at a client that declared `window.workDoneProgress`; `$/progress` reaches a client only
 under a token it knows (its own, from its request, or one created for it); the user's cancel
-of a progress goes to the server that created it, under the token it knows."""
+of a progress goes to the server that created it, under the token it knows. A `begin` reaches the
+client titled with the server's name (`basedpyright: Indexing…`, see `titled`), whoever created
+its token: a progress UI shows which server is busy, not just "lspmux"."""
 
 from __future__ import annotations
 
@@ -25,6 +27,23 @@ def _kind(params: Any) -> Any:
     """A `$/progress`'s kind: "begin", "report" or "end" (None when it has none)."""
     value = params.get("value") if isinstance(params, dict) else None
     return value.get("kind") if isinstance(value, dict) else None
+
+
+def titled(server: str, value: dict[str, Any]) -> dict[str, Any]:
+    """A `begin` value as the client gets it: titled `<server>: <its title>`; a server that
+    leaves the title empty (pyright's analysis does) is titled with its message instead (moved
+    into the title, not shown twice), else with its name alone. Any other value is returned
+    as it is: reports and ends keep their message, partial results their items."""
+    if value.get("kind") != "begin":
+        return value
+    title = value.get("title")
+    if isinstance(title, str) and title.strip():
+        return {**value, "title": f"{server}: {title}"}
+    message = value.get("message")
+    if isinstance(message, str) and message.strip():
+        rest = {k: v for k, v in value.items() if k != "message"}
+        return {**rest, "title": f"{server}: {message}"}
+    return {**value, "title": server}
 
 
 def create(relay: ServerRelay, route: Route, backend: Backend, msg: Message, reply: Reply) -> None:
@@ -68,6 +87,8 @@ def progress(relay: ServerRelay, backend: Backend, msg: Message) -> None:
         if not takes:
             return  # a server-created token: only for clients that take progress
         params = {**params, "token": token}
+    if isinstance(params.get("value"), dict):
+        params = {**params, "value": titled(backend.name, params["value"])}
     session.conn_send({"jsonrpc": "2.0", "method": lsp.PROGRESS, "params": params})
 
 
