@@ -52,11 +52,27 @@ def create(relay: ServerRelay, route: Route, backend: Backend, msg: Message, rep
     adopt(relay, backend, theirs, client_declares(relay.session.client_capabilities, _TAKES))
 
 
+def client_token(server: str, theirs: Any, previous: str | None) -> str:
+    """The client's name for a token the server creates: `lspmux/<server>/<token>`, and
+    `…#2`, `…#3` when the server creates the same token again (rust-analyzer re-creates
+    `rustAnalyzer/Fetching` for every fetch): a token created at the client is used once, as
+    the protocol says, so a client that remembers its tokens never sees one created twice."""
+    base = f"lspmux/{server}/{theirs}"
+    if previous is None:
+        return base
+    generation = previous[len(base) + 1 :] if previous.startswith(f"{base}#") else ""
+    return f"{base}#{int(generation) + 1 if generation.isdigit() else 2}"
+
+
 def adopt(relay: ServerRelay, backend: Backend, theirs: Any, takes: bool) -> str:
-    """This client's name for the server's progress token `theirs`, created at the client
-    when it takes progress."""
-    token = f"lspmux/{backend.name}/{theirs}"
-    relay.progress_tokens[(id(backend), theirs)] = token
+    """This client's name for the server's progress token `theirs` (a new one for each
+    creation), created at the client when it takes progress."""
+    key = (id(backend), theirs)
+    previous = relay.progress_tokens.get(key)
+    if previous is not None:  # that progress is over: its name is not used again
+        relay.progress_owners.pop(previous, None)
+    token = client_token(backend.name, theirs, previous)
+    relay.progress_tokens[key] = token
     relay.progress_owners[token] = (backend, theirs)
     if takes:
         relay.to_client(
@@ -110,6 +126,8 @@ def cancel(session: SessionState, params: dict[str, Any]) -> None:
         backend, theirs = owner
         backend.notify(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL, {"token": theirs})
         return
+    if isinstance(token, str) and token.startswith("lspmux/"):
+        return  # one of ours whose server created its token again since: that progress is over
     for backend in session.backends:  # a token the client created: whoever reports on it
         backend.notify(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL, params)
 

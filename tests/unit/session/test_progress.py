@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lspmux.session.families.progress import titled
+from lspmux.session.families.progress import client_token, titled
 
 from .memory import Held, MemorySession, ScriptedServer, until
 
@@ -83,17 +83,24 @@ def test_the_title_names_the_server(value: dict[str, Any], expected: dict[str, A
     assert value == before  # the server's message is shared by every session: never changed
 
 
+async def server_with_a_file(mem: Any, name: str) -> tuple[ScriptedServer, MemorySession]:
+    """A server `name` with a.py open, for a client that takes progress (and answers its
+    creation)."""
+    a = ScriptedServer(name, HOVER, {})
+    m = mem(**{name: a})
+    m.client.answers["window/workDoneProgress/create"] = lambda _p: None
+    await m.initialize(TAKES)
+    m.open("a.py", "x\n")
+    await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+    return a, m
+
+
 def progress(m: MemorySession) -> list[dict[str, Any]]:
     return [n["params"] for n in m.client.notifications if n["method"] == "$/progress"]
 
 
 async def test_a_server_created_progress_reaches_the_client_titled(mem: Any) -> None:
-    a = ScriptedServer("basedpyright", HOVER, {})
-    m = mem(basedpyright=a)
-    m.client.answers["window/workDoneProgress/create"] = lambda _p: None
-    await m.initialize(TAKES)
-    m.open("a.py", "x\n")
-    await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+    a, m = await server_with_a_file(mem, "basedpyright")
     _id, created = a.request("window/workDoneProgress/create", {"token": "t1"})
     assert (await asyncio.wait_for(created, 5))["result"] is None
     a.notify("$/progress", {"token": "t1", "value": {"kind": "begin", "title": ""}})
@@ -128,4 +135,56 @@ async def test_progress_under_the_clients_own_token_is_titled_too(mem: Any) -> N
     ]
     assert not [
         r for r in m.client.server_requests if r["method"] == "window/workDoneProgress/create"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("theirs", "previous", "expected"),
+    [
+        ("rustAnalyzer/Fetching", None, "lspmux/ra/rustAnalyzer/Fetching"),
+        (
+            "rustAnalyzer/Fetching",
+            "lspmux/ra/rustAnalyzer/Fetching",
+            "lspmux/ra/rustAnalyzer/Fetching#2",
+        ),
+        (
+            "rustAnalyzer/Fetching",
+            "lspmux/ra/rustAnalyzer/Fetching#2",
+            "lspmux/ra/rustAnalyzer/Fetching#3",
+        ),
+        (7, None, "lspmux/ra/7"),
+        (7, "lspmux/ra/7#9", "lspmux/ra/7#10"),
+        ("a#b", "lspmux/ra/a#b", "lspmux/ra/a#b#2"),  # a `#` of the server's own is no generation
+    ],
+)
+def test_a_token_created_again_gets_a_new_name(
+    theirs: Any, previous: str | None, expected: str
+) -> None:
+    assert client_token("ra", theirs, previous) == expected
+
+
+async def test_a_token_the_server_creates_twice_is_created_once_at_the_client(mem: Any) -> None:
+    """rust-analyzer creates `rustAnalyzer/Fetching` again for each fetch, after the last one
+    ended. Before, the client was asked to create the same token twice (pytest-lsp: "Duplicate
+    progress token"); a created token is for one begin and one end."""
+    a, m = await server_with_a_file(mem, "ra")
+    for _ in range(3):
+        _id, created = a.request("window/workDoneProgress/create", {"token": "rA/Fetching"})
+        assert (await asyncio.wait_for(created, 5))["result"] is None
+        a.notify("$/progress", {"token": "rA/Fetching", "value": {"kind": "begin", "title": "F"}})
+        a.notify("$/progress", {"token": "rA/Fetching", "value": {"kind": "end"}})
+    await until(lambda: len(progress(m)) == 6, "three begins and ends")
+    created_at_client = [
+        r["params"]["token"]
+        for r in m.client.server_requests
+        if r["method"] == "window/workDoneProgress/create"
+    ]
+    names = ["lspmux/ra/rA/Fetching", "lspmux/ra/rA/Fetching#2", "lspmux/ra/rA/Fetching#3"]
+    assert created_at_client == names
+    assert [p["token"] for p in progress(m)] == [n for n in names for _ in range(2)]
+    # the user cancels the last one: the server hears of it under its own token
+    m.client.notify("window/workDoneProgress/cancel", {"token": names[-1]})
+    await until(lambda: a.notifications("window/workDoneProgress/cancel"), "the cancel")
+    assert [n["params"] for n in a.notifications("window/workDoneProgress/cancel")] == [
+        {"token": "rA/Fetching"}
     ]
