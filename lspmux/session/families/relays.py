@@ -57,9 +57,17 @@ def backend_event(relay: ServerRelay, backend: Backend, event: str, detail: str)
     if event == "started":
         ready(relay, backend)
     elif event == "failed":
-        relay.session.tell(detail, severity=1, shown=True)
+        relay.session.tell(_with_stderr(detail, backend, "\n"), severity=1, shown=True)
     elif event == "restarting":
-        relay.session.tell(f"lspmux: {backend.name} {detail}; restarting", severity=2, shown=False)
+        said = _with_stderr(f"lspmux: {backend.name} {detail}", backend, "; ")
+        relay.session.tell(f"{said}; restarting", severity=2, shown=False)
+
+
+def _with_stderr(text: str, backend: Backend, sep: str) -> str:
+    """`text` and the last lines the server wrote to its stderr, if any: its own words on why
+    it ended reach the user, whose editor no longer gets lspmux's log at info."""
+    tail = [line.strip() for line in backend.stderr_tail if line.strip()][-3:]
+    return f"{text}{sep}its stderr ended with: {' | '.join(tail)}" if tail else text
 
 
 def log_message(relay: ServerRelay, backend: Backend, msg: Message) -> None:
