@@ -33,11 +33,14 @@ def titled(server: str, value: dict[str, Any]) -> dict[str, Any]:
     """A `begin` value as the client gets it: titled `<server>: <its title>`; a server that
     leaves the title empty (pyright's analysis does) is titled with its message instead (moved
     into the title, not shown twice), else with its name alone. Any other value is returned
-    as it is: reports and ends keep their message, partial results their items."""
+    as it is: reports and ends keep their message, partial results their items, and a title
+    that names the server already is not named twice."""
     if value.get("kind") != "begin":
         return value
     title = value.get("title")
     if isinstance(title, str) and title.strip():
+        if title.lower().startswith(server.lower()):
+            return value
         return {**value, "title": f"{server}: {title}"}
     message = value.get("message")
     if isinstance(message, str) and message.strip():

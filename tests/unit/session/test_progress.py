@@ -41,6 +41,11 @@ TAKES = {"window": {"workDoneProgress": True}}
             id="an empty title: the message moves into it",
         ),
         pytest.param(
+            {"kind": "begin", "title": "BasedPyright: Indexing"},
+            {"kind": "begin", "title": "BasedPyright: Indexing"},
+            id="a title naming the server already is kept",
+        ),
+        pytest.param(
             {"kind": "begin", "title": "  ", "message": "  "},
             {"kind": "begin", "title": "basedpyright", "message": "  "},
             id="blank title and message: the name alone",
