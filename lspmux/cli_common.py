@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 #: Where the log level comes from when `--log-level` is not given, in this order: lspmux's
 #: variable (a level name), then the Rust lspmux's (a tracing filter), then the configuration's
-#: `log_filters`, then "info".
+#: `log_filters`, then "warning" on stderr and "info" in a log file (`lspmux.logs.default_level`).
 LOG_ENV = "LSPMUX_LOG"
 RUST_LOG_ENV = "RUST_LOG"
 LEVEL_NAMES = ("debug", "info", "warning", "error")
@@ -33,7 +33,8 @@ def add_logging(p: argparse.ArgumentParser) -> None:
         default=None,
         choices=LEVEL_NAMES,
         help="log verbosity (default: $LSPMUX_LOG, else $RUST_LOG or the configuration's "
-        "log_filters as a Rust tracing filter, else info); debug logs every message",
+        "log_filters as a Rust tracing filter, else warning on stderr and info in --log-file); "
+        "debug logs every message",
     )
 
 
@@ -44,8 +45,10 @@ def log_levels(
     `$RUST_LOG`, the configuration's `log_filters`, in that order (the last three read as
     tracing filters, of which a bare level name is one); the `lspmux` logger is always set. A
     value that is not a filter is passed over, as the Rust lspmux does with `RUST_LOG`, and so
-    is one that says nothing about lspmux (`tokio=debug`)."""
+    is one that says nothing about lspmux (`tokio=debug`). When none of them sets the `lspmux`
+    logger, where the log goes does (`lspmux.logs.default_level`)."""
     from lspmux.log_filters import ROOT_LOGGER, FilterError, parse
+    from lspmux.logs import default_level
 
     env = os.environ if environ is None else environ
     if flag:
@@ -59,7 +62,7 @@ def log_levels(
                 continue
             if levels:
                 break
-    levels.setdefault(ROOT_LOGGER, "info")
+    levels.setdefault(ROOT_LOGGER, default_level(ROOT_LOGGER))
     return levels
 
 

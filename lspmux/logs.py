@@ -6,6 +6,12 @@ stderr and never reads it (pygls's `LanguageClient.start_io` does that) would fi
 no more answers. `NonBlockingHandler` formats the record on the caller's thread, hands the line
 to a bounded queue and lets a writer thread do the blocking write. When the queue is full, lines
 are dropped and counted; the count is written as a line of its own once the reader catches up.
+
+Where the log goes decides its level when nothing sets one (`default_level`): stderr is for
+lspmux's own debugging, and an editor shows it as errors (Neovim's lsp.log writes every stderr
+line as `[ERROR]`), so it gets warnings and errors only; a log file the user asked for gets what
+happens too (info). What the user should see travels to the editor as `window/logMessage` or
+`window/showMessage` instead, with the matching MessageType (see `session.tell`).
 """
 
 from __future__ import annotations
@@ -19,6 +25,20 @@ from typing import TextIO
 
 #: Lines held for a slow reader before new ones are dropped.
 QUEUE_LINES = 10_000
+
+#: The level of lspmux's log when no flag, variable or configuration sets one: on stderr, what
+#: is wrong; in a log file, what happens too.
+STDERR_DEFAULT = "warning"
+FILE_DEFAULT = "info"
+
+
+def default_level(logger: str = "lspmux") -> str:
+    """The level `logger` logs at when nothing sets one: STDERR_DEFAULT when it writes to a
+    stream (stderr), FILE_DEFAULT when it writes to a file or is not set up at all."""
+    handlers = logging.getLogger(logger).handlers
+    if handlers and not any(isinstance(h, logging.FileHandler) for h in handlers):
+        return STDERR_DEFAULT
+    return FILE_DEFAULT
 
 
 class NonBlockingHandler(logging.Handler):

@@ -101,7 +101,11 @@ _UNSET = {
     "instance_timeout": ("false", "never: instances without clients keep running"),
     "listen": (None, "the private Unix socket (lspmux server --help)"),
     "connect": (None, "the private Unix socket"),
-    "log_filters": (None, "info, unless --log-level, LSPMUX_LOG or RUST_LOG say otherwise"),
+    "log_filters": (
+        None,
+        "warning on stderr, info in --log-file, unless --log-level, LSPMUX_LOG or RUST_LOG say "
+        "otherwise",
+    ),
     "allowed_servers": (None, "the configured servers' commands and their resolved paths"),
 }
 

@@ -99,6 +99,8 @@ class Session(SessionState):
 
     def attached(self, backend: Backend) -> None:
         registrations.attached(self.relay, backend)
+        if backend.state == "running":  # else its start says it
+            relays.ready(self.relay, backend)
 
     def tell(self, message: str, *, severity: int, shown: bool) -> None:
         relays.tell_client(self, message, severity=severity, shown=shown)

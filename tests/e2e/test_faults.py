@@ -137,6 +137,16 @@ async def test_crashing_server_fails_fast_naming_the_server(
         "the document replayed to the restarted server",
     )
     assert opens[-1]["params"]["textDocument"]["text"] == "hello\n"
+    # The user reads why, once, as a warning in the editor's log, in the server's own words.
+    await eventually(
+        lambda: [m for m in proxy.client.log_messages if "restarting" in m.message],
+        "the restart in the editor's log",
+    )
+    restarts = [m for m in proxy.client.log_messages if "restarting" in m.message]
+    assert len(restarts) == 1, [m.message for m in proxy.client.log_messages]
+    assert restarts[0].type == t.MessageType.Warning
+    assert restarts[0].message.startswith("lspmux: scripted exited with code 3")
+    assert "its stderr ended with: scripted: crashing on purpose" in restarts[0].message
 
 
 def _running(processes: list[psutil.Process], needle: str) -> list[psutil.Process]:

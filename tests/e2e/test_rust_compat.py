@@ -29,6 +29,8 @@ daemon = daemon_fixture
 
 RUST_ANALYZER = shutil.which("rust-analyzer")
 NO_SYSROOT = {"cargo": {"noSysroot": True}}
+#: The title of rust-analyzer's "Fetching" progress as a client gets it: named by lspmux.
+FETCHING = "rust-analyzer: Fetching"
 
 
 def cargo_workspace(root: Path) -> Path:
@@ -77,7 +79,7 @@ def progress(msg: dict[str, Any], kind: str, title: str | None = None) -> bool:
 
 def fetching(notifications: list[dict[str, Any]]) -> bool:
     """Whether a "Fetching" progress has begun and not ended yet (its token is reused)."""
-    tokens = {m["params"]["token"] for m in notifications if progress(m, "begin", "Fetching")}
+    tokens = {m["params"]["token"] for m in notifications if progress(m, "begin", FETCHING)}
     last: dict[Any, str] = {}
     for m in notifications:
         if m.get("method") == "$/progress" and m["params"].get("token") in tokens:
@@ -182,7 +184,7 @@ async def test_reload_sends_reload_workspace_to_the_instance_of_the_current_fold
     while fetching(seen):  # each turn waits for the next notification, whatever it is
         count = len(seen)
         await rust.wait_notification(lambda _m, n=count: len(seen) > n, timeout=120)
-    assert any(progress(m, "begin", "Fetching") for m in rust.notifications)
+    assert any(progress(m, "begin", FETCHING) for m in rust.notifications)
     rust.notifications.clear()
 
     # from inside the instance's folder, as `lspmux reload` is run in a terminal
@@ -194,7 +196,7 @@ async def test_reload_sends_reload_workspace_to_the_instance_of_the_current_fold
     ]
 
     # rust-analyzer fetches the workspace again: its progress begins and ends anew
-    begin = await rust.wait_notification(lambda m: progress(m, "begin", "Fetching"), timeout=60)
+    begin = await rust.wait_notification(lambda m: progress(m, "begin", FETCHING), timeout=60)
     token = begin["params"]["token"]
     await rust.wait_notification(
         lambda m: progress(m, "end") and m["params"]["token"] == token, timeout=120

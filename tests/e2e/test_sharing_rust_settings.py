@@ -72,13 +72,14 @@ async def client(daemon: DaemonUnderTest, root: Path, check_on_save: bool) -> Ra
 
 
 def progress(msg: dict[str, Any], title: str, kind: str) -> bool:
-    """A `$/progress` of rust-analyzer's `title` task (its token names it), of `kind`."""
+    """A `$/progress` of rust-analyzer's `title` task (its token names it; lspmux numbers a
+    token created again: `…/rustAnalyzer/Indexing#2`), of `kind`."""
     if msg.get("method") != "$/progress":
         return False
     params = msg["params"]
+    token = str(params.get("token", "")).rsplit("#", 1)[0]
     return (
-        str(params.get("token", "")).endswith(f"rustAnalyzer/{title}")
-        and (params.get("value") or {}).get("kind") == kind
+        token.endswith(f"rustAnalyzer/{title}") and (params.get("value") or {}).get("kind") == kind
     )
 
 

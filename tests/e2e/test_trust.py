@@ -161,7 +161,7 @@ def _indexed(ends: int, also: Callable[[], bool]) -> Callable[[dict[str, Any]], 
             token, value = json.dumps(msg["params"]["token"]), msg["params"]["value"]
             if value.get("kind") == "begin":
                 titles[token] = value.get("title", "")
-            elif value.get("kind") == "end" and titles.get(token) == "Indexing":
+            elif value.get("kind") == "end" and titles.get(token) == "rust-analyzer: Indexing":
                 seen[0] += 1
         return seen[0] >= ends and also()
 

@@ -5,7 +5,7 @@ Usage: scripted.py MODE, where MODE is
   ask      on hover, asks the client window/showMessageRequest and workspace/configuration,
            and answers the hover with what it was told
   garbage  writes a malformed frame and invalid JSON before answering each hover
-  crash    exits with code 3 when it receives textDocument/hover
+  crash    exits with code 3 when it receives textDocument/hover (saying so on stderr)
   fail     offers hover, definition and completion, and answers each with an error
   huge     on hover, announces a 10^12-byte answer and streams 16 MiB of it (then hangs)
   flood    on hover, sends 100 MiB of window/logMessage (50,000 of 2 KiB), records
@@ -177,6 +177,8 @@ def handle(msg: dict[str, Any]) -> None:
         if MODE == "hang":
             return
         if MODE == "crash":
+            sys.stderr.write("scripted: crashing on purpose\n")
+            sys.stderr.flush()
             sys.exit(3)
         if MODE == "huge":
             out.write(b"Content-Length: 1000000000000\r\n\r\n")

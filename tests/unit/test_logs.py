@@ -6,8 +6,9 @@ import io
 import logging
 import os
 import threading
+from pathlib import Path
 
-from lspmux.logs import NonBlockingHandler
+from lspmux.logs import NonBlockingHandler, default_level
 
 
 def test_logging_to_a_pipe_nobody_reads_does_not_block() -> None:
@@ -60,3 +61,20 @@ def test_lines_reach_the_stream_in_order() -> None:
     handler.close()
     handler._thread.join(10)
     assert buf.getvalue().splitlines() == [f"line {i}" for i in range(500)]
+
+
+def test_the_default_level_follows_where_the_log_goes(tmp_path: Path) -> None:
+    """stderr (an editor shows it as errors) gets warnings and up; a log file, info too."""
+    logger = logging.getLogger("lspmux.test.default")
+    logger.propagate = False
+    logger.handlers[:] = []
+    assert default_level(logger.name) == "info"  # not set up: Python's own default applies
+    stderr = NonBlockingHandler(io.StringIO())
+    logger.handlers[:] = [stderr]
+    assert default_level(logger.name) == "warning"
+    to_file = logging.FileHandler(tmp_path / "lspmux.log")
+    logger.handlers[:] = [to_file]
+    assert default_level(logger.name) == "info"
+    for handler in (stderr, to_file):
+        handler.close()
+    logger.handlers[:] = []

@@ -1,7 +1,9 @@
 """Progress: a token a server creates is renamed per client (`lspmux/<server>/<token>`) and
 created at a client that declared `window.workDoneProgress`; `$/progress` reaches a client only
 under a token it knows (its own, from its request, or one created for it); the user's cancel
-of a progress goes to the server that created it, under the token it knows."""
+of a progress goes to the server that created it, under the token it knows. A `begin` reaches the
+client titled with the server's name (`basedpyright: Indexing…`, see `titled`), whoever created
+its token: a progress UI shows which server is busy, not just "lspmux"."""
 
 from __future__ import annotations
 
@@ -27,17 +29,53 @@ def _kind(params: Any) -> Any:
     return value.get("kind") if isinstance(value, dict) else None
 
 
+def titled(server: str, value: dict[str, Any]) -> dict[str, Any]:
+    """A `begin` value as the client gets it: titled `<server>: <its title>`; a server that
+    leaves the title empty (pyright's analysis does) is titled with its message instead (moved
+    into the title, not shown twice), else with its name alone. Any other value is returned
+    as it is: reports and ends keep their message, partial results their items, and a title
+    that names the server already is not named twice."""
+    if value.get("kind") != "begin":
+        return value
+    title = value.get("title")
+    if isinstance(title, str) and title.strip():
+        if title.lower().startswith(server.lower()):
+            return value
+        return {**value, "title": f"{server}: {title}"}
+    message = value.get("message")
+    if isinstance(message, str) and message.strip():
+        rest = {k: v for k, v in value.items() if k != "message"}
+        return {**rest, "title": f"{server}: {message}"}
+    return {**value, "title": server}
+
+
 def create(relay: ServerRelay, route: Route, backend: Backend, msg: Message, reply: Reply) -> None:
     params = msg.get("params") or {}
     theirs = params.get("token") if isinstance(params, dict) else None
     adopt(relay, backend, theirs, client_declares(relay.session.client_capabilities, _TAKES))
 
 
+def client_token(server: str, theirs: Any, previous: str | None) -> str:
+    """The client's name for a token the server creates: `lspmux/<server>/<token>`, and
+    `…#2`, `…#3` when the server creates the same token again (rust-analyzer re-creates
+    `rustAnalyzer/Fetching` for every fetch): a token created at the client is used once, as
+    the protocol says, so a client that remembers its tokens never sees one created twice."""
+    base = f"lspmux/{server}/{theirs}"
+    if previous is None:
+        return base
+    generation = previous[len(base) + 1 :] if previous.startswith(f"{base}#") else ""
+    return f"{base}#{int(generation) + 1 if generation.isdigit() else 2}"
+
+
 def adopt(relay: ServerRelay, backend: Backend, theirs: Any, takes: bool) -> str:
-    """This client's name for the server's progress token `theirs`, created at the client
-    when it takes progress."""
-    token = f"lspmux/{backend.name}/{theirs}"
-    relay.progress_tokens[(id(backend), theirs)] = token
+    """This client's name for the server's progress token `theirs` (a new one for each
+    creation), created at the client when it takes progress."""
+    key = (id(backend), theirs)
+    previous = relay.progress_tokens.get(key)
+    if previous is not None:  # that progress is over: its name is not used again
+        relay.progress_owners.pop(previous, None)
+    token = client_token(backend.name, theirs, previous)
+    relay.progress_tokens[key] = token
     relay.progress_owners[token] = (backend, theirs)
     if takes:
         relay.to_client(
@@ -68,6 +106,8 @@ def progress(relay: ServerRelay, backend: Backend, msg: Message) -> None:
         if not takes:
             return  # a server-created token: only for clients that take progress
         params = {**params, "token": token}
+    if isinstance(params.get("value"), dict):
+        params = {**params, "value": titled(backend.name, params["value"])}
     session.conn_send({"jsonrpc": "2.0", "method": lsp.PROGRESS, "params": params})
 
 
@@ -89,6 +129,8 @@ def cancel(session: SessionState, params: dict[str, Any]) -> None:
         backend, theirs = owner
         backend.notify(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL, {"token": theirs})
         return
+    if isinstance(token, str) and token.startswith("lspmux/"):
+        return  # one of ours whose server created its token again since: that progress is over
     for backend in session.backends:  # a token the client created: whoever reports on it
         backend.notify(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL, params)
 

@@ -43,12 +43,31 @@ def tell_client(session: SessionState, message: str, *, severity: int, shown: bo
     )
 
 
+def ready(relay: ServerRelay, backend: Backend) -> None:
+    """The server serves this client now (it started, or the client attached to it running):
+    said once in the editor's log, at info."""
+    version = backend.server_info.get("version")
+    named = f"{backend.name} {version}" if isinstance(version, str) and version else backend.name
+    relay.session.tell(f"lspmux: {named} ready for {backend.root}", severity=3, shown=False)
+
+
 def backend_event(relay: ServerRelay, backend: Backend, event: str, detail: str) -> None:
-    """A server failed for good (shown) or is restarting (logged)."""
-    if event == "failed":
-        relay.session.tell(detail, severity=1, shown=True)
+    """A server failed for good (shown, an error), is restarting (logged, a warning) or is
+    ready (logged, info): once per event, in the editor's log at the matching level."""
+    if event == "started":
+        ready(relay, backend)
+    elif event == "failed":
+        relay.session.tell(_with_stderr(detail, backend, "\n"), severity=1, shown=True)
     elif event == "restarting":
-        relay.session.tell(f"lspmux: {backend.name} {detail}; restarting", severity=2, shown=False)
+        said = _with_stderr(f"lspmux: {backend.name} {detail}", backend, "; ")
+        relay.session.tell(f"{said}; restarting", severity=2, shown=False)
+
+
+def _with_stderr(text: str, backend: Backend, sep: str) -> str:
+    """`text` and the last lines the server wrote to its stderr, if any: its own words on why
+    it ended reach the user, whose editor no longer gets lspmux's log at info."""
+    tail = [line.strip() for line in backend.stderr_tail if line.strip()][-3:]
+    return f"{text}{sep}its stderr ended with: {' | '.join(tail)}" if tail else text
 
 
 def log_message(relay: ServerRelay, backend: Backend, msg: Message) -> None:

@@ -137,7 +137,37 @@ local function initialized_client(bufnr)
   return client
 end
 
+-- Every `$/progress` the editor receives, as Neovim's progress UI sees it: the value, and what
+-- vim.lsp.status() (a statusline's source) says right after. Watched from the start, before the
+-- file is opened, so that no begin is missed.
+local progress = {}
+if plan.scenario == 'progress' then
+  vim.api.nvim_create_autocmd('LspProgress', {
+    callback = function(ev)
+      local params = ev.data.params
+      table.insert(progress, { token = params.token, value = params.value, status = vim.lsp.status() })
+    end,
+  })
+end
+
 local scenarios = {}
+
+--- Progress begun and ended: the diagnostics settled, and every token that began has ended.
+function scenarios.progress(bufnr)
+  out.diagnostics = settle(bufnr, 'initial diagnostics')
+  wait_for('every progress begun has ended', plan.deadline, function()
+    local open = {}
+    for _, p in ipairs(progress) do
+      if type(p.value) == 'table' and p.value.kind == 'begin' then
+        open[vim.json.encode(p.token)] = true
+      elseif type(p.value) == 'table' and p.value.kind == 'end' then
+        open[vim.json.encode(p.token)] = nil
+      end
+    end
+    return #progress > 0 and next(open) == nil
+  end)
+  out.progress = progress
+end
 
 function scenarios.diagnostics(bufnr)
   out.diagnostics = settle(bufnr, 'initial diagnostics')

@@ -29,6 +29,23 @@ def private_cache(
     return cache
 
 
+@pytest.fixture
+async def mem(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """`mem(name=ScriptedServer(...), ...)`: an in-memory session with those servers, checked
+    and closed at the test's end (every request answered exactly once, nothing left unread)."""
+    sessions: list[MemorySession] = []
+
+    def make(**servers: Any) -> MemorySession:
+        s = MemorySession(tmp_path, servers)
+        sessions.append(s)
+        return s
+
+    yield make
+    for s in sessions:
+        s.client.assert_answered_once()
+        await s.close()
+
+
 @pytest.fixture(autouse=True)
 def memory_sessions_are_checked() -> Iterator[None]:
     """Every MemorySession a test makes must be closed, which checks it (`MemorySession.check`:

@@ -18,20 +18,6 @@ def hover_params(uri: str, line: int = 0, character: int = 0) -> dict[str, Any]:
     return {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
 
 
-@pytest.fixture
-async def mem(tmp_path: Path):  # type: ignore[no-untyped-def]
-    sessions: list[MemorySession] = []
-
-    def make(**servers: ScriptedServer) -> MemorySession:
-        s = MemorySession(tmp_path, servers)
-        sessions.append(s)
-        return s
-
-    yield make
-    for s in sessions:
-        await s.close()  # the harness's own check (every request answered once), then stop
-
-
 async def test_a_locate_path_too_long_for_the_os_is_answered(mem: Any) -> None:
     """Before: OSError(ENAMETOOLONG) escaped and the hover was never answered."""
     m = mem(a=ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: None}))

@@ -5,29 +5,11 @@ initializing waits for the client's `initialize` answer, and the client's
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from .memory import MemorySession, ScriptedServer, until
+from .memory import ScriptedServer, until
 
 HOVER = {"hoverProvider": True, "textDocumentSync": {"openClose": True, "change": 2}}
-
-
-@pytest.fixture
-async def mem(tmp_path: Path):  # type: ignore[no-untyped-def]
-    sessions: list[MemorySession] = []
-
-    def make(**servers: ScriptedServer) -> MemorySession:
-        s = MemorySession(tmp_path, servers)
-        sessions.append(s)
-        return s
-
-    yield make
-    for s in sessions:
-        s.client.assert_answered_once()
-        await s.close()
 
 
 async def test_the_client_answers_configuration_and_its_changes_reach_the_server(
