@@ -211,6 +211,7 @@ class Session(SessionState):
         if self.state == "running":  # exit without shutdown: give back what it holds
             self.spawn(self.release_backends())
         self.state = "closed"
+        self.link.release()  # an end of input waiting on the answers closes now
         self._run_when_running()  # a server waiting on this client gets its answer now
         if self.conn is not None:
             self.conn.close(None)
@@ -230,8 +231,9 @@ class Session(SessionState):
                 await asyncio.wait_for(asyncio.shield(self._shutdown_task), limit)
             if self._shutdown_task.done() and self._exit_pending:  # not a count of loop turns,
                 return  # which 3.12 changed: the exit behind the shutdown closes (see exit)
-        while self.inflight and self.state != "closed" and loop.time() < deadline:
-            await asyncio.sleep(0.01)
+        if self.state != "closed":  # woken by the last answer, or by the session closing
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.link.all_answered(), deadline - loop.time())
         if self.conn is not None:
             self.conn.close(None)
 
@@ -239,6 +241,7 @@ class Session(SessionState):
         if self.state != "closed":
             log.info("%s: client disconnected", self.client_id)
             self.state = "closed"
+            self.link.release()
             self._run_when_running()
             for ex in list(self.inflight.values()):
                 ex.cancel()
