@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import lspmux.encodings.shapes as s
 from lspmux.backends.pool import Pool
 from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
@@ -40,12 +41,19 @@ def full(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
 
 
 REQUESTS: dict[str, Route] = {
-    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: route(Policy.FIRST, "semanticTokens", handler=full),
+    lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: route(
+        Policy.FIRST, "semanticTokens", handler=full, result_shape=s.SEMANTIC_TOKENS
+    ),
     lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA: route(
-        Policy.FIRST, "semanticTokens", handler=full
+        Policy.FIRST, "semanticTokens", handler=full, result_shape=s.SEMANTIC_TOKENS
     ),
     lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: route(
-        Policy.FIRST, "semanticTokens", range=True, needs_option="range"
+        Policy.FIRST,
+        "semanticTokens",
+        range=True,
+        needs_option="range",
+        params_shape=s.WITH_RANGE_PARAMS,
+        result_shape=s.SEMANTIC_TOKENS,
     ),
 }
 

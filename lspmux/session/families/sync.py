@@ -15,6 +15,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import lspmux.encodings.shapes as s
 from lspmux.diagnostics.pull import DEBOUNCE
 from lspmux.errors import InvalidParams
 from lspmux.routing import methods as lsp
@@ -153,7 +154,9 @@ B = Policy.BROADCAST
 
 NOTIFICATIONS: dict[str, Route] = {
     lsp.TEXT_DOCUMENT_DID_OPEN: route(B, "sync", handler=did_open, document=True),
-    lsp.TEXT_DOCUMENT_DID_CHANGE: route(B, "sync", handler=did_change, document=True),
+    lsp.TEXT_DOCUMENT_DID_CHANGE: route(
+        B, "sync", handler=did_change, document=True, params_shape=s.DID_CHANGE
+    ),
     lsp.TEXT_DOCUMENT_DID_SAVE: route(B, "sync", handler=did_save, document=True),
     lsp.TEXT_DOCUMENT_DID_CLOSE: route(B, "sync", handler=did_close, document=True),
     lsp.TEXT_DOCUMENT_WILL_SAVE: route(B, "sync"),
