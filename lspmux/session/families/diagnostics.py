@@ -10,6 +10,7 @@ import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
+import lspmux.encodings.shapes as s
 from lspmux.backends.pool import Pool
 from lspmux.errors import InvalidParams
 from lspmux.routing import methods as lsp
@@ -54,7 +55,9 @@ def status(session: SessionState, ex: Exchange) -> Awaitable[Any]:
 
 def to_holders(pool: Pool, backend: Backend, msg: Message) -> None:
     """A shared server's publish for an open document goes only to the sessions holding it;
-    for any other file, to every session of the server."""
+    for any other file, to every session of the server. The server diagnoses: it is waited for
+    (`Backend.silent`)."""
+    backend.published = True
     sessions = pool.sessions_of(backend)
     if len(sessions) > 1:
         params = msg.get("params")
@@ -172,10 +175,16 @@ class Publishing:
 REQUESTS: dict[str, Route] = {
     DIAGNOSTIC_STATUS: route(Policy.LOCAL, "diagnostics", handler=status),
     lsp.TEXT_DOCUMENT_DIAGNOSTIC: route(
-        Policy.DIAGNOSTICS, "diagnostics", handler=document_diagnostic
+        Policy.DIAGNOSTICS,
+        "diagnostics",
+        handler=document_diagnostic,
+        result_shape=s.DOCUMENT_REPORT,
     ),
     lsp.WORKSPACE_DIAGNOSTIC: route(
-        Policy.DIAGNOSTICS, "diagnostics", handler=workspace_diagnostic
+        Policy.DIAGNOSTICS,
+        "diagnostics",
+        handler=workspace_diagnostic,
+        result_shape=s.WORKSPACE_REPORT,
     ),
 }
 
@@ -191,6 +200,10 @@ SERVER_REQUESTS: dict[str, Route] = {
 
 SERVER_NOTIFICATIONS: dict[str, Route] = {
     lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: route(
-        Policy.STORE, "diagnostics", handler=publish, instance=to_holders
+        Policy.STORE,
+        "diagnostics",
+        handler=publish,
+        instance=to_holders,
+        params_shape=s.own_uri(s.keyed(diagnostics=s.DIAGNOSTICS)),
     ),
 }

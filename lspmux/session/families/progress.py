@@ -46,6 +46,20 @@ def adopt(relay: ServerRelay, backend: Backend, theirs: Any, takes: bool) -> str
     return token
 
 
+def track(pool: Pool, backend: Backend, msg: Message) -> None:
+    """Once per server instance: which of its tokens are open (a server reporting progress is
+    working, `Backend.silent`), then to every session of the server."""
+    params = msg.get("params")
+    token = params.get("token") if isinstance(params, dict) else None
+    if isinstance(token, int | str):
+        kind = _kind(params)
+        if kind == "begin":
+            backend.progress_open.add(token)
+        elif kind == "end":
+            backend.progress_open.discard(token)
+    pool.tell(pool.sessions_of(backend), backend, msg)
+
+
 def progress(relay: ServerRelay, backend: Backend, msg: Message) -> None:
     params = msg.get("params")
     if not isinstance(params, dict):
@@ -108,5 +122,5 @@ SERVER_REQUESTS: dict[str, Route] = {
 }
 
 SERVER_NOTIFICATIONS: dict[str, Route] = {
-    lsp.PROGRESS: route(Policy.PROGRESS, "sync", handler=progress),
+    lsp.PROGRESS: route(Policy.PROGRESS, "sync", handler=progress, instance=track),
 }
