@@ -117,7 +117,6 @@ def test_a_handler_of_the_client_takes_the_concrete_session_state() -> None:
 SPELL_METHODS = {
     # pure data below the table, which the backends read too
     "routing/capabilities.py": "the one method → capability key map (issue 18 asks for one)",
-    "routing/semantic_tokens.py": "full/delta/range are one legend's three requests",
     "routing/adapt.py": "the fit worker process imports it alone and must start in milliseconds",
     # below the families, which import them: what they send cannot move up into a family
     "session/symbols.py": "Locate asks the servers for documentSymbol",
