@@ -262,6 +262,6 @@ class Session(SessionState):
         relays.backend_event(self.relay, backend, event, detail)
 
     async def document_symbols(self, uri: str, text: str, version: int | None) -> list[Any] | None:
-        from lspmux.session.symbols import document_symbols
+        from lspmux.session.families.locate import document_symbols
 
         return await document_symbols(self, uri, text, version)
