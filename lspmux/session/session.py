@@ -11,7 +11,7 @@ its helpers, each taking the concrete `SessionState`:
 - `relay.ServerRelay`: what the backends say to this client (through the pool), each
   server message served by its route's handler;
 - `forward`: one request to its backends by its route's policy;
-- `diagnostics.pull.Puller`, `linting.SessionLinting`: diagnostics pulled and linted.
+- `families.diagnostics.Puller`, `linting.SessionLinting`: diagnostics pulled and linted.
 """
 
 from __future__ import annotations
@@ -29,13 +29,12 @@ from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
 from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
-from lspmux.diagnostics.pull import Puller
 from lspmux.errors import RequestFailed
 from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.families import lifecycle, registrations, relays
-from lspmux.session.families.diagnostics import Publishing
+from lspmux.session.families.diagnostics import Publishing, Puller
 from lspmux.session.families.sync import send_file_events
 from lspmux.session.linting import SessionLinting
 from lspmux.session.positions import session_encoding

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import lspmux.encodings.shapes as s
-from lspmux.diagnostics.pull import DEBOUNCE
 from lspmux.errors import InvalidParams
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
 from lspmux.session import positions
+from lspmux.session.families.diagnostics import DEBOUNCE
 from lspmux.session.state import SessionState
 from lspmux.uris import file_path
 
