@@ -119,8 +119,6 @@ SPELL_METHODS = {
     "routing/capabilities.py": "the one method → capability key map (issue 18 asks for one)",
     "routing/adapt.py": "the fit worker process imports it alone and must start in milliseconds",
     # below the families, which import them: what they send cannot move up into a family
-    "backends/capabilities.py": "workspace/symbol and executeCommand register with no selector",
-    "backends/provided.py": "file operation and will-save registrations → capabilities",
     "backends/lifecycle.py": "a server process's own start: its settings after initialized",
     "backends/documents.py": "the open documents a server holds, replayed after its restart",
     "wire/requests.py": "the base protocol's $/cancelRequest, sent when a request times out",
