@@ -116,13 +116,14 @@ def test_a_handler_of_the_client_takes_the_concrete_session_state() -> None:
 #: shrinks: a module that stops spelling them must leave it, a new one fails.
 SPELL_METHODS = {
     # pure data below the table, which the backends read too
-    "routing/capabilities.py": "the one method → capability key map (issue 18 asks for one)",
-    "routing/adapt.py": "the fit worker process imports it alone and must start in milliseconds",
-    # below the families, which import them: what they send cannot move up into a family
-    "backends/lifecycle.py": "a server process's own start: its settings after initialized",
-    "backends/documents.py": "the open documents a server holds, replayed after its restart",
+    "routing/capabilities.py": "the one method → capability map issue 18 asks for (and options)",
+    "routing/adapt.py": "the fit worker imports it alone and is handed method names over a pipe",
+    # a backend speaks LSP to its server process itself, below the sessions and their families
+    "backends/lifecycle.py": "a server's own start and stop: its settings after initialized",
+    "backends/documents.py": "the documents a server holds: opened, changed, replayed on restart",
+    # below the routes altogether
     "wire/requests.py": "the base protocol's $/cancelRequest, sent when a request times out",
-    "workspace/relay.py": "the one registration a client that watches files is relayed",
+    "workspace/relay.py": "a leaf: which registrations are file watchers, the ones it relays",
 }
 
 #: Packages and modules that are LSP clients of an lspmux (or of a server), not its routing:
