@@ -165,7 +165,10 @@ def _spelled(tree: ast.AST) -> list[str]:
 
 
 def _spells_methods(path: Path) -> bool:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    if "methods" not in text and not any(name in text for name in _ROUTED if "/" in name):
+        return False  # nothing to find: not worth parsing
+    tree = ast.parse(text)
     return _imports_methods(tree) or bool(_spelled(tree))
 
 
