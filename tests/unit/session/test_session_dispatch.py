@@ -760,3 +760,24 @@ async def test_the_end_of_input_closes_once_the_last_request_is_answered(mem: An
     assert a.release() == 1
     await until(lambda: conn.closed, "the connection closed after the answer")
     assert (await m.client.answer(msg_id))["result"] == {"contents": "late"}
+
+
+async def test_what_a_server_instance_keeps_is_kept_by_the_method_s_family(mem: Any) -> None:
+    """`Backend.silent` reads `progress_open` and `published`: kept by the progress and
+    diagnostics families' instance steps, the backend itself branches on no method."""
+    a = ScriptedServer("a", HOVER, {})
+    m = mem(a=a)
+    await m.initialize()
+    uri = m.open("a.py", "x\n")
+    await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+    backend = m.session.backends[0]
+    a.notify("$/progress", {"token": "t", "value": {"kind": "begin", "title": "indexing"}})
+    await settle()
+    assert backend.progress_open == {"t"}
+    a.notify("$/progress", {"token": "t", "value": {"kind": "end"}})
+    await settle()
+    assert backend.progress_open == set()
+    assert not backend.published
+    a.notify("textDocument/publishDiagnostics", {"uri": uri, "diagnostics": []})
+    await settle()
+    assert backend.published
