@@ -25,7 +25,9 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lspmux.encodings import TextLines, convert_notification, convert_result  # noqa: E402
+import lspmux.routing.table  # noqa: E402, F401  (hands the routes' shapes to positions)
+from lspmux.encodings import TextLines  # noqa: E402
+from lspmux.session.positions import convert_notification, convert_result  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- bench:encodings -->", "<!-- /bench:encodings -->"

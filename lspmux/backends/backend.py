@@ -27,7 +27,7 @@ from lspmux.backends.lifecycle import ServerLife, Spawn, _settle
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.errors import JsonRpcError, RequestFailed
-from lspmux.routing import methods as lsp
+from lspmux.routing.capabilities import BY_KEY
 from lspmux.routing.route import Route
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
@@ -40,6 +40,10 @@ CRASH_LIMIT = 5
 CRASH_WINDOW = 180.0
 
 Reply = Callable[[Message], None]
+
+
+#: The method a server registers to be pulled for diagnostics (`diagnosticProvider`'s).
+_PULL = BY_KEY["diagnosticProvider"][0]
 
 
 class BackendHost(Protocol):
@@ -105,7 +109,7 @@ class Backend(ServerLife):
         #: and percentage, for `lspmux status`), and when it last sent a message of its own
         #: (see `silent`).
         self.published = False
-        self._progress_open: dict[Any, dict[str, Any]] = {}
+        self.progress_open: dict[Any, dict[str, Any]] = {}
         self.last_heard = time.monotonic()
         self.last_used = time.monotonic()
         self.restarts = 0
@@ -260,11 +264,9 @@ class Backend(ServerLife):
         own for `quiet` seconds: a document it was just sent may still be analysed — and
         running for three times that: a cold server may be loading its project). Waiting for its diagnostics would wait for nothing; its files are still not
         checked by it (DESIGN 9: it is named as a source that did not report)."""
-        if self.state != "running" or self.published or self._progress_open:
+        if self.state != "running" or self.published or self.progress_open:
             return False
-        if "diagnosticProvider" in self.capabilities or any(
-            method == lsp.TEXT_DOCUMENT_DIAGNOSTIC for method, _ in self.registrations.values()
-        ):
+        if "diagnosticProvider" in self.capabilities or _PULL in self.registered:
             return False
         conn = self._conn
         if conn is None or conn.pending_count:
@@ -277,7 +279,7 @@ class Backend(ServerLife):
     def progress_now(self) -> dict[str, Any] | None:
         """The progress this server began last and has not ended (`title`, and `message`,
         `percentage` as last reported), None when none runs: `lspmux status` shows it."""
-        return next(reversed(self._progress_open.values()), None)
+        return next(reversed(self.progress_open.values()), None)
 
     def _on_request(self, msg: Message) -> None:
         self.last_heard = time.monotonic()
@@ -302,31 +304,11 @@ class Backend(ServerLife):
         self.registered = {m for m, _ in self.registrations.values()}
         self._supports.clear()
 
-    def client_settings_changed(self, params: Any) -> None:
-        """The first client's `workspace/didChangeConfiguration`, passed on with the
-        configured `settings` merged over the client's."""
-        if self.config.settings and isinstance(params, dict):
-            settings = caps.merge_init_options(params.get("settings"), self.config.settings)
-            params = {**params, "settings": settings}
-        self.notify("workspace/didChangeConfiguration", params)
-
     def _on_notification(self, msg: Message) -> None:
+        """A server's notification, to the pool; what is kept of it per server instance
+        (`published`, `progress_open`) is kept by the family that owns its method, in the
+        route's `instance` step (`families/diagnostics.py`, `families/progress.py`)."""
         self.last_heard = time.monotonic()
-        method = msg["method"]
-        if method == lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
-            self.published = True
-        elif method == lsp.PROGRESS:
-            params = msg.get("params")
-            token = params.get("token") if isinstance(params, dict) else None
-            value = params.get("value") if isinstance(params, dict) else None
-            if isinstance(token, int | str) and isinstance(value, dict):
-                if value.get("kind") == "begin":
-                    self._progress_open[token] = {"title": value.get("title")}
-                if value.get("kind") == "end":
-                    self._progress_open.pop(token, None)
-                elif token in self._progress_open:  # begin and report: the latest state
-                    now = self._progress_open[token]
-                    now.update((k, value[k]) for k in ("message", "percentage") if k in value)
         self.host.server_notification(self, msg)
 
 

@@ -39,7 +39,6 @@ from lspmux.backends.client_caps import (
 )
 from lspmux.backends.provided import (
     BOOL_OPTION,
-    FILE_OPERATIONS,
     FLAGS,
     effective,
     offered,
@@ -47,9 +46,8 @@ from lspmux.backends.provided import (
     registered_capabilities,
     union,
 )
-from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
-from lspmux.routing.capabilities import BY_KEY, BY_METHOD
+from lspmux.routing.capabilities import BY_KEY, BY_METHOD, FILE_OPERATIONS
 from lspmux.routing.route import Route
 
 log = logging.getLogger(__name__)
@@ -174,7 +172,7 @@ def client_registrations(
     for key, value in current.items():
         if key not in BY_KEY or not dynamic_registration(client, key):
             continue
-        method, _ = BY_KEY[key]
+        method, section = BY_KEY[key]
         options = dict(value) if isinstance(value, Mapping) else {}
         if key == "executeCommandProvider":
             known = set(opt(announced.get(key), "commands") or [])
@@ -182,7 +180,7 @@ def client_registrations(
             if new:
                 out.append((method, {"commands": new}))
         elif not offered(announced.get(key)):
-            if method != lsp.WORKSPACE_SYMBOL and method != lsp.WORKSPACE_EXECUTE_COMMAND:
+            if section.startswith("textDocument."):  # a workspace provider has no documents
                 options["documentSelector"] = None  # the client's own selector
             out.append((method, options))
     return out

@@ -164,7 +164,7 @@ def for_backend(
     # Pull diagnostics are declared only when the session pulls: then servers that offer them
     # (basedpyright) register them and send refreshes, which lspmux answers. Otherwise every
     # server pushes, and servers that offer pull anyway (ruff) are pulled by
-    # lspmux.diagnostics.pull. The client's own pull section never reaches a backend.
+    # the diagnostics family's Puller. The client's own pull section never reaches a backend.
     td.pop("diagnostic", None)
     ws.pop("diagnostics", None)
     if pull_diagnostics:

@@ -37,6 +37,10 @@ STOP_GRACE = 2.0
 Spawn = Callable[..., Awaitable[ServerProcess]]
 
 
+#: How a server is told its settings: at start, and when the first client changes its own.
+_SETTINGS = "workspace/didChangeConfiguration"
+
+
 class ServerLife:
     config: ServerConfig
     name: str
@@ -56,7 +60,7 @@ class ServerLife:
     documents: BackendDocuments
     started_at: float | None
     published: bool
-    _progress_open: dict[Any, dict[str, Any]]
+    progress_open: dict[Any, dict[str, Any]]
     last_heard: float
     last_used: float
     failure: str | None
@@ -84,6 +88,17 @@ class ServerLife:
 
     def _event(self, event: str, detail: str) -> None:
         raise NotImplementedError
+
+    def notify(self, method: str, params: Any) -> None:
+        raise NotImplementedError
+
+    def client_settings_changed(self, params: Any) -> None:
+        """The first client's `workspace/didChangeConfiguration`, passed on with the
+        configured `settings` merged over the client's (as at start: see `_initialize`)."""
+        if self.config.settings and isinstance(params, dict):
+            settings = caps.merge_init_options(params.get("settings"), self.config.settings)
+            params = {**params, "settings": settings}
+        self.notify(_SETTINGS, params)
 
     async def ensure_running(self) -> bool:
         """Start the server if needed and wait until it is initialized; False if it cannot run."""
@@ -162,12 +177,12 @@ class ServerLife:
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
         if self.config.settings:
-            conn.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
+            conn.notify(_SETTINGS, {"settings": self.config.settings})
         replayed = self.documents.replay(conn.notify)
         self.state = "running"
         self.started_at = self.last_heard = time.monotonic()
         self.published = False
-        self._progress_open = {}
+        self.progress_open = {}
         log.info(
             "%s: ready (%s %s), %d documents replayed",
             self.label,

@@ -1,8 +1,9 @@
 """What backends provide: the providers of `ServerCapabilities`, the static capabilities that
 dynamic registrations amount to, and the union of several backends' capabilities.
 
-- which registration method is which `ServerCapabilities` key is `routing/capabilities.py`'s
-  (`PROVIDERS`, the same declaration the routes' capability keys come from).
+- which registration method is which `ServerCapabilities` key (or file operation, or sync
+  option) is `routing/capabilities.py`'s (`PROVIDERS`, `FILE_OPERATIONS`, `SYNC_OPTIONS`: the
+  same declaration the routes' capability keys come from).
 - `registered_capabilities()` turns `client/registerCapability` registrations into the static
   capabilities they amount to; `effective()` adds them to a backend's static capabilities.
 - `union()` is what several backends serve together, each provider's options unioned.
@@ -14,24 +15,8 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lspmux.routing import methods as lsp
 from lspmux.routing import semantic_tokens
-from lspmux.routing.capabilities import BY_METHOD
-
-#: File operation registrations → workspace.fileOperations.<op>.
-FILE_OPERATIONS = {
-    lsp.WORKSPACE_WILL_CREATE_FILES: "willCreate",
-    lsp.WORKSPACE_DID_CREATE_FILES: "didCreate",
-    lsp.WORKSPACE_WILL_RENAME_FILES: "willRename",
-    lsp.WORKSPACE_DID_RENAME_FILES: "didRename",
-    lsp.WORKSPACE_WILL_DELETE_FILES: "willDelete",
-    lsp.WORKSPACE_DID_DELETE_FILES: "didDelete",
-}
-#: Synchronisation registrations that change what lspmux must announce.
-_SYNC = {
-    lsp.TEXT_DOCUMENT_WILL_SAVE: "willSave",
-    lsp.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL: "willSaveWaitUntil",
-}
+from lspmux.routing.capabilities import BY_METHOD, FILE_OPERATIONS, SYNC_OPTIONS
 
 
 def offered(value: Any) -> bool:
@@ -58,8 +43,8 @@ def registered_capabilities(registrations: Iterable[tuple[str, Any]]) -> dict[st
         elif method in FILE_OPERATIONS:
             op = {"filters": opts.get("filters") or []}
             parts.append({"workspace": {"fileOperations": {FILE_OPERATIONS[method]: op}}})
-        elif method in _SYNC:
-            parts.append({"textDocumentSync": {_SYNC[method]: True}})
+        elif method in SYNC_OPTIONS:
+            parts.append({"textDocumentSync": {SYNC_OPTIONS[method]: True}})
     return union(parts)
 
 

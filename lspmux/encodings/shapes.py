@@ -10,7 +10,7 @@ Nothing is mutated: a converted dict is a shallow copy.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lspmux.encodings.lines import Converter, TextLines, full_text
@@ -163,6 +163,9 @@ LINKED_EDITING = keyed(ranges=RANGES)
 FULL_REPORT = keyed(items=DIAGNOSTICS)
 DOCUMENT_REPORT = keyed(items=DIAGNOSTICS, relatedDocuments=uri_map(FULL_REPORT))
 WORKSPACE_REPORT = keyed(items=each(own_uri(FULL_REPORT)))
+TDP = keyed(position=POSITION)  # TextDocumentPositionParams (+ work/partial tokens)
+WITH_RANGE_PARAMS = keyed(range=RANGE)
+HIERARCHY_PARAMS = keyed(item=HIERARCHY_ITEM)
 INLINE_COMPLETION = one_or_many(by_key("items", keyed(items=each(WITH_RANGE)), WITH_RANGE))
 
 
@@ -240,3 +243,30 @@ def DID_CHANGE(c: Converter, v: Any, uri: str | None) -> Any:
             text = apply_change(text or "", change, c.src)
             c.set_lines(uri, TextLines(text))
     return {**v, "contentChanges": out}
+
+
+def context_uri(params: Any) -> str | None:
+    """The document the bare positions of a request refer to."""
+    if not isinstance(params, Mapping):
+        return None
+    for key in ("textDocument", "item"):
+        holder = params.get(key)
+        if isinstance(holder, Mapping) and isinstance(holder.get("uri"), str):
+            return str(holder["uri"])
+    return None
+
+
+def ANY_POSITIONS(c: Converter, value: Any, uri: str | None) -> Any:
+    """A value of no known shape: every Position-shaped dict (`line` and `character`,
+    integers) converted in the document named by the nearest enclosing
+    `uri`/`targetUri`/`textDocument`, else `uri`."""
+    if isinstance(value, list):
+        return [ANY_POSITIONS(c, v, uri) for v in value]
+    if not isinstance(value, dict):
+        return value
+    line, character = value.get("line"), value.get("character")
+    if isinstance(line, int) and isinstance(character, int) and not isinstance(line, bool):
+        return c.position(value, uri)
+    own = value.get("uri") or value.get("targetUri") or context_uri(value)
+    inner = own if isinstance(own, str) else uri
+    return {k: ANY_POSITIONS(c, v, inner) for k, v in value.items()}

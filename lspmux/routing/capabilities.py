@@ -1,5 +1,6 @@
 """Which `ServerCapabilities` key serves each method: declared once, here, for the routes and
-for the backends.
+for the backends — down to the option inside a key where a registration names one (a file
+operation under `workspace.fileOperations`, `willSave` under `textDocumentSync`).
 
 Pure data below `backends/`: the backends read it to turn registrations into capabilities and
 to tell a server what its client can register (`backends/provided.py`,
@@ -94,6 +95,23 @@ SERVED_BY: dict[str, str] = {
     lsp.WORKSPACE_WILL_CREATE_FILES: "workspace",  # workspace.fileOperations.willCreate
     lsp.WORKSPACE_WILL_RENAME_FILES: "workspace",
     lsp.WORKSPACE_WILL_DELETE_FILES: "workspace",
+}
+
+
+#: File operation registrations → workspace.fileOperations.<op>.
+FILE_OPERATIONS = {
+    lsp.WORKSPACE_WILL_CREATE_FILES: "willCreate",
+    lsp.WORKSPACE_DID_CREATE_FILES: "didCreate",
+    lsp.WORKSPACE_WILL_RENAME_FILES: "willRename",
+    lsp.WORKSPACE_DID_RENAME_FILES: "didRename",
+    lsp.WORKSPACE_WILL_DELETE_FILES: "willDelete",
+    lsp.WORKSPACE_DID_DELETE_FILES: "didDelete",
+}
+#: Synchronisation registrations that change what lspmux must announce:
+#: textDocumentSync.<option>.
+SYNC_OPTIONS = {
+    lsp.TEXT_DOCUMENT_WILL_SAVE: "willSave",
+    lsp.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL: "willSaveWaitUntil",
 }
 
 

@@ -54,6 +54,9 @@ class Policy(enum.Enum):
 
 
 Handler = Callable[..., Any]
+#: A shape of `encodings/shapes.py`: (converter, value, uri) → the value, its positions converted
+#: (typed loosely here: the encodings rank above this module).
+Shape = Callable[[Any, Any, "str | None"], Any]
 
 #: Every feature name a user may write in `only_features` / `except_features` (config checks
 #: read it here, below the table; `routing/table.py` refuses to load when its routes' features
@@ -121,6 +124,10 @@ class Route:
     document: bool = False
     #: A server notification dropped while its client is behind (logs, telemetry).
     chatter: bool = False
+    #: Where its params and its result hold positions (`encodings/shapes.py`), converted when a
+    #: backend's position encoding differs from the session's; None: they hold none.
+    params_shape: Shape | None = None
+    result_shape: Shape | None = None
 
 
 def route(
@@ -139,6 +146,8 @@ def route(
     instance: Handler | None = None,
     document: bool = False,
     chatter: bool = False,
+    params_shape: Shape | None = None,
+    result_shape: Shape | None = None,
 ) -> Route:
     """A `Route`; a merged one without a merger concatenates. Its capability is not given
     here: the table sets it from `routing/capabilities.py`."""
@@ -160,6 +169,8 @@ def route(
         instance,
         document,
         chatter,
+        params_shape,
+        result_shape,
     )
 
 

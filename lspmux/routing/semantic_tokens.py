@@ -21,8 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lspmux.routing import methods as lsp
-
 #: Integers per token in the relative encoding.
 TOKEN = 5
 
@@ -78,13 +76,12 @@ def apply(old: Sequence[int], edits: Sequence[Mapping[str, Any]]) -> list[int]:
     return out
 
 
-def backend_request(method: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """What to ask the serving backend for a client's semantic tokens request: a delta
-    request becomes a full one (lspmux computes the delta); the others go as they are."""
-    if method == lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA:
-        rest = {k: v for k, v in params.items() if k != "previousResultId"}
-        return lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, rest
-    return method, dict(params)
+def remapped(result: Mapping[str, Any] | None, legend_map: LegendMap | None) -> Any:
+    """A backend's semantic tokens `result` with its indices remapped into the announced
+    legend (`legend_map` None: the backend's legend is the announced one)."""
+    if result is None or legend_map is None:
+        return result
+    return {**result, "data": remap(result.get("data") or [], legend_map)}
 
 
 class DeltaBridge:
@@ -126,25 +123,6 @@ class DeltaBridge:
         new = list(result.get("data") or [])
         edits = diff(last[1], new)
         return {"resultId": self._mint(uri, new), "edits": edits}
-
-    def answer(
-        self,
-        method: str,
-        params: Mapping[str, Any],
-        result: Mapping[str, Any] | None,
-        legend_map: LegendMap | None = None,
-    ) -> dict[str, Any] | None:
-        """The client's answer to a semantic tokens request (`method`, `params` as the client
-        sent them) from the backend's answer to `backend_request()`: indices remapped into the
-        announced legend, then full results recorded and deltas computed."""
-        if result is not None and legend_map is not None:
-            result = {**result, "data": remap(result.get("data") or [], legend_map)}
-        uri = str((params.get("textDocument") or {}).get("uri"))
-        if method == lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL:
-            return self.full(uri, result)
-        if method == lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA:
-            return self.delta(uri, params.get("previousResultId"), result)
-        return None if result is None else dict(result)
 
     def forget(self, uri: str) -> None:
         self._last.pop(uri, None)

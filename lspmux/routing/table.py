@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from lspmux.routing.capabilities import capability_of
 from lspmux.routing.route import FEATURES as route_features
 from lspmux.routing.route import Direction, Policy, Route, client_declares
+from lspmux.session import positions
 from lspmux.session.families import (
     code_actions,
     diagnostics,
@@ -109,6 +110,24 @@ TABLES: dict[Direction, dict[str, Route]] = {
     Direction.SERVER_REQUEST: SERVER_REQUESTS,
     Direction.SERVER_NOTIFICATION: SERVER_NOTIFICATIONS,
 }
+
+
+def _shapes() -> dict[str, tuple[Any, Any]]:
+    """Where each method's params and result hold positions, whatever its direction (a
+    method routed in two directions, such as `$/progress`, must say the same in both)."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for table in TABLES.values():
+        for method, r in table.items():
+            shapes = (r.params_shape, r.result_shape)
+            if out.setdefault(method, shapes) != shapes:
+                raise RuntimeError(f"{method}: its routes disagree on where its positions are")
+    return out
+
+
+#: Method → (params shape, result shape) (`encodings/shapes.py`), handed to
+#: `session/positions.py`, which converts positions by them.
+SHAPES: dict[str, tuple[Any, Any]] = _shapes()
+positions.SHAPES.update(SHAPES)
 
 #: Client → server methods that backends serve (requests and notifications), by method:
 #: what `only_features` / `except_features` and the capability checks apply to.

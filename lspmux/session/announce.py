@@ -158,10 +158,7 @@ def from_cache(
             try:
                 none_installed(config, needed)
             except RequestFailed as exc:  # shown by every editor, not only in its log
-                message = {"type": 1, "message": exc.message}
-                session.conn_send(
-                    {"jsonrpc": "2.0", "method": "window/showMessage", "params": message}
-                )
+                session.tell(exc.message, severity=1, shown=True)
                 raise
         needed = {name: f for name, f in needed.items() if name in announcement.servers}
         wanted = {name: f for name, f in needed.items() if name not in announcement.known}

@@ -13,6 +13,7 @@ them reaches the client.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -39,12 +40,27 @@ NOT_READING = (
 class ClientLink:
     """One session's connection to its client: its in-flight requests and what is sent."""
 
-    __slots__ = ("conn", "inflight")
+    __slots__ = ("_idle", "_released", "conn", "inflight")
 
     def __init__(self) -> None:
         self.conn: Connection | None = None
         #: The client's requests not yet answered, by the client's id.
         self.inflight: dict[Any, Exchange[Any]] = {}
+        self._idle: asyncio.Event | None = None  # set when the last request is answered
+        self._released = False
+
+    async def all_answered(self) -> None:
+        """Return once no request of the client is in flight (or `release` was called: the
+        session closed, its requests will not be answered)."""
+        while self.inflight and not self._released:
+            self._idle = idle = asyncio.Event()
+            await idle.wait()
+
+    def release(self) -> None:
+        """The session closed: whoever waits in `all_answered` stops waiting."""
+        self._released = True
+        if self._idle is not None:
+            self._idle.set()
 
     def send(self, msg: Message) -> None:
         if self.conn is not None:
@@ -180,9 +196,12 @@ class Exchange(Generic[S]):
         if self.answered:
             return False
         self.answered = True
-        inflight = self.link.inflight
+        link = self.link
+        inflight = link.inflight
         if inflight.get(self.client_id) is self:
             del inflight[self.client_id]
+            if not inflight and link._idle is not None:
+                link._idle.set()
         return True
 
     def cancel(self) -> None:

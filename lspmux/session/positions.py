@@ -14,16 +14,72 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from lspmux.encodings import methods as convert
 from lspmux.encodings.lines import Source, TextOf, with_disk
-from lspmux.encodings.methods import convert_notification, convert_params, convert_result
 from lspmux.encodings.negotiate import session_encoding
+from lspmux.encodings.shapes import ANY_POSITIONS, DID_CHANGE, Shape
 from lspmux.session.state import SessionState
+from lspmux.text import Encoding
 from lspmux.wire.messages import Message
 
-__all__ = ["answer_from", "changes_to", "from_server", "request_to", "session_encoding"]
+__all__ = [
+    "answer_from",
+    "changes_to",
+    "convert_notification",
+    "convert_params",
+    "convert_result",
+    "from_server",
+    "request_to",
+    "session_encoding",
+]
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
+
+
+#: Method → (params shape, result shape), whatever the direction: filled by `routing/table.py`
+#: from the routes as it assembles them (the table imports the families, which import this
+#: module, so the shapes are handed down rather than looked up).
+SHAPES: dict[str, tuple[Shape | None, Shape | None]] = {}
+
+#: A method no route knows: its params and result are walked for anything shaped like a position.
+_UNKNOWN = (ANY_POSITIONS, ANY_POSITIONS)
+
+
+def shapes_of(method: str) -> tuple[Shape | None, Shape | None]:
+    """Where `method`'s params and result hold positions: its route's `params_shape` and
+    `result_shape` (None: none)."""
+    if not SHAPES:  # converting by a guess would be silently wrong
+        raise RuntimeError("the method table is not loaded: import lspmux.routing.table first")
+    return SHAPES.get(method, _UNKNOWN)
+
+
+def convert_params(
+    method: str, params: Any, src: Encoding, dst: Encoding, text_of: TextOf, **kw: Any
+) -> Any:
+    """`params` of `method` with its positions from `src` to `dst` (`encodings/methods.py`)."""
+    if src == dst:
+        return params
+    return convert.convert_params(shapes_of(method)[0], params, src, dst, text_of, **kw)
+
+
+convert_notification = convert_params
+
+
+def convert_result(
+    method: str,
+    result: Any,
+    src: Encoding,
+    dst: Encoding,
+    text_of: TextOf,
+    request_params: Any = None,
+    **kw: Any,
+) -> Any:
+    """The `result` of `method` with its positions from `src` to `dst`."""
+    if src == dst:
+        return result
+    shape = shapes_of(method)[1]
+    return convert.convert_result(shape, result, src, dst, text_of, request_params, **kw)
 
 
 def text_source(session: SessionState) -> TextOf:
@@ -74,7 +130,7 @@ def changes_to(
     def text_of(u: str) -> Any:
         return old_text if u == uri else text_source(session)(u)
 
-    out = convert_notification(
-        "textDocument/didChange", params, session.encoding, backend.position_encoding, text_of
+    out = convert.convert_notification(
+        DID_CHANGE, params, session.encoding, backend.position_encoding, text_of
     )
     return list(out["contentChanges"])

@@ -11,7 +11,7 @@ its helpers, each taking the concrete `SessionState`:
 - `relay.ServerRelay`: what the backends say to this client (through the pool), each
   server message served by its route's handler;
 - `forward`: one request to its backends by its route's policy;
-- `diagnostics.pull.Puller`, `linting.SessionLinting`: diagnostics pulled and linted.
+- `families.diagnostics.Puller`, `linting.SessionLinting`: diagnostics pulled and linted.
 """
 
 from __future__ import annotations
@@ -29,13 +29,12 @@ from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
 from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
-from lspmux.diagnostics.pull import Puller
 from lspmux.errors import RequestFailed
 from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from lspmux.session import announce
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.families import lifecycle, registrations, relays
-from lspmux.session.families.diagnostics import Publishing
+from lspmux.session.families.diagnostics import Publishing, Puller
 from lspmux.session.families.sync import send_file_events
 from lspmux.session.linting import SessionLinting
 from lspmux.session.positions import session_encoding
@@ -213,6 +212,7 @@ class Session(SessionState):
         if self.state == "running":  # exit without shutdown: give back what it holds
             self.spawn(self.release_backends())
         self.state = "closed"
+        self.link.release()  # an end of input waiting on the answers closes now
         self._run_when_running()  # a server waiting on this client gets its answer now
         if self.conn is not None:
             self.conn.close(None)
@@ -232,8 +232,9 @@ class Session(SessionState):
                 await asyncio.wait_for(asyncio.shield(self._shutdown_task), limit)
             if self._shutdown_task.done() and self._exit_pending:  # not a count of loop turns,
                 return  # which 3.12 changed: the exit behind the shutdown closes (see exit)
-        while self.inflight and self.state != "closed" and loop.time() < deadline:
-            await asyncio.sleep(0.01)
+        if self.state != "closed":  # woken by the last answer, or by the session closing
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.link.all_answered(), deadline - loop.time())
         if self.conn is not None:
             self.conn.close(None)
 
@@ -241,6 +242,7 @@ class Session(SessionState):
         if self.state != "closed":
             log.info("%s: client disconnected", self.client_id)
             self.state = "closed"
+            self.link.release()
             self._run_when_running()
             for ex in list(self.inflight.values()):
                 ex.cancel()
@@ -261,6 +263,6 @@ class Session(SessionState):
         relays.backend_event(self.relay, backend, event, detail)
 
     async def document_symbols(self, uri: str, text: str, version: int | None) -> list[Any] | None:
-        from lspmux.session.symbols import document_symbols
+        from lspmux.session.families.locate import document_symbols
 
         return await document_symbols(self, uri, text, version)

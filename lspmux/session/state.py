@@ -5,8 +5,8 @@ the merged diagnostics, the backends attached (by origin), the client link and t
 configuration — and the plain operations on them. Handlers and helpers take this one type, so
 mypy checks what they read and call.
 
-It ranks below the families and the helpers (`linting.py`, `relay.py`, `diagnostics/pull.py`,
-`families/diagnostics.Publishing`, …), which import it; `Session` (`session.py`) subclasses it, builds the
+It ranks below the families and the helpers (`linting.py`, `relay.py`, the diagnostics
+family's `Puller` and `Publishing`, …), which import it; `Session` (`session.py`) subclasses it, builds the
 helpers on it and serves what needs the method table. So two kinds of member stay abstract here,
 each for that reason:
 

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+import lspmux.routing.table  # noqa: F401  (hands the routes' shapes to positions)
 from lspmux.backends.client_caps import answered_encoding, for_backend
-from lspmux.encodings import convert_notification, convert_params, convert_result
+from lspmux.session.positions import convert_notification, convert_params, convert_result
 from lspmux.text import Encoding
 from tests.e2e.rawlsp import RawClient
 

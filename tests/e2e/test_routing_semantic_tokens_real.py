@@ -48,19 +48,14 @@ async def test_deltas_for_a_server_without_them(tmp_path: Path) -> None:
                 t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, {**params, "previousResultId": "1"}
             )
         backend.open_document(holder, uri, "python", 1, BEFORE)
-        method, sent = st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, params)
-        first = bridge.answer(
-            t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, params, await backend.call(method, sent)
-        )
+        full = t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL  # what families/semantic_tokens asks
+        first = bridge.full(uri, await backend.call(full, params))
         assert first is not None and first["data"]
         change = {"text": AFTER}
         holder.text = AFTER
         backend.change_document(holder, uri, 2, [change])
-        delta_params = {**params, "previousResultId": first["resultId"]}
-        method, sent = st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, delta_params)
-        assert method == t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL
-        fresh = await backend.call(method, sent)
-        delta = bridge.answer(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, delta_params, fresh)
+        fresh = await backend.call(full, params)  # a delta request is asked as a full one
+        delta = bridge.delta(uri, first["resultId"], fresh)
         assert delta is not None and "edits" in delta
         assert st_.apply(first["data"], delta["edits"]) == fresh["data"]
         assert fresh["data"] != first["data"]  # the edit added tokens (y, os, sep)

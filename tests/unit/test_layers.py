@@ -8,7 +8,7 @@ a deferred import is still a dependency of the design.
 
 A module belongs to the group of its longest matching prefix, so a module can sit apart from
 its package where it truly does (`daemon.address` is a leaf that the config checks, the shim
-and the agent read; `diagnostics.pull` is a session helper).
+and the agent read).
 
 `ALLOWED` lists today's upward imports in other developers' files that issue 18 removes while
 this test lands; each entry names who removes it. The lead deletes an entry after merging its
@@ -124,7 +124,6 @@ LAYERS: tuple[Rank, ...] = (
             (
                 "lspmux.session",
                 "lspmux.routing.table",
-                "lspmux.diagnostics.pull",
                 "lspmux.fit_worker",
             ),
         ),

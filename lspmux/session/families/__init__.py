@@ -5,9 +5,14 @@ Each family module exports up to four dicts, one per direction — `REQUESTS`, `
 (client → server), `SERVER_REQUESTS`, `SERVER_NOTIFICATIONS` (server → client) — mapping a
 method name to its `Route`. What a method does is said here: the modules that dispatch
 (`session/dispatch.py`, `session/forward.py`, `session/exchange.py`, `backends/pool.py`, the
-table) name no method (tests/unit/routing/test_routing_families.py checks it). Modules that
-send lspmux's own messages (a `window/showMessage`, a `workspace/diagnostic/refresh`) still
-spell those.
+table) name no method (tests/unit/routing/test_routing_families.py checks it), and what lspmux
+asks or tells itself under a method is sent by its family (Locate's documentSymbol, the
+diagnostics pulls, the user's messages). The few modules below the families that still spell
+a method name are listed there, each with its reason (`SPELL_METHODS`).
+
+A route also says where its params and result hold positions (`params_shape`,
+`result_shape`: shapes of `encodings/shapes.py`), so a server in another encoding is converted
+for by the family's own declaration.
 
 Handler signatures, by direction (see `routing/route.py`):
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+import lspmux.encodings.shapes as s
 from lspmux.routing import merge
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
@@ -93,9 +94,16 @@ REQUESTS: dict[str, Route] = {
         merger=merge.code_actions,
         family="codeAction",
         handler=code_action,
+        params_shape=s.keyed(range=s.RANGE, context=s.keyed(diagnostics=s.DIAGNOSTICS)),
+        result_shape=s.each(s.CODE_ACTION),
     ),
     lsp.CODE_ACTION_RESOLVE: route(
-        Policy.ORIGIN, "codeAction", family="codeAction", resolved_by="codeActionProvider"
+        Policy.ORIGIN,
+        "codeAction",
+        family="codeAction",
+        resolved_by="codeActionProvider",
+        params_shape=s.CODE_ACTION,
+        result_shape=s.CODE_ACTION,
     ),
     EXECUTE_COMMAND: route(
         Policy.ORIGIN,
@@ -113,5 +121,6 @@ SERVER_REQUESTS: dict[str, Route] = {
         instance=to_one,
         client_capability="workspace.applyEdit",
         declined={"applied": False, "failureReason": "no client can apply it now"},
+        params_shape=s.keyed(edit=s.WORKSPACE_EDIT),
     ),
 }

@@ -84,6 +84,25 @@ def adopt(relay: ServerRelay, backend: Backend, theirs: Any, takes: bool) -> str
     return token
 
 
+def track(pool: Pool, backend: Backend, msg: Message) -> None:
+    """Once per server instance: which of its tokens are open and their latest title, message
+    and percentage (a server reporting progress is working, `Backend.silent`; `lspmux status`
+    shows it, `Backend.progress_now`), then to every session of the server."""
+    params = msg.get("params")
+    token = params.get("token") if isinstance(params, dict) else None
+    value = params.get("value") if isinstance(params, dict) else None
+    if isinstance(token, int | str) and isinstance(value, dict):
+        kind = value.get("kind")
+        if kind == "begin":
+            backend.progress_open[token] = {"title": value.get("title")}
+        if kind == "end":
+            backend.progress_open.pop(token, None)
+        elif token in backend.progress_open:  # begin and report: the latest state, for status
+            now = backend.progress_open[token]
+            now.update((k, value[k]) for k in ("message", "percentage") if k in value)
+    pool.tell(pool.sessions_of(backend), backend, msg)
+
+
 def progress(relay: ServerRelay, backend: Backend, msg: Message) -> None:
     params = msg.get("params")
     if not isinstance(params, dict):
@@ -150,5 +169,5 @@ SERVER_REQUESTS: dict[str, Route] = {
 }
 
 SERVER_NOTIFICATIONS: dict[str, Route] = {
-    lsp.PROGRESS: route(Policy.PROGRESS, "sync", handler=progress),
+    lsp.PROGRESS: route(Policy.PROGRESS, "sync", handler=progress, instance=track),
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+import lspmux.encodings.shapes as s
 from lspmux.backends.pool import Pool
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
@@ -181,6 +182,7 @@ SERVER_REQUESTS: dict[str, Route] = {
         instance=to_one,
         client_capability="window.showDocument.support",
         declined={"success": False},
+        params_shape=s.own_uri(s.keyed(selection=s.RANGE)),
     ),
 }
 
@@ -188,6 +190,8 @@ SERVER_NOTIFICATIONS: dict[str, Route] = {
     lsp.CANCEL_REQUEST: route(Policy.CANCEL, "sync", handler=cancel),
     lsp.WINDOW_LOG_MESSAGE: route(Policy.RELAY, "sync", handler=log_message, chatter=True),
     lsp.WINDOW_SHOW_MESSAGE: route(Policy.RELAY, "sync", handler=forward),
-    lsp.TELEMETRY_EVENT: route(Policy.RELAY, "sync", handler=forward, chatter=True),
+    lsp.TELEMETRY_EVENT: route(
+        Policy.RELAY, "sync", handler=forward, chatter=True, params_shape=s.ANY_POSITIONS
+    ),
     lsp.LOG_TRACE: route(Policy.RELAY, "sync", handler=forward, chatter=True),
 }

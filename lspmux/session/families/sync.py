@@ -15,11 +15,12 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lspmux.diagnostics.pull import DEBOUNCE
+import lspmux.encodings.shapes as s
 from lspmux.errors import InvalidParams
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
 from lspmux.session import positions
+from lspmux.session.families.diagnostics import DEBOUNCE
 from lspmux.session.state import SessionState
 from lspmux.uris import file_path
 
@@ -153,7 +154,9 @@ B = Policy.BROADCAST
 
 NOTIFICATIONS: dict[str, Route] = {
     lsp.TEXT_DOCUMENT_DID_OPEN: route(B, "sync", handler=did_open, document=True),
-    lsp.TEXT_DOCUMENT_DID_CHANGE: route(B, "sync", handler=did_change, document=True),
+    lsp.TEXT_DOCUMENT_DID_CHANGE: route(
+        B, "sync", handler=did_change, document=True, params_shape=s.DID_CHANGE
+    ),
     lsp.TEXT_DOCUMENT_DID_SAVE: route(B, "sync", handler=did_save, document=True),
     lsp.TEXT_DOCUMENT_DID_CLOSE: route(B, "sync", handler=did_close, document=True),
     lsp.TEXT_DOCUMENT_WILL_SAVE: route(B, "sync"),

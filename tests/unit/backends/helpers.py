@@ -10,7 +10,7 @@ from lspmux.routing.table import SERVER_DISPATCH
 
 
 class NullHost:
-    """A backend's host with no client: server requests are routed by the method table in a
+    """A backend's host with no client: server messages are routed by the method table in a
     pool without sessions (registrations recorded, configuration from the settings, anything
     for a client answered null)."""
 
@@ -21,7 +21,7 @@ class NullHost:
         self.pool.server_request(backend, msg, reply)
 
     def server_notification(self, backend: Backend, msg: Any) -> None:
-        pass
+        self.pool.server_notification(backend, msg)  # what a server instance keeps of it
 
     def backend_event(self, backend: Backend, event: str, detail: str) -> None:
         pass

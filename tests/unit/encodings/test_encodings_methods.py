@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from lspmux.encodings import convert_notification, convert_params, convert_result
+import lspmux.routing.table  # noqa: F401  (hands the routes' shapes to positions)
+from lspmux.session.positions import convert_notification, convert_params, convert_result
 from lspmux.text import Encoding
 
 A = "file:///ws/a.c"

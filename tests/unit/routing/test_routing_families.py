@@ -23,6 +23,15 @@ DISPATCHERS = [
 NAMES = {v for k, v in vars(methods).items() if k.isupper() and isinstance(v, str)}
 
 
+def _table_methods(name: str) -> set[str]:
+    """Every method a family routes in one direction (lspmux's own `locate/*` among them)."""
+    from lspmux.routing import table
+
+    return {m for family in table.FAMILIES for m in getattr(family, name, {})} | {
+        m for family in table.FAMILIES for m in getattr(family, f"SERVER_{name}", {})
+    }
+
+
 @pytest.mark.parametrize("path", DISPATCHERS)
 def test_a_dispatcher_names_no_method(path: str) -> None:
     tree = ast.parse((PACKAGE / path).read_text(encoding="utf-8"))
@@ -102,24 +111,38 @@ def test_a_handler_of_the_client_takes_the_concrete_session_state() -> None:
     assert not wrong
 
 
-#: Modules outside the families and the table that still spell method names, and why. The list
-#: only shrinks: a module that stops spelling them must leave it, a new one fails.
+#: Modules outside the families and the table that still spell method names (a constant of
+#: `routing/methods.py` or a literal such as "textDocument/hover"), and why. The list only
+#: shrinks: a module that stops spelling them must leave it, a new one fails.
 SPELL_METHODS = {
-    # pure data below the table (what backends and adapters read of a method)
-    "routing/capabilities.py": "the one method → capability key map",
-    "routing/semantic_tokens.py": "full/delta/range are one legend's three requests",
-    "encodings/methods.py": "which params and results carry positions, per method",
-    # below the families, which import them: what they send cannot move up into a family
-    "session/symbols.py": "Locate asks the servers for documentSymbol",
-    "diagnostics/pull.py": "pulls textDocument/diagnostic per backend",
-    "backends/backend.py": "what one server instance keeps of publish/progress/registrations",
-    "backends/capabilities.py": "workspace/symbol and executeCommand register with no selector",
-    "backends/provided.py": "file operation and will-save registrations → capabilities",
+    # pure data below the table, which the backends read too
+    "routing/capabilities.py": "the one method → capability map issue 18 asks for (and options)",
+    "routing/adapt.py": "the fit worker imports it alone and is handed method names over a pipe",
+    # a backend speaks LSP to its server process itself, below the sessions and their families
+    "backends/lifecycle.py": "a server's own start and stop: its settings after initialized",
+    "backends/documents.py": "the documents a server holds: opened, changed, replayed on restart",
+    # below the routes altogether
+    "wire/requests.py": "the base protocol's $/cancelRequest, sent when a request times out",
+    "workspace/relay.py": "a leaf: which registrations are file watchers, the ones it relays",
 }
 
+#: Packages and modules that are LSP clients of an lspmux (or of a server), not its routing:
+#: they ask for methods by name as an editor does.
+CLIENTS = (
+    "agent/",
+    "remote/",
+    "headless.py",
+    "probe.py",
+    "locate/command.py",
+    "diagnostics/report.py",
+)
 
-def _spells_methods(path: Path) -> bool:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+#: Method names as literals: those with a "/" (the lifecycle's `initialize`, `shutdown`, `exit`
+#: are also the words for a session's states, so a literal of them proves nothing).
+_ROUTED = NAMES | {m for table in ("REQUESTS", "NOTIFICATIONS") for m in _table_methods(table)}
+
+
+def _imports_methods(tree: ast.AST) -> bool:
     return any(
         isinstance(node, ast.ImportFrom)
         and (
@@ -130,15 +153,42 @@ def _spells_methods(path: Path) -> bool:
     )
 
 
+def _spelled(tree: ast.AST) -> list[str]:
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and "/" in node.value
+        and node.value in _ROUTED
+    ]
+
+
+def _spells_methods(path: Path) -> bool:
+    text = path.read_text(encoding="utf-8")
+    if "methods" not in text and not any(name in text for name in _ROUTED if "/" in name):
+        return False  # nothing to find: not worth parsing
+    tree = ast.parse(text)
+    return _imports_methods(tree) or bool(_spelled(tree))
+
+
 def test_method_names_are_spelled_by_their_families_only() -> None:
     """A message lspmux sends itself is sent by the family that owns its method (say, the
     trust notice: `session.tell` → `families/relays.tell_client`), not spelled where it is sent."""
     spelling = {
-        str(p.relative_to(PACKAGE))
+        p.relative_to(PACKAGE).as_posix()
         for p in PACKAGE.rglob("*.py")
-        if _spells_methods(p)
-        and p.parent.name != "families"
+        if p.parent.name != "families"
         and p.relative_to(PACKAGE).as_posix() not in ("routing/table.py", "routing/methods.py")
+        and not p.relative_to(PACKAGE).as_posix().startswith(CLIENTS)
+        and _spells_methods(p)
     }
     assert spelling - SPELL_METHODS.keys() == set(), "a new module spells method names"
     assert SPELL_METHODS.keys() - spelling == set(), "no longer spells them: drop it from the list"
+
+
+def test_the_ratchet_sees_a_literal_and_a_constant() -> None:
+    """Both spellings count: a literal method name, and the constants module imported."""
+    assert _spelled(ast.parse('notify("textDocument/didSave", p)')) == ["textDocument/didSave"]
+    assert _spelled(ast.parse('state = "shutdown"')) == []
+    assert _imports_methods(ast.parse("from lspmux.routing import methods as lsp"))

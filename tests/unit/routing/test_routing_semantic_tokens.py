@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lsprotocol import types as t
 
 from lspmux.backends import capabilities as caps
 from lspmux.routing import semantic_tokens as st_
@@ -261,40 +260,20 @@ def test_remap_keeps_every_kept_token_where_it_was(
 
 # -- the session's view: request rewritten, answer remapped and bridged -------------------------------
 
-DOC = {"textDocument": {"uri": "file:///w/a.c"}}
+URI = "file:///w/a.c"
 
 
-def test_backend_request_turns_delta_into_full() -> None:
-    delta = {**DOC, "previousResultId": "lspmux-3"}
-    assert st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, delta) == (
-        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
-        DOC,
-    )
-    assert st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, DOC) == (
-        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
-        DOC,
-    )
-    ranged = {**DOC, "range": {}}
-    assert st_.backend_request(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, ranged) == (
-        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE,
-        ranged,
-    )
-
-
-def test_answer_remaps_then_bridges() -> None:
+def test_remapped_then_bridged() -> None:
+    """What the semantic tokens family does with a server's full result: indices into the
+    announced legend, then the full answer remembered and the next delta computed from it."""
     bridge = st_.DeltaBridge()
     shift = st_.LegendMap((2, 0), (1,))  # backend type 0 → 2, type 1 → 0; bit 0 → bit 1
-    full = bridge.answer(
-        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, DOC, {"data": [0, 0, 1, 0, 1]}, shift
-    )
+    full = bridge.full(URI, st_.remapped({"data": [0, 0, 1, 0, 1]}, shift))
     assert full is not None and full["data"] == [0, 0, 1, 2, 2]
-    delta_params = {**DOC, "previousResultId": full["resultId"]}
-    new = {"data": [0, 0, 1, 0, 1, 1, 0, 2, 1, 0]}
-    delta = bridge.answer(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, delta_params, new, shift)
+    new = st_.remapped({"data": [0, 0, 1, 0, 1, 1, 0, 2, 1, 0]}, shift)
+    delta = bridge.delta(URI, full["resultId"], new)
     assert delta is not None
     assert st_.apply(full["data"], delta["edits"]) == [0, 0, 1, 2, 2, 1, 0, 2, 0, 0]
-    ranged = bridge.answer(
-        t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, DOC, {"data": [0, 0, 1, 1, 0]}, shift
-    )
-    assert ranged == {"data": [0, 0, 1, 0, 0]}
-    assert bridge.answer(t.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, DOC, None) is None
+    assert st_.remapped({"data": [0, 0, 1, 1, 0]}, shift) == {"data": [0, 0, 1, 0, 0]}
+    assert st_.remapped(None, shift) is None
+    assert st_.remapped({"data": [1]}, None) == {"data": [1]}

@@ -727,3 +727,43 @@ async def test_symbols_are_asked_again_while_the_server_is_still_loading(mem: An
     )
     assert len(calls) == 3, answer
     assert answer["result"]["position"] == {"line": 1, "character": 11}, answer
+
+
+async def test_the_end_of_input_closes_once_the_last_request_is_answered(mem: Any) -> None:
+    """`lspmux proxy < requests`: the input ends with a hover in flight; the connection stays
+    open until its answer is written (woken by that answer, not a polling timer), then closes."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Held({"contents": "late"})})
+    m = mem(a=a)
+    await m.initialize()
+    uri = m.open("a.py", "x\n")
+    msg_id = m.client.request("textDocument/hover", hover_params(uri))
+    await until(lambda: a.requests("textDocument/hover"), "the hover at the server")
+    conn = m.session.conn
+    assert conn is not None
+    conn.connection_lost(None)  # the read pipe ends
+    await settle()
+    assert not conn.closed  # the hover is still owed
+    assert a.release() == 1
+    await until(lambda: conn.closed, "the connection closed after the answer")
+    assert (await m.client.answer(msg_id))["result"] == {"contents": "late"}
+
+
+async def test_what_a_server_instance_keeps_is_kept_by_the_method_s_family(mem: Any) -> None:
+    """`Backend.silent` reads `progress_open` and `published`: kept by the progress and
+    diagnostics families' instance steps, the backend itself branches on no method."""
+    a = ScriptedServer("a", HOVER, {})
+    m = mem(a=a)
+    await m.initialize()
+    uri = m.open("a.py", "x\n")
+    await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+    backend = m.session.backends[0]
+    a.notify("$/progress", {"token": "t", "value": {"kind": "begin", "title": "indexing"}})
+    await settle()
+    assert list(backend.progress_open) == ["t"]
+    a.notify("$/progress", {"token": "t", "value": {"kind": "end"}})
+    await settle()
+    assert backend.progress_open == {}
+    assert not backend.published
+    a.notify("textDocument/publishDiagnostics", {"uri": uri, "diagnostics": []})
+    await settle()
+    assert backend.published
