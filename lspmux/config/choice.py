@@ -5,8 +5,9 @@ pylsp, jedi-language-server and ty for Python) share a `family`. Of the enabled 
 the same role and family, only the first one in configuration order whose executable is found
 runs; the others are left out, so that one problem is not reported twice and one hover does
 not come from two type checkers. A server the user turned on by name (`disabled = false` in a
-configuration file) is not part of the choice: it runs beside the chosen one. Where no server
-of a family is found, none is left out (`lspmux doctor` names the one to install).
+configuration file) is never left out: it runs beside the chosen one (and is chosen itself when
+it comes first). Where no server of a family is found, none is left out (`lspmux doctor` names
+the one to install).
 
 `choose` is a pure function of the servers, what the user turned on, and what is installed;
 `lspmux.config.loader` applies it when it builds the configuration.
@@ -62,14 +63,14 @@ def choose(
 ) -> dict[str, Choice]:
     """The servers to leave out: name → why.
 
-    For each (role, family) of the enabled servers that have a family and are not in
-    `turned_on`, the first one `installed` says is found is chosen and every other one is left
-    out. `installed` is asked about as few servers as it takes (it looks at the disk)."""
+    For each (role, family) of the enabled servers that have a family, the first one
+    `installed` says is found is chosen and every other one is left out, except those in
+    `turned_on` (named by the user). `installed` is asked about as few servers as it takes (it
+    looks at the disk)."""
     groups: dict[tuple[str, str], list[S]] = {}
     for server in servers:
-        if server.family is None or server.disabled or server.name in turned_on:
-            continue
-        groups.setdefault((server.role, server.family), []).append(server)
+        if server.family is not None and not server.disabled:
+            groups.setdefault((server.role, server.family), []).append(server)
     out: dict[str, Choice] = {}
     for (role, family), members in groups.items():
         if len(members) < 2:
@@ -78,7 +79,7 @@ def choose(
         if winner is None:
             continue
         for server in members:
-            if server is not winner:
+            if server is not winner and server.name not in turned_on:
                 out[server.name] = Choice(server.name, winner.name, family, role)
     return out
 

@@ -41,7 +41,12 @@ CASES = [
     ("none installed: nothing left out", PY, set(), set(), {}),
     ("turned on by name: runs beside", PY, {"basedpyright", "pyright"}, {"pyright"}, {
         "pylsp": "basedpyright"}),
-    ("the turned-on one does not win for the others", PY, {"pyright"}, {"pyright"}, {}),
+    ("turned on and the only one installed: it is chosen", PY, {"pyright"}, {"pyright"}, {
+        "basedpyright": "pyright", "pylsp": "pyright"}),
+    ("the winner turned on by name still takes the role", PY, {"basedpyright", "pyright"},
+     {"basedpyright"}, {"pyright": "basedpyright", "pylsp": "basedpyright"}),
+    ("turned on and not installed: kept (doctor says it is missing)", PY, {"pyright"},
+     {"basedpyright"}, {"pylsp": "pyright"}),
     ("disabled ones are no candidates", [server("a", disabled=True), server("b"), server("c")],
      {"a", "b", "c"}, set(), {"c": "b"}),
     ("no family: never left out", [server("a", None), server("b", None)], {"a", "b"}, set(), {}),
@@ -120,7 +125,6 @@ def test_one_runs_per_role_and_family_and_only_for_an_installed_one(
             n
             for n in order
             if n in installed
-            and n not in turned_on
             and not by_name[n].disabled
             and (by_name[n].role, by_name[n].family) == (s.role, s.family)
         ]
