@@ -8,8 +8,13 @@ installs it, and whether the project's own configuration and executables are tru
 trust`). Each server found is started (initialize, then shutdown: `lspmux.probe`) and shows its
 version or why it did not run (its stderr); linters get a smoke check, `--version` within a few
 seconds. A missing server whose files another server of the same role serves is not needed
-(pyright beside basedpyright). Nothing is changed; the report is for people, and the exit
-status says whether everything needed runs.
+(pylsp beside basedpyright). An installed server the default choice left out for another of its
+role and family (pyright where basedpyright is installed: `lspmux.config.choice`) is shown as
+not used, with why; one not installed is not shown (`lspmux config` lists them all). A server
+or linter whose only files here configure other tools — another entry's root marker
+(`pyproject.toml`, `package.json`) or a hidden file (`.pre-commit-config.yaml`) — is optional:
+shown with how to install it, but not needed. Nothing is changed; the report is for people,
+and the exit status says whether everything needed runs.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 import attrs
@@ -25,6 +29,7 @@ import attrs
 from lspmux.config.model import Config, LinterConfig, ServerConfig
 from lspmux.config.resolve import project_executable
 from lspmux.install.prefix import install_hint
+from lspmux.workspace.kinds import Kinds, kinds_of
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "target", "build"}
@@ -52,15 +57,29 @@ class Check:
     install: str | None = None  # the command that installs it, when it is missing
     #: A server of the same role, found and running, that serves every file this one would.
     covered_by: str | None = None
+    #: Why the default choice left this server out (`Choice.why`): another one takes its role.
+    not_used: str | None = None
+    #: Its files here, when every one of them configures another tool (`pyproject.toml` for
+    #: taplo): then it is optional, not needed.
+    optional: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return self.path is not None and self.problem is None
+        return self.path is not None and self.problem is None and self.not_used is None
+
+    @property
+    def needed(self) -> bool:
+        return self.covered_by is None and self.not_used is None and not self.optional
 
     @property
     def failed(self) -> bool:
         """Needed and missing, or found and not running."""
-        return not self.ok and self.covered_by is None
+        return not self.ok and self.needed
+
+    @property
+    def missing(self) -> bool:
+        """Needed and not found: what `lspmux install --missing` installs."""
+        return self.path is None and self.needed
 
 
 def project_files(root: Path, limit: int = MAX_FILES) -> list[str]:
@@ -78,44 +97,43 @@ def project_files(root: Path, limit: int = MAX_FILES) -> list[str]:
     return found
 
 
-def _count(entry: ServerConfig | LinterConfig, samples: dict[str, tuple[str, int]]) -> int:
-    return sum(n for path, n in samples.values() if entry.matches(path))
-
-
 def diagnose(config: Config, root: Path, *, smoke: bool = True, probe: bool = True) -> list[Check]:
     """A Check for each enabled server and linter whose file types occur under `root`;
     `probe`: start each server found (initialize, shutdown), `smoke`: run each linter's
     `--version`."""
-    files = project_files(root)
-    # One sample path per extension (or extension-less name), with how many files share it.
-    kinds: Counter[str] = Counter()
-    sample: dict[str, str] = {}
-    for path in files:
-        base = os.path.basename(path)
-        key = os.path.splitext(base)[1] or base
-        kinds[key] += 1
-        sample.setdefault(key, path)
-    samples = {key: (sample[key], n) for key, n in kinds.items()}
+    entries = (*config.servers.values(), *config.linters.values())
+    kinds = kinds_of(project_files(root), {m for e in entries for m in e.root_markers})
+    samples = kinds.samples
     checks: list[Check] = []
     servers: list[tuple[ServerConfig, str]] = []
     for server in config.servers.values():
-        if server.disabled:
+        n = kinds.count(server.matches)
+        choice = config.not_chosen.get(server.name)
+        if n and choice is not None and (found := server.resolve_command(root)):
+            # installed, and left out for another (one not installed is not shown)
+            checks.append(Check("server", server.name, n, found[0], not_used=choice.why))
+        if server.disabled or not n:
             continue
-        n = _count(server, samples)
-        if n:
-            first = next(p for p, _ in samples.values() if server.matches(p))
-            servers.append((server, first))
-            checks.append(_check_server(server, root, n))
+        first = next(p for p, _ in samples.values() if server.matches(p))
+        servers.append((server, first))
+        check = _check_server(server, root, n)
+        checks.append(_optional(check, server, kinds))
     if probe:
         checks = _probed(checks, servers, root)
     checks = _covered(checks, config, samples)
     for linter in config.linters.values():
         if linter.disabled:
             continue
-        n = _count(linter, samples)
+        n = kinds.count(linter.matches)
         if n:
-            checks.append(_check_linter(linter, root, n, smoke=smoke))
+            check = _check_linter(linter, root, n, smoke=smoke)
+            checks.append(_optional(check, linter, kinds))
     return checks
+
+
+def _optional(check: Check, entry: ServerConfig | LinterConfig, kinds: Kinds) -> Check:
+    """`check`, optional when every file of `entry` here configures another tool."""
+    return attrs.evolve(check, optional=kinds.only_tool_files(entry.matches, entry.root_markers))
 
 
 def _check_server(server: ServerConfig, root: Path, n: int) -> Check:
@@ -185,7 +203,7 @@ def _covered(
     result = []
     for check in checks:
         server = config.servers[check.name]
-        if check.path is None:
+        if check.path is None and check.not_used is None:
             paths = [p for p, _ in samples.values() if server.matches(p)]
 
             def stands_in(
@@ -312,7 +330,9 @@ def render(checks: list[Check], root: Path, config: Config) -> str:
         width = max(len(c.name) for c in group)
         for c in group:
             files = f"{c.files} file{'s' if c.files != 1 else ''}"
-            if c.ok:
+            if c.not_used:
+                lines.append(f"  not used {c.name:<{width}}  {c.not_used}  [{files}]")
+            elif c.ok:
                 version = f" ({c.version})" if c.version else ""
                 lines.append(f"  ok       {c.name:<{width}}  {c.path}{version}  [{files}]")
             elif c.covered_by:
@@ -320,6 +340,13 @@ def render(checks: list[Check], root: Path, config: Config) -> str:
                     f"  skipped  {c.name:<{width}}  not installed; {c.covered_by} serves "
                     f"these files  [{files}]"
                 )
+            elif c.path is None and c.optional:
+                lines.append(
+                    f"  optional {c.name:<{width}}  not installed; its only files here "
+                    f"configure other tools ({', '.join(c.optional)})  [{files}]"
+                )
+                if c.install:
+                    lines.append(f"  {'':<7}  {'':<{width}}  install: {c.install}")
             elif c.path is None:
                 lines.append(f"  MISSING  {c.name:<{width}}  {c.problem}  [{files}]")
                 if c.install:
@@ -327,6 +354,7 @@ def render(checks: list[Check], root: Path, config: Config) -> str:
             else:
                 lines.append(f"  FAILS    {c.name:<{width}}  {c.path}: {c.problem}  [{files}]")
     bad = [c for c in checks if c.failed]
+    needed = [c for c in checks if c.needed]
     lines.append("")
     if bad:
         names = [
@@ -335,7 +363,7 @@ def render(checks: list[Check], root: Path, config: Config) -> str:
             if c.path is None and c.install and c.install.startswith("lspmux install ")
         ]
         lines.append(
-            f"{len(bad)} of {len(checks)} needed servers/linters are missing or fail: "
+            f"{len(bad)} of {len(needed)} needed servers/linters are missing or fail: "
             "install or fix them, or set `disabled = true` for the ones you do not use "
             "(`lspmux config` shows where each entry comes from)"
         )
@@ -344,5 +372,5 @@ def render(checks: list[Check], root: Path, config: Config) -> str:
                 f"install them: lspmux install {' '.join(names)}  (or: lspmux install --missing)"
             )
     else:
-        lines.append(f"all {len(checks)} servers/linters this project needs were found and run")
+        lines.append(f"all {len(needed)} servers/linters this project needs were found and run")
     return "\n".join(lines)

@@ -67,7 +67,7 @@ async def status(lsp: AgentLsp) -> Result:
             "install": install.hint(config, c.name),
         }
         for c in await asyncio.to_thread(diagnose, config, lsp.root, smoke=False)
-        if not c.ok
+        if c.failed  # needed and missing or failing (not one left out, covered or optional)
     ]
     mode = "the lspmux daemon (shared)" if lsp.via_daemon else "a private lspmux proxy"
     lines = [f"root {lsp.root}, through {mode}"]

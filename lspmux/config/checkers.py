@@ -217,6 +217,13 @@ def _non_empty_string(value: Any, where: _Where) -> str:
     return value
 
 
+def _family(value: Any, where: _Where) -> str:
+    """A family of servers that do one job (`"python"`): a name, as a server's."""
+    if not isinstance(value, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_+-]*$", value):
+        where.fail(f"found {_describe(value)}", 'a name like "python" (letters, digits, "-")')
+    return value
+
+
 def _path_pair(value: Any, where: _Where) -> str:
     """`"LOCAL=REMOTE"`, two absolute paths (as `--map` takes them)."""
     local, eq, remote = value.partition("=") if isinstance(value, str) else ("", "", "")

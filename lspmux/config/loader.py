@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -37,6 +37,7 @@ from lspmux.config.checks import (
     Layer,
     check_document,
 )
+from lspmux.config.choice import choose
 from lspmux.config.merge import State, merge
 from lspmux.config.model import (
     DEFAULTS_LABEL,
@@ -45,6 +46,7 @@ from lspmux.config.model import (
     ServerConfig,
 )
 from lspmux.config.render import format_config
+from lspmux.config.resolve import resolve_command
 from lspmux.config.restricted import Unresolved, restricted
 from lspmux.config.untrusted import notice, restrict, untrusted_executables
 
@@ -244,6 +246,7 @@ def load_config(
     defaults: Path | None = None,
     trust_db: trust.TrustDB | None = None,
     warn: bool = True,
+    installed: Callable[[ServerConfig], bool] | None = None,
 ) -> Config:
     """Read, validate and merge the configuration files into the effective `Config`.
 
@@ -255,6 +258,9 @@ def load_config(
     `trust_db`: the trust database (default: the user's); an untrusted project file
     contributes only what cannot change what runs (see `lspmux.config.untrusted`).
     `warn`: log what an untrusted project file lost (off for `lspmux trust`'s own preview).
+    `installed`: whether a server's executable is found, for the choice of one server per role
+    and family (`lspmux.config.choice`); default: looked up as the server would be started
+    (lspmux's prefix, PATH, then the trusted workspace's bins).
     Raises `ConfigError` for a missing explicit file, bad TOML or an invalid value.
     """
     sources: list[tuple[Path, str]] = [(defaults or DEFAULTS_PATH, DEFAULTS_LABEL)]
@@ -293,11 +299,12 @@ def load_config(
         merge(state, layer)
     config = _build(state, [str(path) for path, _ in sources])
     if project_dir is None:
-        return config
+        return _chosen(config, installed or _found(None, trusted=False))
     db = trust_db or trust.load()
     workspace_trusted = db.dir_trusted(project_dir)
     if not workspace_trusted:  # restricted mode (`lspmux.config.restricted`)
         config = attrs.evolve(config, servers=_restricted(config.servers, project_dir))
+    config = _chosen(config, installed or _found(project_dir, trusted=workspace_trusted))
     config = attrs.evolve(
         config,
         workspace_trusted=workspace_trusted,
@@ -322,6 +329,32 @@ def _restricted(servers: Mapping[str, ServerConfig], root: Path) -> dict[str, Se
             with contextlib.suppress(Unresolved):
                 out[name] = restricted(server, root)
     return out
+
+
+def _found(root: Path | None, *, trusted: bool) -> Callable[[ServerConfig], bool]:
+    def found(server: ServerConfig) -> bool:
+        return resolve_command(server.command, root, project_bins=trusted) is not None
+
+    return found
+
+
+def _chosen(config: Config, installed: Callable[[ServerConfig], bool]) -> Config:
+    """`config` with the servers the default choice leaves out disabled (one per role and
+    family; a server a file turned on by name, `disabled = false`, stays)."""
+    turned_on = {
+        name
+        for name in config.servers
+        if config.origins.get(_join(_join("servers", name), "disabled"), DEFAULTS_LABEL)
+        != DEFAULTS_LABEL
+    }
+    left_out = choose(config.servers.values(), installed, turned_on)
+    if not left_out:
+        return config
+    servers = {
+        name: attrs.evolve(s, disabled=True) if name in left_out else s
+        for name, s in config.servers.items()
+    }
+    return attrs.evolve(config, servers=servers, not_chosen=left_out)
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -22,6 +22,7 @@ import attrs
 from lspmux.config import checkers as c
 from lspmux.config import linter_checks as lc
 from lspmux.config.checkers import key
+from lspmux.config.choice import Choice
 from lspmux.config.resolve import find_root, matches_file, resolve_command
 from lspmux.workspace.roots import ROOT_RULES
 
@@ -95,6 +96,9 @@ class ServerConfig(_FileRules):
     #: "cargo", "go.work", "js-workspace"); None: the nearest root marker.
     root_rule: str | None = attrs.field(default=None, metadata=key(c._choice(ROOT_RULES)))
     role: Role = attrs.field(default="server", metadata=key(c._choice(("server", "linter"))))
+    #: Servers that do the same job share a family ("python"): of the enabled ones with the
+    #: same role and family only the first found runs (`lspmux.config.choice`). None: none.
+    family: str | None = attrs.field(default=None, metadata=key(c._family))
     settings: Mapping[str, Any] = attrs.field(
         factory=dict, metadata=key(c._json_table, deep_merge=True, executable=True)
     )
@@ -299,6 +303,10 @@ class Config:
     untrusted_keys: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     #: Executables in the untrusted workspace that were not used.
     untrusted_executables: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+    #: Servers left out because another of their role and family was found (the default
+    #: choice, `lspmux.config.choice`): name → why. They are `disabled` here.
+    not_chosen: Mapping[str, Choice] = attrs.field(factory=dict)
 
     #: What to tell the user once (`window/showMessage`, log) about what the untrusted project
     #: was not allowed to run (see `lspmux.config.untrusted.notice`); None: nothing.

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from lspmux.config.checkers import _join, _key_part
+from lspmux.config.choice import chosen_over
 from lspmux.config.model import DEFAULTS_LABEL, Config, LinterConfig, ServerConfig
 
 # -- rendering (`lspmux config`) ---------------------------------------------------------------
@@ -56,13 +57,19 @@ _MODEL_DEFAULTS: dict[type[Any], ServerConfig | LinterConfig] = {
 
 
 def _entry_lines(
-    entry: ServerConfig | LinterConfig, prefix: str, origins: Mapping[str, str]
+    entry: ServerConfig | LinterConfig,
+    prefix: str,
+    origins: Mapping[str, str],
+    notes: Mapping[str, str] | None = None,
 ) -> list[str]:
+    """The entry's values; `notes`: a comment for a key no file set (key → note)."""
     lines: list[str] = []
 
     def emit(key: str, value: Any, dotted: str) -> None:
         origin = origins.get(dotted, DEFAULTS_LABEL)
         note = f"  # from {origin}" if origin != DEFAULTS_LABEL else ""
+        if not note and notes and key in notes:
+            note = f"  # {notes[key]}"
         lines.append(f"{key} = {_toml_value(value)}{note}")
 
     for f in attrs.fields(type(entry)):
@@ -129,12 +136,21 @@ def _daemon_lines(config: Config) -> list[str]:
     return lines
 
 
-def _status(entry: ServerConfig | LinterConfig, root: str | Path | None) -> tuple[bool, str]:
-    """(available, a comment saying why) for one server or linter."""
+def _status(
+    entry: ServerConfig | LinterConfig, root: str | Path | None, config: Config
+) -> tuple[bool, str]:
+    """(available, a comment saying why) for one server or linter; for a server of a family,
+    which one the default choice took and why (`lspmux.config.choice`)."""
     resolved = entry.resolve_command(root)
     found = f"found: {resolved[0]}" if resolved else f"not found: {entry.command[0]}"
+    choices = config.not_chosen if isinstance(entry, ServerConfig) else {}
+    if entry.name in choices:
+        return False, f"{choices[entry.name].reason} ({found})"
     if entry.disabled:
         return False, f"disabled ({found})"
+    over = chosen_over(choices.values(), entry.name)
+    if over and isinstance(entry, ServerConfig):
+        found += f"; chosen for the {entry.family} {entry.role} role over {', '.join(over)}"
     return resolved is not None, found
 
 
@@ -176,7 +192,7 @@ def format_config(
         for section, entries in sections.items():
             out: dict[str, Any] = {}
             for name, entry in entries.items():
-                available, _ = _status(entry, root)
+                available, _ = _status(entry, root, config)
                 if only_available and not available:
                     continue
                 resolved = entry.resolve_command(root)
@@ -187,6 +203,9 @@ def format_config(
                     "executable": resolved[0] if resolved else None,
                     "available": available,
                 }
+                if section == "servers":
+                    choice = config.not_chosen.get(name)
+                    out[name]["not_used"] = choice.reason if choice else None
             doc[section] = out
         doc["project_file"] = config.project_file
         doc["project_trusted"] = config.project_trusted
@@ -218,14 +237,16 @@ def format_config(
     for section, entries in sections.items():
         available_count = 0
         for name, entry in entries.items():
-            available, status = _status(entry, root)
+            available, status = _status(entry, root, config)
             available_count += available
             if only_available and not available:
                 continue
             prefix = _join(section, name)
             lines.append("")
             lines.append(f"[{prefix}]  # {status}")
-            lines.extend(_entry_lines(entry, prefix, config.origins))
+            choice = config.not_chosen.get(name) if section == "servers" else None
+            notes = {"disabled": f"the default choice: {choice.chosen}"} if choice else None
+            lines.extend(_entry_lines(entry, prefix, config.origins, notes))
         counts.append(f"{available_count} of {len(entries)} {section}")
     lines.append("")
     lines.append("# available (enabled and installed): " + ", ".join(counts))

@@ -115,7 +115,7 @@ def install_missing(config: Config, table: dict[str, Entry], root: Path) -> int:
     from lspmux.doctor import diagnose
 
     checks = diagnose(config, root, smoke=False, probe=False)
-    missing = [c.name for c in checks if c.path is None and not c.covered_by]
+    missing = [c.name for c in checks if c.missing]
     installable = [n for n in missing if table[n].package]
     manual = [n for n in missing if not table[n].package]
     for name in manual:

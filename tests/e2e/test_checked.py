@@ -86,8 +86,16 @@ def test_clean_only_when_every_source_reported(workspace: Path, tmp_path: Path) 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(proc.stdout)
     assert data["checked"] is True and data["diagnostics"] == [] and data["unchecked"] == []
-    # pyright is in the default table but not installed: a note, not a reason
-    assert [n["source"] for n in data["notes"]] == ["pyright"]
+    # pyright is in the default table, not installed, and not used: basedpyright takes its role
+    assert data["notes"] == []
+    # turned on by name and not installed: a note, not a reason
+    user = Path(env["XDG_CONFIG_HOME"]) / "lspmux" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("[servers.pyright]\ndisabled = false\n")
+    proc = _run(["--json", "ok.py"], workspace, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["checked"] is True and [n["source"] for n in data["notes"]] == ["pyright"]
     # the same file when the wait ends before the servers report: not checked, not clean
     proc = _run(["--timeout", "0.05", "ok.py"], workspace, env)
     assert proc.returncode == 2, proc.stdout + proc.stderr

@@ -55,9 +55,33 @@ def test_doctor_starts_the_servers_and_shows_their_versions(tmp_path: Path) -> N
     assert _row(proc.stdout, "basedpyright").split()[0] == "ok"
     assert "(basedpyright 1." in _row(proc.stdout, "basedpyright")  # its serverInfo
     assert "(ruff 0." in _row(proc.stdout, "ruff")
-    # pyright is not installed, and not needed: basedpyright serves the same files
-    assert "skipped  pyright       not installed; basedpyright serves these files" in proc.stdout
+    # pyright is not installed, and not needed: the default choice took basedpyright
+    assert not [line for line in proc.stdout.splitlines() if " pyright " in line]
     assert "were found and run" in proc.stdout
+
+
+def test_with_both_type_checkers_pyright_is_not_used_and_taplo_is_optional(
+    tmp_path: Path,
+) -> None:
+    """The issue's newcomer: basedpyright and pyright both installed, a pyproject.toml and no
+    taplo. basedpyright runs, pyright is "not used" (and why), taplo only optional: exit 0."""
+    pyright = ROOT / ".tools" / "pyright" / "node_modules" / ".bin" / "pyright-langserver"
+    if not pyright.exists():
+        pytest.skip(f"no {pyright} (scripts/setup-tests installs it)")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "app.py").write_text("import os\n")
+    (project / "pyproject.toml").write_text('[project]\nname = "app"\n')
+    proc = _doctor(project, tmp_path, ["basedpyright-langserver", str(pyright), "ruff", "node"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(basedpyright 1." in _row(proc.stdout, "basedpyright")
+    assert _row(proc.stdout, "pyright").startswith(
+        "  not used pyright       basedpyright (installed) takes the python server role; "
+        "set servers.pyright.disabled = false to run both"
+    )
+    taplo = _row(proc.stdout, "taplo")
+    assert taplo.split()[0] == "optional" and "configure other tools (pyproject.toml)" in taplo
+    assert "all 2 servers/linters this project needs were found and run" in proc.stdout
 
 
 def test_doctor_fails_with_the_install_command_when_a_needed_server_is_missing(

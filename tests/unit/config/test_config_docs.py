@@ -22,7 +22,9 @@ DOC = ROOT / "docs" / "configuration.md"
 
 
 def _shipped() -> Config:
-    return load_config(user_config=None)
+    """The shipped table as written: nothing installed, so the default choice leaves nothing
+    out (what this machine has installed must not change the doc)."""
+    return load_config(user_config=None, installed=lambda server: False)
 
 
 def _code(value: str) -> str:
@@ -44,11 +46,14 @@ def render_features() -> str:
 def _entry_row(entry: ServerConfig | LinterConfig) -> str:
     enabled = "no" if entry.disabled else "yes"
     types = ", ".join(map(_code, entry.file_types))
-    return f"| `{entry.name}` | `{' '.join(entry.command)}` | {types} | {enabled} |"
+    family = ""
+    if isinstance(entry, ServerConfig):
+        family = f" {_code(entry.family) if entry.family else ''} |"
+    return f"| `{entry.name}` | `{' '.join(entry.command)}` | {types} |{family} {enabled} |"
 
 
 def render_servers() -> str:
-    rows = ["| server | command | file types | enabled |", "|---|---|---|---|"]
+    rows = ["| server | command | file types | family | enabled |", "|---|---|---|---|---|"]
     rows += [_entry_row(s) for s in _shipped().servers.values()]
     return "\n".join(rows)
 

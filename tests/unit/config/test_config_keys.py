@@ -32,6 +32,7 @@ NOT_KEYS = {
     "untrusted_keys",
     "untrusted_executables",
     "trust_notice",
+    "not_chosen",
 }
 
 

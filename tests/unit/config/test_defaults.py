@@ -61,7 +61,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def config() -> Config:
-    return load_config(user_config=None)
+    """The table as written: nothing counts as installed, so the default choice of one server
+    per role and family leaves nothing out (tests/unit/config/test_choice.py tests it)."""
+    return load_config(user_config=None, installed=lambda server: False)
 
 
 def test_package_defaults_are_the_repository_table() -> None:
@@ -86,10 +88,12 @@ def test_every_entry_is_complete(config: Config, section: str) -> None:
 
 def test_python_servers_in_routing_order(config: Config) -> None:
     python = [name for name, s in config.servers.items() if ".py" in s.file_types]
-    assert python[:4] == ["basedpyright", "pyright", "pylsp", "jedi-language-server"]
-    assert python[-1] == "ruff"
+    assert python == ["basedpyright", "pyright", "pylsp", "jedi-language-server", "ty", "ruff"]
+    # of the first two (family "python", with the opt-in three) one runs: the first found
     enabled = [s.name for s in config.servers_for("/ws/pkg/mod.py")]
     assert enabled == ["basedpyright", "pyright", "ruff"]
+    assert {config.servers[name].family for name in python[:5]} == {"python"}
+    assert config.servers["ruff"].family is None
 
 
 @pytest.mark.parametrize(
@@ -99,6 +103,7 @@ def test_python_servers_in_routing_order(config: Config) -> None:
         ("pyright", False),
         ("pylsp", True),
         ("jedi-language-server", True),
+        ("ty", True),
         ("ruff", False),
         ("typescript-language-server", False),
         ("biome", False),
@@ -329,6 +334,7 @@ def test_the_example_file_is_valid_and_at_the_defaults(tmp_path: Path) -> None:
             command=("my-server", "--stdio"),
             initialization_options={},  # `initialization_options = {}` uncommented
             root_rule="cargo",  # no value means "unset": the example shows one
+            family="my-language",  # likewise
             install="pip install my-server",
             package=("pypi:my-server==1.2.3",),
         ),
