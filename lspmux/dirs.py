@@ -46,7 +46,23 @@ def _dirs() -> PlatformDirsABC:
 
 def config_dir() -> Path:
     """`$XDG_CONFIG_HOME/lspmux`, else `~/.config/lspmux` (Linux)."""
-    return Path(_dirs().user_config_dir)
+    plain = plain_config_dir()
+    return Path(plain if plain is not None else _dirs().user_config_dir)
+
+
+def plain_config_dir() -> str | None:
+    """platformdirs' `user_config_dir` where its rule is plain, without importing it (every
+    client start reads the user file's `connect`; the import costs ~10 ms): an absolute
+    `$XDG_CONFIG_HOME`, else an absolute `$HOME`'s `.config`. None elsewhere (Windows, no
+    usable HOME): platformdirs knows those. tests/unit/test_dirs.py checks both agree."""
+    if sys.platform == "win32":
+        return None
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, APP)
+    if os.path.isabs(os.environ.get("HOME", "")):
+        return os.path.join(os.path.expanduser("~/.config"), APP)
+    return None
 
 
 def user_config_file() -> Path:
