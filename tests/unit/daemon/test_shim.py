@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lspmux.daemon import shim
+from lspmux.daemon import client_options, shim
 from lspmux.daemon.address import parse
 
 
@@ -214,3 +214,29 @@ def test_a_first_message_with_a_junk_length_is_an_error_not_a_traceback(value: b
     with pytest.raises(shim.ShimError, match="the client's first message"):
         shim.read_first(r)
     os.close(r)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        [],
+        ["--json"],
+        ["-v", "--connect", "unix:/x"],
+        ["--verbose", "--json", "--connect=tcp:127.0.0.1:1", "--token-file", "t"],
+    ],
+)
+def test_both_readers_of_the_status_options_agree(words: list[str]) -> None:
+    from lspmux.cli import build_parser
+
+    fast = client_options.parse_status_args(words)
+    assert fast is not None
+    parsed = vars(build_parser(agent_help=False).parse_args(["status", *words]))
+    assert parsed.pop("command") == "status"
+    assert parsed == vars(fast)
+
+
+@pytest.mark.parametrize(
+    "words", [["--help"], ["-x"], ["--json=1"], ["--connect"], ["extra"], ["--remote", "ssh://h/p"]]
+)
+def test_status_leaves_help_mistakes_and_remotes_to_argparse(words: list[str]) -> None:
+    assert client_options.parse_status_args(words) is None
