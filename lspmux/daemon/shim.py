@@ -24,10 +24,10 @@ from lspmux.daemon.address import (
     load_token,
     peer_uid_checkable,
     resolve_client,
-    user_config_file,
 )
 from lspmux.daemon.client_options import build_parser, command_first, lspmux_options, parse_args
 from lspmux.daemon.dial import ShimError, connect
+from lspmux.dirs import user_config_file_name
 from lspmux.wire.blocking import BlockingPeer, WireError, write_all
 from lspmux.wire.header import frame
 
@@ -129,7 +129,7 @@ def _from_config(given: str | None, environ: Mapping[str, str]) -> str:
     if given or environ.get(ADDRESS_ENV):
         return ""
     return (
-        f" (it is `connect` in {user_config_file()}; without it, clients use the "
+        f" (it is `connect` in {user_config_file_name()}; without it, clients use the "
         "private Unix socket)"
     )
 

@@ -161,6 +161,7 @@ def test_run_if_client_decides_by_the_first_word(monkeypatch: pytest.MonkeyPatch
 
 
 HEAVY = ("asyncio", "lsprotocol", "orjson", "attrs", "logging", "lspmux.config", "lspmux.session")
+HEAVY += ("argparse", "typing", "pathlib", "platformdirs")
 
 
 @pytest.mark.parametrize("entry", ["-m lspmux client", "lspmux.cli"])
@@ -168,6 +169,7 @@ def test_the_client_path_imports_nothing_heavy(entry: str, tmp_path: Path) -> No
     # Run the real entry points against a missing daemon, then list what got imported.
     probe = (
         "import sys, runpy\n"
+        "before = set(sys.modules)\n"
         "sys.argv = ['lspmux', 'client', '--no-autostart', '--connect', 'unix:/nonexistent/s']\n"
         "try:\n"
         + (
@@ -176,10 +178,14 @@ def test_the_client_path_imports_nothing_heavy(entry: str, tmp_path: Path) -> No
             else "    from lspmux.cli import main; main()\n"
         )
         + "except SystemExit:\n    pass\n"
-        "print(' '.join(sorted(sys.modules)))\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, stdin=subprocess.DEVNULL
+        [sys.executable, "-S", "-c", probe],  # no site: no editable install's hook (pathlib …)
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
     )
     loaded = set(out.stdout.split())
     assert "lspmux.daemon.shim" in loaded, out.stderr

@@ -21,6 +21,7 @@ HEAVY = (
     "typing",
     "asyncio",
     "platformdirs",
+    "pathlib",
     "lsprotocol",
     "attrs",
     "logging",
@@ -35,17 +36,21 @@ HEAVY = (
 
 
 async def run_verb(entry: str, words: list[str], runtime: Path, cwd: Path) -> tuple[int, str, str]:
-    """Run `words` through an entry point in a fresh interpreter; (exit code, stdout, the
-    modules loaded by the end) — the list goes to a file, stdout is the verb's."""
+    """Run `words` through an entry point in a fresh interpreter; (exit code, its output, the
+    modules it loaded) — the list goes to a file, stdout is the verb's."""
     listing = cwd / "modules.txt"
     run = (
         "runpy.run_module('lspmux', run_name='__main__')"
         if entry == "-m lspmux"
         else "from lspmux.cli import main; sys.exit(main())"  # the console script's
     )
+    # -S: no site, so no editable install's import hook (which loads pathlib …): the path must
+    # need nothing beyond the standard library, and what it loads is lspmux's doing
     probe = (
         "import atexit, sys, runpy\n"
-        f"atexit.register(lambda: open({str(listing)!r}, 'w').write(' '.join(sys.modules)))\n"
+        "before = set(sys.modules)\n"
+        f"atexit.register(lambda: open({str(listing)!r}, 'w').write("
+        "' '.join(set(sys.modules) - before)))\n"
         f"sys.argv = ['lspmux', *{words!r}]\n"
         f"{run}\n"
     )
@@ -57,7 +62,7 @@ async def run_verb(entry: str, words: list[str], runtime: Path, cwd: Path) -> tu
         "XDG_CONFIG_HOME": str(cwd / "config"),
     }
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", probe, cwd=cwd, env=env,
+        sys.executable, "-S", "-c", probe, cwd=cwd, env=env,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
