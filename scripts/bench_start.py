@@ -8,7 +8,8 @@ Measured in alternating rounds, each a fresh process, next to `python -c pass` i
 - `lspmux status` against a warm daemon (started here), exec → exit;
 - agent verbs (`lspmux hover`, `lspmux definition`) against the same warm daemon, exec → exit,
   on a copy of tests/data/workspace (basedpyright answers; its first answer is in the untimed
-  round), the daemon found as a user's verb finds it (its default socket, no --connect).
+  round), the daemon found as a user's verb finds it (its default socket, no --connect), run
+  as a user runs them: the `lspmux` console script, as pip writes it.
 
 Children run on a Python like a regular install's (`regular_python`): a development checkout's
 `.venv/bin/python` loads the editable install's import hook at every start (~18 ms, even for
@@ -75,9 +76,22 @@ def regular_python(work: Path) -> str:
     ).stdout.strip()  # fmt: skip
     ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (Path(purelib) / "lspmux-bench-deps.pth").write_text("\n".join(sorted(ours)) + "\n")
+    script = venv / "bin" / "lspmux"
+    script.write_text(CONSOLE_SCRIPT.format(python=python))
+    script.chmod(0o755)
     return str(python)
 
 
+#: The console script pip writes for `lspmux = "lspmux.cli:main"` (distlib's template).
+CONSOLE_SCRIPT = """#!{python}
+# -*- coding: utf-8 -*-
+import re
+import sys
+from lspmux.cli import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
 #: The Python the children run on: `regular_python`'s, set by main().
 PYTHON = sys.executable
 
@@ -95,6 +109,10 @@ class Tree:
 
     def lspmux(self, *args: str) -> list[str]:
         return [PYTHON, "-m", "lspmux", *args]
+
+    def script(self, *args: str) -> list[str]:
+        """The `lspmux` console script beside PYTHON (this tree's lspmux, by PYTHONPATH)."""
+        return [str(Path(PYTHON).parent / "lspmux"), *args]
 
     def proxy(self, initialize: bool) -> float:
         """exec → the answer to the first message (or to `initialize`), in ms."""
@@ -123,11 +141,15 @@ class Tree:
             proc.stdin.close()
             proc.wait(TIMEOUT)
 
-    def run(self, *args: str, cwd: Path | None = None, expect: str = "") -> float:
-        """exec → exit of `lspmux ARGS` (exit status 0, and `expect` in its output), in ms."""
+    def run(
+        self, *args: str, cwd: Path | None = None, expect: str = "", script: bool = False
+    ) -> float:
+        """exec → exit of `python -m lspmux ARGS` (`script`: of the console script), exit status
+        0 and `expect` in its output, in ms."""
         start = time.perf_counter()
         done = subprocess.run(
-            self.lspmux(*args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            self.script(*args) if script else self.lspmux(*args),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             env=self.env, cwd=cwd or self.folder, check=True, timeout=TIMEOUT,
         )  # fmt: skip
         elapsed = (time.perf_counter() - start) * 1000
@@ -151,10 +173,10 @@ def verb_cases(work: Path) -> dict[str, Callable[[Tree], float]]:
     shutil.copytree(ROOT / "tests" / "data" / "workspace", workspace)
     return {
         "`lspmux hover app.py:16:15`, warm daemon: exec → exit": lambda t: t.run(
-            "hover", "app.py:16:15", cwd=workspace, expect="class Greeter"
+            "hover", "app.py:16:15", cwd=workspace, expect="class Greeter", script=True
         ),
         "`lspmux definition app.py:17:19`, warm daemon: exec → exit": lambda t: t.run(
-            "definition", "app.py:17:19", cwd=workspace, expect="app.py:10:9"
+            "definition", "app.py:17:19", cwd=workspace, expect="app.py:10:9", script=True
         ),
     }
 
