@@ -1,13 +1,9 @@
-"""`python -m lspmux` is the `lspmux` command."""
+"""`python -m lspmux` is the `lspmux` command (the console script's `lspmux.cli:main`)."""
 
 import sys
 
-from lspmux.daemon.shim import run_if_client
+from lspmux.cli import main
 
-# The shim first, before lspmux.cli and its imports: an editor waits for it at every start.
-code = run_if_client(sys.argv[1:])
-if code is None:
-    from lspmux.cli import main
-
-    code = main()
-sys.exit(code)
+# lspmux.cli imports only the shim before it reads the command: an editor waits for the client
+# at every start, and a user for `lspmux status` and the agent verbs.
+sys.exit(main())

@@ -7,33 +7,15 @@ else uvloop when importable) and configures logging (stderr or --log-file; never
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
-from lspmux import __version__
 from lspmux.cli_agent import AGENT_VERBS as _AGENT_VERBS
-from lspmux.cli_agent import add_agent_commands
-from lspmux.cli_checks import DIAGNOSTICS_COMMANDS, add_diagnostics_commands
-from lspmux.cli_common import (
-    add_config,
-    add_logging,
-    apply_limits,
-    log_levels,
-    run_loop,
-    set_levels,
-    setup_logging,
-)
-from lspmux.completion import add_command as add_completion_command
-from lspmux.daemon.commands import DAEMON_COMMANDS, add_daemon_commands
-from lspmux.install.command import add_command as add_install_command
-from lspmux.setup_editor import add_command as add_setup_command
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
-if TYPE_CHECKING:
-    pass
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` and the verbs start fast
+if TYPE_CHECKING:  # the rest is imported when a parser is built (`build_parser`, `_parsed`)
+    import argparse
+    from collections.abc import Sequence
 
 DESCRIPTION = """\
 lspmux: one language server connection for many servers and linters.
@@ -66,6 +48,18 @@ docs: {docs} (editors.md: editor setups, configuration.md: every key)
 def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
     """The full parser; `agent_help=False` leaves out the agent verbs' help entries (they import
     the agent's tool table), for a command that is none of them and prints no list of them."""
+    import argparse
+    from pathlib import Path
+
+    from lspmux import __version__
+    from lspmux.cli_agent import add_agent_commands
+    from lspmux.cli_checks import add_diagnostics_commands
+    from lspmux.cli_common import add_config, add_logging
+    from lspmux.completion import add_command as add_completion_command
+    from lspmux.daemon.commands import add_daemon_commands
+    from lspmux.install.command import add_command as add_install_command
+    from lspmux.setup_editor import add_command as add_setup_command
+
     parser = argparse.ArgumentParser(
         prog="lspmux",
         description=DESCRIPTION,
@@ -138,10 +132,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-#: Commands whose parsing never prints the list of commands (unlike `help`, `--help` or a typo).
-_PARSED_QUIETLY = frozenset({"proxy", *DAEMON_COMMANDS})
-
-
 def _help(parser: argparse.ArgumentParser, words: Sequence[str]) -> int:
     """`lspmux help [COMMAND]`, as the Rust lspmux (clap) has it: the help of COMMAND, or of
     lspmux."""
@@ -160,6 +150,9 @@ def _help(parser: argparse.ArgumentParser, words: Sequence[str]) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
+    """The commands a user waits for at every start are read without argparse (it and the
+    other commands' modules cost tens of milliseconds): the client shim, the agent verbs and
+    `lspmux status`. Everything else, and help or a mistake, goes through the full parser."""
     from lspmux.daemon import shim  # stdlib only: the client must start fast
 
     words = shim.command_first(sys.argv[1:] if argv is None else argv)
@@ -172,8 +165,26 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if words[0] == "mcp":
             return agent_cli.mcp_main(words[1:])
         return agent_cli.main(words)
-    # `lspmux proxy` and the daemon commands skip the agent verbs' help: an editor waits for them
-    parser = build_parser(agent_help=not words or words[0] not in _PARSED_QUIETLY)
+    if words and words[0] == "status":
+        from lspmux.daemon.client_options import parse_status_args
+
+        status_args = parse_status_args(words[1:])
+        if status_args is not None:
+            from lspmux.daemon.commands import DAEMON_COMMANDS
+
+            return DAEMON_COMMANDS["status"](status_args)  # type: ignore[arg-type]
+    return _parsed(words)
+
+
+def _parsed(words: Sequence[str]) -> int:
+    """Any command, read by the full parser."""
+    from lspmux.cli_checks import DIAGNOSTICS_COMMANDS
+    from lspmux.daemon.commands import DAEMON_COMMANDS
+
+    # `lspmux proxy` and the daemon commands skip the agent verbs' help: an editor waits for
+    # them, and their parsing never prints the list of commands (unlike `help`, `--help`, typos)
+    quiet = {"proxy", *DAEMON_COMMANDS}
+    parser = build_parser(agent_help=not words or words[0] not in quiet)
     if words and words[0] == "help":
         return _help(parser, words[1:])
     args = parser.parse_args(words)
@@ -210,6 +221,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 
 def _proxy(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lspmux.cli_common import apply_limits, log_levels, run_loop, set_levels, setup_logging
     from lspmux.config.loader import ConfigError, load_config
     from lspmux.proxy import run_proxy
 
@@ -230,6 +244,8 @@ def _proxy(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from lspmux.config.loader import ConfigError, format_config, load_config
 
     if args.schema:
@@ -252,6 +268,8 @@ def _config(args: argparse.Namespace) -> int:
 
 
 def _add_trust_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pathlib import Path
+
     trust = sub.add_parser(
         "trust",
         help="let a project's lspmux.toml and its own executables (bin/, node_modules/.bin) run",
@@ -268,6 +286,8 @@ def _add_trust_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def _trust(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from lspmux import trust
     from lspmux.config.loader import ConfigError
 
@@ -284,6 +304,10 @@ def _trust(args: argparse.Namespace) -> int:
 
 
 def _add_locate_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pathlib import Path
+
+    from lspmux.cli_common import add_config
+
     loc = sub.add_parser(
         "locate",
         help="turn a Locate description into path:line:col",
@@ -300,6 +324,8 @@ def _add_locate_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def _locate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from lspmux.locate import command
 
     root = (args.dir or Path.cwd()).resolve()

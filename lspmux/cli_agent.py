@@ -6,7 +6,9 @@ fast; the full parser only lists them.
 
 from __future__ import annotations
 
-import argparse
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux.cli` imports this on every start
+if TYPE_CHECKING:
+    import argparse
 
 AGENT_VERBS = frozenset(
     [

@@ -5,14 +5,14 @@ importable), and the process-wide limits from the configuration.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # argparse and pathlib: only when a parser is built (the verbs start without)
+    import argparse
     from collections.abc import Coroutine, Mapping
+    from pathlib import Path
     from typing import Any
 
     from lspmux.config.model import Config
@@ -27,6 +27,8 @@ LEVEL_NAMES = ("debug", "info", "warning", "error")
 
 
 def add_logging(p: argparse.ArgumentParser) -> None:
+    from pathlib import Path
+
     p.add_argument("--log-file", type=Path, help="write the log here instead of stderr")
     p.add_argument(
         "--log-level",
@@ -78,6 +80,8 @@ def add_config(
     p: argparse.ArgumentParser,
     help: str = "one more TOML config file merged on top (may be repeated)",
 ) -> None:
+    from pathlib import Path
+
     p.add_argument("--config", type=Path, action="append", default=[], metavar="FILE", help=help)
 
 

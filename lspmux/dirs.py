@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import sys
 from functools import cache
-from pathlib import Path
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the client imports this; typing costs ms
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pathlib too (~5 ms): the client and the verbs use the `*_name` strings
     from collections.abc import Mapping
+    from pathlib import Path
 
     from platformdirs.api import PlatformDirsABC
 
@@ -46,7 +46,30 @@ def _dirs() -> PlatformDirsABC:
 
 def config_dir() -> Path:
     """`$XDG_CONFIG_HOME/lspmux`, else `~/.config/lspmux` (Linux)."""
-    return Path(_dirs().user_config_dir)
+    from pathlib import Path
+
+    return Path(config_dir_name())
+
+
+def config_dir_name() -> str:
+    """`config_dir()` as a string (without pathlib: the client reads it at every start)."""
+    plain = plain_config_dir()
+    return plain if plain is not None else _dirs().user_config_dir
+
+
+def plain_config_dir() -> str | None:
+    """platformdirs' `user_config_dir` where its rule is plain, without importing it (every
+    client start reads the user file's `connect`; the import costs ~10 ms): an absolute
+    `$XDG_CONFIG_HOME`, else an absolute `$HOME`'s `.config`. None elsewhere (Windows, no
+    usable HOME): platformdirs knows those. tests/unit/test_dirs.py checks both agree."""
+    if sys.platform == "win32":
+        return None
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, APP)
+    if os.path.isabs(os.environ.get("HOME", "")):
+        return os.path.join(os.path.expanduser("~/.config"), APP)
+    return None
 
 
 def user_config_file() -> Path:
@@ -55,28 +78,46 @@ def user_config_file() -> Path:
     return config_dir() / CONFIG_FILE
 
 
+def user_config_file_name() -> str:
+    """`user_config_file()` as a string (without pathlib: the client reads it at every start)."""
+    return os.path.join(config_dir_name(), CONFIG_FILE)
+
+
 def data_dir() -> Path:
     """`$XDG_DATA_HOME/lspmux`, else `~/.local/share/lspmux` (Linux): the trust database."""
+    from pathlib import Path
+
     return Path(_dirs().user_data_dir)
 
 
 def cache_dir() -> Path:
     """`$XDG_CACHE_HOME/lspmux`, else `~/.cache/lspmux` (Linux): recorded capabilities."""
+    from pathlib import Path
+
     return Path(_dirs().user_cache_dir)
 
 
 def state_dir() -> Path:
     """`$XDG_STATE_HOME/lspmux`, else `~/.local/state/lspmux` (Linux)."""
+    from pathlib import Path
+
     return Path(_dirs().user_state_dir)
 
 
 def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_RUNTIME_DIR/lspmux` when it is set (an absolute path), else `<tmp>/lspmux-<uid>`
     (`TMPDIR`, `TEMP` or `TMP`, else /tmp): where the daemon's socket lives."""
+    from pathlib import Path
+
+    return Path(runtime_dir_name(environ))
+
+
+def runtime_dir_name(environ: Mapping[str, str] | None = None) -> str:
+    """`runtime_dir()` as a string (without pathlib: the client finds the socket with it)."""
     env = os.environ if environ is None else environ
     runtime = env.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(runtime):
-        return Path(runtime) / APP
+        return os.path.join(os.path.normpath(runtime), APP)
     tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP") or "/tmp"
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tmp) / f"{APP}-{uid}"
+    return os.path.join(os.path.normpath(tmp), f"{APP}-{uid}")

@@ -5,7 +5,15 @@ Measured in alternating rounds, each a fresh process, next to `python -c pass` i
 - `lspmux proxy`, exec → its answer to a first message (a request sent before `initialize`,
   which the proxy refuses at once: what it costs to read a message at all);
 - `lspmux proxy`, exec → `initialize` answered, in an empty folder (no server needed);
-- `lspmux status` against a warm daemon (started here), exec → exit.
+- `lspmux status` against a warm daemon (started here), exec → exit;
+- agent verbs (`lspmux hover`, `lspmux definition`) against the same warm daemon, exec → exit,
+  on a copy of tests/data/workspace (basedpyright answers; its first answer is in the untimed
+  round), the daemon found as a user's verb finds it (its default socket, no --connect), run
+  as a user runs them: the `lspmux` console script, as pip writes it.
+
+Children run on a Python like a regular install's (`regular_python`): a development checkout's
+`.venv/bin/python` loads the editable install's import hook at every start (~18 ms, even for
+`python -c pass`), which an installed lspmux does not have.
 
 `--before REV` also runs the lspmux of a git revision (exported to a temporary folder) in the
 same rounds, for a before/after table. Children run with bytecode caching on (as an installed
@@ -52,18 +60,59 @@ def _read(proc: subprocess.Popen[bytes]) -> bytes:
     return proc.stdout.read(length)
 
 
+def regular_python(work: Path) -> str:
+    """A Python that starts as a regular (non-editable) install of lspmux does: a venv whose
+    site-packages reach this one's packages through a path in a .pth file (so their own .pth
+    files, the editable install's import hook among them, are not run); lspmux itself comes
+    from PYTHONPATH."""
+    import sysconfig
+
+    venv = work / "regular-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(purelib) / "lspmux-bench-deps.pth").write_text("\n".join(sorted(ours)) + "\n")
+    script = venv / "bin" / "lspmux"
+    script.write_text(CONSOLE_SCRIPT.format(python=python))
+    script.chmod(0o755)
+    return str(python)
+
+
+#: The console script pip writes for `lspmux = "lspmux.cli:main"` (distlib's template).
+CONSOLE_SCRIPT = """#!{python}
+# -*- coding: utf-8 -*-
+import re
+import sys
+from lspmux.cli import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+#: The Python the children run on: `regular_python`'s, set by main().
+PYTHON = sys.executable
+
+
 class Tree:
-    """One lspmux source tree, run with this Python."""
+    """One lspmux source tree, run with the regular-install Python (PYTHON)."""
 
     def __init__(self, name: str, root: Path, work: Path) -> None:
         self.name, self.root, self.work = name, root, work
         self.env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         self.env.update(PYTHONPATH=str(root), XDG_CONFIG_HOME=str(work / "config"))
+        self.env["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{self.env.get('PATH', '')}"
         self.folder = work / "empty"
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def lspmux(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "lspmux", *args]
+        return [PYTHON, "-m", "lspmux", *args]
+
+    def script(self, *args: str) -> list[str]:
+        """The `lspmux` console script beside PYTHON (this tree's lspmux, by PYTHONPATH)."""
+        return [str(Path(PYTHON).parent / "lspmux"), *args]
 
     def proxy(self, initialize: bool) -> float:
         """exec → the answer to the first message (or to `initialize`), in ms."""
@@ -92,19 +141,44 @@ class Tree:
             proc.stdin.close()
             proc.wait(TIMEOUT)
 
-    def run(self, *args: str) -> float:
+    def run(
+        self, *args: str, cwd: Path | None = None, expect: str = "", script: bool = False
+    ) -> float:
+        """exec → exit of `python -m lspmux ARGS` (`script`: of the console script), exit status
+        0 and `expect` in its output, in ms."""
         start = time.perf_counter()
-        subprocess.run(
-            self.lspmux(*args), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            env=self.env, cwd=self.folder, check=True, timeout=TIMEOUT,
+        done = subprocess.run(
+            self.script(*args) if script else self.lspmux(*args),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            env=self.env, cwd=cwd or self.folder, check=True, timeout=TIMEOUT,
         )  # fmt: skip
-        return (time.perf_counter() - start) * 1000
+        elapsed = (time.perf_counter() - start) * 1000
+        if expect.encode() not in done.stdout:
+            raise RuntimeError(f"{self.name}: `lspmux {' '.join(args)}` printed {done.stdout!r}")
+        return elapsed
 
 
 def _pass() -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True, timeout=TIMEOUT)
+    subprocess.run([PYTHON, "-c", "pass"], check=True, timeout=TIMEOUT)
     return (time.perf_counter() - start) * 1000
+
+
+def verb_cases(work: Path) -> dict[str, Callable[[Tree], float]]:
+    """Rows for the agent verbs against the warm daemon (issue 21, item 2: p50 ≤ 40 ms): a
+    hover and a definition in a copy of the sample workspace, answered by basedpyright."""
+    import shutil
+
+    workspace = work / "workspace"
+    shutil.copytree(ROOT / "tests" / "data" / "workspace", workspace)
+    return {
+        "`lspmux hover app.py:16:15`, warm daemon: exec → exit": lambda t: t.run(
+            "hover", "app.py:16:15", cwd=workspace, expect="class Greeter", script=True
+        ),
+        "`lspmux definition app.py:17:19`, warm daemon: exec → exit": lambda t: t.run(
+            "definition", "app.py:17:19", cwd=workspace, expect="app.py:10:9", script=True
+        ),
+    }
 
 
 def _export(rev: str, into: Path) -> Path:
@@ -140,13 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--output", type=Path, default=DOC, help=f"the page (default: {DOC})")
     args = ap.parse_args(argv)
 
+    global PYTHON
     with tempfile.TemporaryDirectory(prefix="lspmux-bench-start-") as tmp:
         work = Path(tmp)
         os.chmod(work, 0o700)  # the daemon's socket lives here
+        PYTHON = regular_python(work)
         trees = [Tree("now", ROOT, work / "now")]
         if args.before:
             trees.insert(0, Tree(f"before ({args.before})", _export(args.before, work / "b"), work))
-        address = f"unix:{work / 'daemon.sock'}"
+        for tree in trees:  # the daemon's default socket: the verbs find it as a user's do
+            tree.env["XDG_RUNTIME_DIR"] = str(work)
+        address = f"unix:{work / 'lspmux' / 'lspmux.sock'}"
         daemon = subprocess.Popen(
             trees[-1].lspmux("server", "--listen", address), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=trees[-1].env,
@@ -159,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                 "`lspmux status`, warm daemon: exec → exit": lambda t: t.run(
                     "status", "--connect", address
                 ),
+                **verb_cases(work),
             }
             times: dict[tuple[str, str], list[float]] = {}
             passes: list[float] = []
@@ -180,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"{args.rounds} alternating rounds, fresh processes, Python {sys.version.split()[0]}, "
         f"load average {load} (1/5/15 min) on {os.cpu_count()} cores; "
-        f"`python -c pass`: {statistics.median(passes[1:]):.0f} ms p50.",
+        f"`python -c pass`: {statistics.median(passes[1:]):.0f} ms p50; a regular install's "
+        "Python (no editable-install hook).",
         "",
         "| | " + " | ".join(f"{t.name}, p50 (min)" for t in trees) + " |",
         "|---|" + "---|" * len(trees),

@@ -15,16 +15,20 @@ daemon (or with --private) the tool runs here over a private proxy.
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 from lspmux.agent.specs import TOOLS, Tool
-from lspmux.cli_common import add_config
-from lspmux.remote.cli import add_remote_options, remote_words
+from lspmux.daemon.client_options import Option, read_options
+from lspmux.remote.cli import remote_words
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the verbs start fast (typing costs ms)
+if TYPE_CHECKING:  # argparse only for help, a mistake, or the private and remote runs
+    import argparse
+    from collections.abc import Sequence
+    from pathlib import Path
+    from typing import Any
 
 #: Verbs that older commands of `lspmux` already own (their output contracts are kept).
 TAKEN = frozenset({"locate", "diagnostics", "status", "reload"})
@@ -34,9 +38,31 @@ for _tool in TOOLS.values():
         VERBS[_tool.name] = _tool
         VERBS[_tool.name.replace("_", "-")] = _tool
 
+#: The session options that the fast reader knows; the others (`--private`, `--config`, the
+#: `--remote` ones) run no faster than argparse's reading of them, which the reader leaves it.
+FAST_SESSION_OPTIONS = (
+    Option("--json", dest="json", kind="flag", help="print the structured result as JSON"),
+    Option("--root", dest="root", metavar="DIR", help="workspace root (default: cwd)"),
+)
+
+
+def session_defaults() -> dict[str, Any]:
+    """What argparse's session options (`add_session_options`) hold when not given."""
+    return {
+        "private": False,
+        "config": [],
+        "remote": None,
+        "remote_exec": None,
+        "map": None,
+        "remote_lspmux": None,
+    }
+
 
 def add_session_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", type=Path, default=None, help="workspace root (default: cwd)")
+    from lspmux.cli_common import add_config
+    from lspmux.remote.cli import add_remote_options
+
+    FAST_SESSION_OPTIONS[1].add_to(p)
     p.add_argument(
         "--private",
         action="store_true",
@@ -46,31 +72,64 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
     add_remote_options(p)
 
 
+def verb_options(tool: Tool) -> tuple[Option, ...]:
+    """The tool's optional arguments as options: `--name VALUE`, a boolean as `--name` (or
+    `--no-name` when it defaults to true)."""
+    options = []
+    for arg in tool.args:
+        if arg.required:
+            continue
+        flag = f"--{arg.name.replace('_', '-')}"
+        if arg.type == "boolean" and arg.default:
+            flag = f"--no-{arg.name.replace('_', '-')}"
+            options.append(Option(flag, dest=arg.name, kind="off", help=arg.doc))
+        elif arg.type == "boolean":
+            options.append(Option(flag, dest=arg.name, kind="flag", help=arg.doc))
+        else:
+            convert = int if arg.type == "integer" else None
+            options.append(
+                Option(flag, dest=arg.name, default=arg.default, convert=convert, help=arg.doc)
+            )
+    return tuple(options)
+
+
 def build_verb_parser(tool: Tool, prog: str = "lspmux") -> argparse.ArgumentParser:
+    import argparse
+
     p = argparse.ArgumentParser(prog=f"{prog} {tool.name}", description=tool.description)
     for arg in tool.args:
-        dest = arg.name
         if arg.required:
-            p.add_argument(dest, metavar=arg.name.upper(), help=arg.doc)
-        elif arg.type == "boolean":
-            if arg.default:
-                p.add_argument(
-                    f"--no-{arg.name.replace('_', '-')}",
-                    dest=dest,
-                    action="store_false",
-                    default=True,
-                    help=arg.doc,
-                )
-            else:
-                p.add_argument(f"--{arg.name.replace('_', '-')}", dest=dest, action="store_true",
-                               help=arg.doc)  # fmt: skip
-        else:
-            kind: Any = int if arg.type == "integer" else str
-            p.add_argument(f"--{arg.name.replace('_', '-')}", dest=dest, type=kind,
-                           default=arg.default, help=arg.doc)  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print the structured result as JSON")
+            p.add_argument(arg.name, metavar=arg.name.upper(), help=arg.doc)
+    for option in verb_options(tool):
+        option.add_to(p)
+    FAST_SESSION_OPTIONS[0].add_to(p)
     add_session_options(p)
     return p
+
+
+class VerbArgs:
+    """A verb's command line as `read_verb` read it: the attributes of argparse's namespace
+    for the same words."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
+def read_verb(tool: Tool, words: Sequence[str]) -> VerbArgs | None:
+    """The verb's command line (after the verb) read without argparse, from the same table as
+    `build_verb_parser`; None when argparse must read it (help, a mistake, an option the fast
+    path does not take)."""
+    options = (*verb_options(tool), *FAST_SESSION_OPTIONS)
+    ns = VerbArgs(**{o.dest: o.initial() for o in options}, **session_defaults())
+    positional: list[str] = []
+    if not read_options(words, {n: o for o in options for n in o.names}, ns, positional):
+        return None
+    required = [arg.name for arg in tool.args if arg.required]
+    if len(positional) != len(required):
+        return None
+    for name, value in zip(required, positional, strict=True):
+        setattr(ns, name, value)
+    return ns
 
 
 def arguments_of(tool: Tool, ns: argparse.Namespace) -> dict[str, Any]:
@@ -94,20 +153,22 @@ def arguments_of(tool: Tool, ns: argparse.Namespace) -> dict[str, Any]:
 def main(words: Sequence[str]) -> int:
     """Run `lspmux VERB ...` (`words` starts with the verb)."""
     tool = VERBS[words[0]]
-    ns = build_verb_parser(tool).parse_args(list(words[1:]))
+    ns: Any = read_verb(tool, words[1:]) or build_verb_parser(tool).parse_args(list(words[1:]))
     arguments = arguments_of(tool, ns)
-    root = (ns.root or Path.cwd()).resolve()
+    root = os.path.realpath(ns.root or os.getcwd())
     remote = remote_words(ns)
     if not ns.private and not ns.config and not remote:
         answer = _through_daemon(tool, arguments, root)
         if answer is not None:
             return _print(tool, answer.get("text"), answer.get("data") or {},
                           answer.get("error"), as_json=ns.json)  # fmt: skip
-    return _run(_verb(tool, arguments, root, private=ns.private, configs=ns.config,
+    from pathlib import Path
+
+    return _run(_verb(tool, arguments, Path(root), private=ns.private, configs=ns.config,
                       as_json=ns.json, remote=remote))  # fmt: skip
 
 
-def _through_daemon(tool: Tool, arguments: dict[str, Any], root: Path) -> dict[str, Any] | None:
+def _through_daemon(tool: Tool, arguments: dict[str, Any], root: str) -> dict[str, Any] | None:
     """The tool run by the daemon (`lspmux/tool`), stdlib only; None when no daemon answers
     on the local socket (or it is too old to know the method)."""
     from lspmux.daemon.address import AddressError, resolve_client
@@ -117,7 +178,7 @@ def _through_daemon(tool: Tool, arguments: dict[str, Any], root: Path) -> dict[s
         address = resolve_client(None)
         if not address.is_unix:
             return None
-        params = {"root": str(root), "name": tool.name, "arguments": arguments}
+        params = {"root": root, "name": tool.name, "arguments": arguments}
         answer = request(address, "lspmux/tool", params, token=None, timeout=600)
     except (OSError, AddressError):
         return None
@@ -176,6 +237,9 @@ def _run(coro: Any) -> int:
 
 
 def build_mcp_parser() -> argparse.ArgumentParser:
+    import argparse
+    from pathlib import Path
+
     p = argparse.ArgumentParser(
         prog="lspmux mcp",
         description="Serve the agent tools over MCP on stdin/stdout (an MCP server for coding "
@@ -190,7 +254,9 @@ def build_mcp_parser() -> argparse.ArgumentParser:
 
 def mcp_main(words: Sequence[str]) -> int:
     ns = build_mcp_parser().parse_args(list(words))
+    from pathlib import Path
+
     from lspmux.agent.mcp_server import serve
 
-    root = (ns.root or Path.cwd()).resolve()
+    root = Path(os.path.realpath(ns.root or os.getcwd()))
     return serve(root, private=ns.private, configs=ns.config, remote=remote_words(ns))

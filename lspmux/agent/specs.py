@@ -7,8 +7,6 @@ how its arguments are checked: tool_types.py.
 
 from __future__ import annotations
 
-from typing import Any
-
 from lspmux.agent.errors import ToolError
 from lspmux.agent.tool_types import (
     APPLY,
@@ -25,6 +23,10 @@ from lspmux.agent.tool_types import (
     input_schema,
     symbol_edit_tool,
 )
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the verbs import the table at start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["AT_DOC", "TOOLS", "Arg", "Tool", "call", "check_arguments", "input_schema"]
 

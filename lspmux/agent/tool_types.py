@@ -6,9 +6,12 @@ before the function runs. The table of tools is specs.py.
 from __future__ import annotations
 
 import importlib
-from typing import Any, NamedTuple
 
 from lspmux.agent.errors import ToolError
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the verbs import the table at start
+if TYPE_CHECKING:
+    from typing import Any
 
 AT_DOC = (
     "Where: a Locate string 'src/app.py:Greeter.greet@return <|>message' (file, optional "
@@ -23,20 +26,34 @@ SYMBOL_DOC = (
 FILE_DOC = "A file path relative to the workspace root, e.g. 'src/app.py'."
 
 
-class Arg(NamedTuple):
-    name: str
-    type: str  # JSON schema type: string, integer, boolean, object, or "string|integer"
-    doc: str
-    required: bool = False
-    default: Any = None
+class Arg:
+    """One argument of a tool (plain slots, not a NamedTuple: `typing` costs the verbs ms)."""
+
+    __slots__ = ("default", "doc", "name", "required", "type")
+
+    def __init__(
+        self, name: str, type: str, doc: str, required: bool = False, default: Any = None
+    ) -> None:
+        self.name = name
+        self.type = type  # JSON schema type: string, integer, boolean, object, "string|integer"
+        self.doc = doc
+        self.required = required
+        self.default = default
 
 
-class Tool(NamedTuple):
-    name: str
-    target: str  # "module:function" under lspmux.agent
-    description: str
-    args: tuple[Arg, ...]
-    writes: bool = False
+class Tool:
+    """One tool: its name, implementing function, description and arguments."""
+
+    __slots__ = ("args", "description", "name", "target", "writes")
+
+    def __init__(
+        self, name: str, target: str, description: str, args: tuple[Arg, ...], writes: bool = False
+    ) -> None:
+        self.name = name
+        self.target = target  # "module:function" under lspmux.agent
+        self.description = description
+        self.args = args
+        self.writes = writes
 
     def function(self) -> Any:
         found = _FUNCTIONS.get(self.target)

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from lspmux.dirs import runtime_dir as default_dir
-from lspmux.dirs import user_config_file
+from lspmux.dirs import runtime_dir_name, user_config_file_name
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pathlib too (~5 ms): a client finds the daemon with strings
     from collections.abc import Mapping
+    from pathlib import Path
 
 SOCKET_NAME = "lspmux.sock"
 TOKEN_ENV = "LSPMUX_TOKEN"
@@ -68,6 +68,8 @@ class Address:
 
     def lock_path(self, name: str) -> Path:
         """A lock file beside the socket (for TCP: in the default private directory)."""
+        from pathlib import Path
+
         if self.is_unix:
             return Path(f"{self.path}.{name}")
         return default_dir() / f"tcp-{self.host}-{self.port}.{name}"
@@ -139,16 +141,17 @@ def is_loopback(host: str) -> bool:
 
 
 def default_address(environ: Mapping[str, str] | None = None) -> Address:
-    return Address("unix", path=str(default_dir(environ) / SOCKET_NAME))
+    return Address("unix", path=os.path.join(runtime_dir_name(environ), SOCKET_NAME))
 
 
 def configured_connect(environ: Mapping[str, str] | None = None) -> str | None:
     """The user file's `connect` (where clients find the daemon), as an address string; None
     when the file or the key is absent. Read without the configuration loader (a client must
     start fast); AddressError names the file and the key when the value cannot be used."""
-    path = user_config_file()
+    path = user_config_file_name()
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError:
         return None
     if b"connect" not in data:  # parsing TOML costs the client ~15 ms: only when it may say
@@ -213,6 +216,8 @@ def check_socket_dir(address: Address) -> None:
                 f"{address.path} is too long for a Unix socket (at most {MAX_SOCKET_PATH} "
                 "bytes); choose a shorter path with --listen/--connect unix:PATH"
             )
+        from pathlib import Path
+
         private_dir(Path(address.path).parent)
 
 
@@ -223,6 +228,8 @@ def load_token(
     `$LSPMUX_TOKEN`, else None."""
     env = os.environ if environ is None else environ
     if token_file is not None:
+        from pathlib import Path
+
         path = Path(token_file)
         try:
             st = path.stat()

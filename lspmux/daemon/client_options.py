@@ -1,10 +1,10 @@
-"""The options of `lspmux client` (and of the bare, Rust-lspmux-compatible `lspmux`), declared
-once (standard library only: the shim imports it).
+"""The options of `lspmux client` (and of the bare, Rust-lspmux-compatible `lspmux`) and of
+`lspmux status`, declared once (standard library only: the shim imports it).
 
-`OPTIONS` is the one declaration. Two readers are derived from it: `parse_args`, a plain loop
-that the shim runs at every editor start (argparse costs milliseconds), and `add_client_options`
-/ `build_parser`, argparse for `--help`, a mistake, and the `lspmux client` subcommand of the
-full command line. `lspmux_options` turns the options into what the shim adds to the client's
+`OPTIONS` and `STATUS_OPTIONS` are the declarations. Two readers are derived from each: a plain
+loop (`parse_args`, `parse_status_args`) that runs at every start (argparse and the modules
+of the full command line cost tens of milliseconds), and argparse (`add_client_options` /
+`build_parser`, `add_status_options`) for `--help`, a mistake, and the full command line. `lspmux_options` turns the options into what the shim adds to the client's
 `initialize` (`initializationOptions.lspMux`).
 
 Which server: `--server-path CMD [-- ARGS]` (the Rust tool's `--ra-mux-server` too), or
@@ -21,7 +21,7 @@ import os
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
 if TYPE_CHECKING:  # argparse is imported only to print help or an error
     import argparse
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from lspmux.daemon.address import Address
@@ -34,22 +34,37 @@ RUST_DEFAULT_SERVER = "rust-analyzer"
 
 class Option:
     """One option: its spellings, where its value goes, and how it reads (`kind`: "value",
-    "append" for a repeatable value, "flag")."""
+    "append" for a repeatable value, "flag" (sets True), "off" (`--no-…`: sets False); a
+    "value" has a `default` and may be converted by `convert`, such as `int`)."""
 
-    __slots__ = ("dest", "help", "kind", "metavar", "names")
+    __slots__ = ("convert", "default", "dest", "help", "kind", "metavar", "names")
 
     def __init__(
-        self, *names: str, dest: str, help: str, kind: str = "value", metavar: str | None = None
+        self,
+        *names: str,
+        dest: str,
+        help: str,
+        kind: str = "value",
+        metavar: str | None = None,
+        default: Any = None,
+        convert: Callable[[str], Any] | None = None,
     ) -> None:
         self.names = names
         self.dest = dest
         self.help = help
         self.kind = kind
         self.metavar = metavar
+        self.default = default
+        self.convert = convert
 
-    def add_to(self, p: argparse.ArgumentParser) -> None:
-        if self.kind == "flag":
-            p.add_argument(*self.names, dest=self.dest, action="store_true", help=self.help)
+    def initial(self) -> Any:
+        """The value when the option is not given (argparse's default for it)."""
+        return {"flag": False, "off": True, "append": []}.get(self.kind, self.default)
+
+    def add_to(self, p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+        if self.kind in ("flag", "off"):
+            action = "store_true" if self.kind == "flag" else "store_false"
+            p.add_argument(*self.names, dest=self.dest, action=action, help=self.help)
         elif self.kind == "append":
             p.add_argument(
                 *self.names,
@@ -60,9 +75,11 @@ class Option:
                 help=self.help,
             )
         else:
-            p.add_argument(
-                *self.names, dest=self.dest, metavar=self.metavar, default=None, help=self.help
-            )
+            added = p.add_argument(
+                *self.names, dest=self.dest, metavar=self.metavar, default=self.default,
+                help=self.help,
+            )  # fmt: skip
+            added.type = self.convert  # argparse's default is None too
 
 
 CONNECT_OPTIONS = (
@@ -105,6 +122,18 @@ OPTIONS = (
     ),
 )
 _BY_NAME = {name: option for option in OPTIONS for name in option.names}
+STATUS_OPTIONS = (
+    *CONNECT_OPTIONS,
+    Option("--json", dest="json", kind="flag", help="machine-readable output"),
+    Option(
+        "-v",
+        "--verbose",
+        dest="verbose",
+        kind="flag",
+        help="every instance and client in full, with each client's open documents",
+    ),
+)
+_STATUS_BY_NAME = {name: option for option in STATUS_OPTIONS for name in option.names}
 
 
 def add_connect_options(p: argparse.ArgumentParser) -> None:
@@ -118,6 +147,11 @@ def add_client_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "server_args", nargs="*", metavar="ARGS", help="the server's arguments (after --)"
     )
+
+
+def add_status_options(p: argparse.ArgumentParser) -> None:
+    for option in STATUS_OPTIONS:
+        option.add_to(p)
 
 
 def build_parser(prog: str = "lspmux client", *, remote: bool = True) -> argparse.ArgumentParser:
@@ -155,35 +189,76 @@ def parse_args(argv: Sequence[str]) -> ClientArgs | None:
     """The options, read from `OPTIONS` without argparse; None when argparse must handle
     them (help, an unknown option, a missing value)."""
     args = ClientArgs()
+    return args if read_options(argv, _BY_NAME, args, args.server_args) else None
+
+
+class StatusArgs:
+    """`lspmux status`'s options, as `parse_status_args` read them (the attributes of
+    argparse's namespace for the same words: the `--remote` ones are argparse's to read)."""
+
+    def __init__(self) -> None:
+        self.connect: str | None = None
+        self.token_file: str | None = None
+        self.json = False
+        self.verbose = False
+        self.remote: str | None = None
+        self.remote_exec: str | None = None
+        self.remote_lspmux: str | None = None
+
+
+def parse_status_args(argv: Sequence[str]) -> StatusArgs | None:
+    """`lspmux status`'s options (the words after `status`), read from `STATUS_OPTIONS`
+    without argparse; None when argparse must handle them (help, a mistake, `--remote`)."""
+    args = StatusArgs()
+    return args if read_options(argv, _STATUS_BY_NAME, args, None) else None
+
+
+def read_options(
+    argv: Sequence[str], by_name: Mapping[str, Option], args: object, rest: list[str] | None
+) -> bool:
+    """Set the attributes of `args` from `argv`, options named by `by_name`; other words
+    (and all after `--`) go to `rest`. False when argparse must read them instead: help, an
+    unknown or abbreviated option, a missing or unconvertible value, a value that looks like
+    an option, a word where none is taken (`rest` is None)."""
     words = list(argv)
     i = 0
     while i < len(words):
         word = words[i]
-        if word == "--":
-            args.server_args += words[i + 1 :]
-            break
+        if not word.startswith("-") or word == "--":
+            if rest is None:
+                return False
+            if word == "--":
+                rest += words[i + 1 :]
+                break
+            rest.append(word)
+            i += 1
+            continue
         name, eq, value = word.partition("=")
-        option = _BY_NAME.get(name)
-        if option is not None and option.kind == "flag":
+        option = by_name.get(name)
+        if option is None:
+            return False
+        if option.kind in ("flag", "off"):
             if eq:
-                return None  # argparse says `--no-autostart=x` is a mistake
-            setattr(args, option.dest, True)
-        elif option is not None:
-            if not eq:
-                if i + 1 >= len(words):
-                    return None
-                i += 1
-                value = words[i]
-            if option.kind == "append":
-                getattr(args, option.dest).append(value)
-            else:
-                setattr(args, option.dest, value)
-        elif word.startswith("-"):
-            return None
+                return False  # argparse says `--no-autostart=x` is a mistake
+            setattr(args, option.dest, option.kind == "flag")
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(words) or words[i + 1].startswith("-"):
+                return False
+            i += 1
+            value = words[i]
+        if option.convert is not None:
+            try:
+                value = option.convert(value)
+            except ValueError:
+                return False
+        if option.kind == "append":
+            getattr(args, option.dest).append(value)
         else:
-            args.server_args.append(word)
+            setattr(args, option.dest, value)
         i += 1
-    return args
+    return True
 
 
 #: Commands that may follow the connect options: `lspmux --connect ADDR status` is the status

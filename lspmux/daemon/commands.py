@@ -4,9 +4,7 @@ daemon's commands (docs/sharing.md); `status` shows the running proxies too. The
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
 from lspmux.cli_common import (
     add_config,
@@ -19,14 +17,23 @@ from lspmux.cli_common import (
 )
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the commands are imported on the start path
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # argparse and pathlib too: `lspmux status` runs without them
+    import argparse
+    from pathlib import Path
+
     from lspmux.daemon.server import HostedTools, Query
 
 # -- the daemon: server, client, status, reload (docs/sharing.md) ------------------------------
 
 
 def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from lspmux.daemon.client_options import add_client_options, add_connect_options
+    from pathlib import Path
+
+    from lspmux.daemon.client_options import (
+        add_client_options,
+        add_connect_options,
+        add_status_options,
+    )
 
     server = sub.add_parser(
         "server",
@@ -76,17 +83,10 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "it reports now) and clients, and each running `lspmux proxy` for its own. Exits 0 "
         "when the daemon answers within 1 s, 1 when it does not (the proxies still shown).",
     )
-    add_connect_options(status)
+    add_status_options(status)  # `lspmux status` reads these without argparse too
     from lspmux.remote.cli import add_remote_options
 
     add_remote_options(status, mapping=False)
-    status.add_argument("--json", action="store_true", help="machine-readable output")
-    status.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="every instance and client in full, with each client's open documents",
-    )
 
     stop = sub.add_parser(
         "stop",

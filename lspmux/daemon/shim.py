@@ -8,6 +8,8 @@ stdout. Its options are `daemon/client_options.py`; finding and starting the dae
 
 It must start fast (the first byte reaches the daemon well under 60 ms after exec), so it
 imports only the standard library, and `subprocess` only when it has to start the daemon.
+`lspmux.cli` imports it first for every command, so its module level holds only what the
+client and the daemon's one-request commands (`lspmux status`, the agent verbs) share.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import threading
 
 from lspmux.daemon.address import (
     ADDRESS_ENV,
@@ -23,10 +24,10 @@ from lspmux.daemon.address import (
     load_token,
     peer_uid_checkable,
     resolve_client,
-    user_config_file,
 )
 from lspmux.daemon.client_options import build_parser, command_first, lspmux_options, parse_args
 from lspmux.daemon.dial import ShimError, connect
+from lspmux.dirs import user_config_file_name
 from lspmux.wire.blocking import BlockingPeer, WireError, write_all
 from lspmux.wire.header import frame
 
@@ -108,6 +109,8 @@ def _stdin_to_socket(sock: socket.socket, stdin: int) -> None:
 
 def pump(sock: socket.socket, first: bytes, stdin: int = 0, stdout: int = 1) -> int:
     """Copy bytes both ways until the daemon closes the connection."""
+    import threading  # here: the commands that share the shim's imports need no thread
+
     if first:
         sock.sendall(first)
     threading.Thread(target=_stdin_to_socket, args=(sock, stdin), daemon=True).start()
@@ -126,7 +129,7 @@ def _from_config(given: str | None, environ: Mapping[str, str]) -> str:
     if given or environ.get(ADDRESS_ENV):
         return ""
     return (
-        f" (it is `connect` in {user_config_file()}; without it, clients use the "
+        f" (it is `connect` in {user_config_file_name()}; without it, clients use the "
         "private Unix socket)"
     )
 

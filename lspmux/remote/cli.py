@@ -141,10 +141,6 @@ def remote_words(ns: argparse.Namespace) -> list[str] | None:
 def remote_status(ns: argparse.Namespace) -> int | None:
     """`lspmux status --remote …`: the far `lspmux status` (same options), its output and exit
     status as they are; None when no remote is named."""
-    import subprocess
-
-    from lspmux.remote.target import TargetError
-
     found = {
         name: [value]
         for name, value in (
@@ -156,6 +152,10 @@ def remote_status(ns: argparse.Namespace) -> int | None:
     }
     if "--remote" not in found and "--remote-exec" not in found:
         return None
+    import subprocess  # here: a local `lspmux status` starts fast without it
+
+    from lspmux.remote.target import TargetError
+
     try:
         target = target_of(found)
     except TargetError as exc:

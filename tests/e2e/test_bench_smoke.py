@@ -197,5 +197,6 @@ def test_the_start_bench_measures_every_case_and_writes_its_section(tmp_path: Pa
     assert "old table" not in text and text.startswith("kept\n") and text.endswith("also kept\n")
     section = text.split("<!-- bench:start -->")[1].split("<!-- /bench:start -->")[0]
     rows = [line for line in section.splitlines() if line.startswith("| `lspmux")]
-    assert len(rows) == 3 and all(re.search(r"\| \d+ ms \(\d+\) \|$", row) for row in rows), section
+    assert len(rows) == 5 and all(re.search(r"\| \d+ ms \(\d+\) \|$", row) for row in rows), section
+    assert any(row.startswith("| `lspmux hover") for row in rows), section
     assert "load average" in section

@@ -76,3 +76,46 @@ def test_every_posix_system_gets_the_xdg_layout() -> None:
     from platformdirs.unix import Unix
 
     assert isinstance(dirs._dirs(), Unix)
+
+
+@pytest.mark.parametrize(
+    ("xdg", "home"),
+    [
+        (None, "/home/u"),
+        (None, "/home/u/"),
+        (None, "/"),
+        ("", "/home/u"),
+        ("relative/dir", "/home/u"),
+        ("/xdg/config", "/home/u"),
+        ("/xdg/config/", "relative"),
+        ("/xdg/config", None),
+        (None, "relative"),
+        (None, None),
+    ],
+)
+def test_the_config_dir_without_platformdirs_is_platformdirs_own(
+    xdg: str | None, home: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plain_config_dir` spares the client platformdirs' import; where it answers, it answers
+    as platformdirs does."""
+    for name, value in (("XDG_CONFIG_HOME", xdg), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    plain = dirs.plain_config_dir()
+    assert plain is not None or home is None or not home.startswith("/")
+    if plain is not None:
+        assert plain == dirs._dirs().user_config_dir
+
+
+def test_the_user_config_file_is_found_without_platformdirs(tmp_path: Path) -> None:
+    probe = (
+        "import sys, lspmux.dirs as d; d.user_config_file(); print('platformdirs' in sys.modules)"
+    )
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip() == "False"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lspmux.daemon import shim
+from lspmux.daemon import client_options, shim
 from lspmux.daemon.address import parse
 
 
@@ -161,6 +161,7 @@ def test_run_if_client_decides_by_the_first_word(monkeypatch: pytest.MonkeyPatch
 
 
 HEAVY = ("asyncio", "lsprotocol", "orjson", "attrs", "logging", "lspmux.config", "lspmux.session")
+HEAVY += ("argparse", "typing", "pathlib", "platformdirs")
 
 
 @pytest.mark.parametrize("entry", ["-m lspmux client", "lspmux.cli"])
@@ -168,6 +169,7 @@ def test_the_client_path_imports_nothing_heavy(entry: str, tmp_path: Path) -> No
     # Run the real entry points against a missing daemon, then list what got imported.
     probe = (
         "import sys, runpy\n"
+        "before = set(sys.modules)\n"
         "sys.argv = ['lspmux', 'client', '--no-autostart', '--connect', 'unix:/nonexistent/s']\n"
         "try:\n"
         + (
@@ -176,10 +178,14 @@ def test_the_client_path_imports_nothing_heavy(entry: str, tmp_path: Path) -> No
             else "    from lspmux.cli import main; main()\n"
         )
         + "except SystemExit:\n    pass\n"
-        "print(' '.join(sorted(sys.modules)))\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, stdin=subprocess.DEVNULL
+        [sys.executable, "-S", "-c", probe],  # no site: no editable install's hook (pathlib …)
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
     )
     loaded = set(out.stdout.split())
     assert "lspmux.daemon.shim" in loaded, out.stderr
@@ -215,3 +221,29 @@ def test_a_first_message_with_a_junk_length_is_an_error_not_a_traceback(value: b
     with pytest.raises(shim.ShimError, match="the client's first message"):
         shim.read_first(r)
     os.close(r)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        [],
+        ["--json"],
+        ["-v", "--connect", "unix:/x"],
+        ["--verbose", "--json", "--connect=tcp:127.0.0.1:1", "--token-file", "t"],
+    ],
+)
+def test_both_readers_of_the_status_options_agree(words: list[str]) -> None:
+    from lspmux.cli import build_parser
+
+    fast = client_options.parse_status_args(words)
+    assert fast is not None
+    parsed = vars(build_parser(agent_help=False).parse_args(["status", *words]))
+    assert parsed.pop("command") == "status"
+    assert parsed == vars(fast)
+
+
+@pytest.mark.parametrize(
+    "words", [["--help"], ["-x"], ["--json=1"], ["--connect"], ["extra"], ["--remote", "ssh://h/p"]]
+)
+def test_status_leaves_help_mistakes_and_remotes_to_argparse(words: list[str]) -> None:
+    assert client_options.parse_status_args(words) is None
