@@ -18,24 +18,23 @@ The proxy side (`register`) runs on the proxy's event loop; the side of `lspmux 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-import time
-from pathlib import Path
 
 from lspmux import __version__
 from lspmux.daemon.address import MAX_SOCKET_PATH, AddressError, private_dir
-from lspmux.dirs import runtime_dir
+from lspmux.dirs import runtime_dir_name
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the proxy imports this at start
+# Neither `typing`, `pathlib` nor `logging` at import: `lspmux status` imports this module
+# (tests/unit/daemon/test_verb_start.py), and the proxy at start.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import asyncio
+    import logging
     from collections.abc import Callable
+    from pathlib import Path
     from typing import Any
 
     from lspmux.session.state import SessionState
-
-log = logging.getLogger("lspmux.proxy")
 
 STATUS = "lspmux/status"
 #: How long `lspmux status` waits for a proxy's answer.
@@ -44,9 +43,15 @@ ASK_TIMEOUT = 1.0
 READ_TIMEOUT = 5.0
 
 
-def proxies_dir() -> Path:
+def proxies_dir() -> str:
     """`<runtime dir>/proxies`: the records and status sockets of running proxies."""
-    return runtime_dir() / "proxies"
+    return os.path.join(runtime_dir_name(), "proxies")
+
+
+def _log() -> logging.Logger:
+    import logging
+
+    return logging.getLogger("lspmux.proxy")
 
 
 class Registration:
@@ -85,11 +90,13 @@ async def listen(answer: Callable[[], Any]) -> Registration:
     """`register`, with `answer()` the status to give."""
     import asyncio
     import json
+    import time
+    from pathlib import Path
 
     pid = os.getpid()
     try:
-        private_dir(runtime_dir())  # the daemon's folder, checked as the daemon checks it
-        folder = private_dir(proxies_dir())
+        private_dir(runtime_dir_name())  # the daemon's folder, checked as the daemon checks it
+        folder = Path(private_dir(proxies_dir()))
         socket_path = folder / f"{pid}.sock"
         if len(str(socket_path)) > MAX_SOCKET_PATH:
             raise AddressError(f"{socket_path} is too long for a Unix socket")
@@ -113,7 +120,7 @@ async def listen(answer: Callable[[], Any]) -> Registration:
         tmp.write_text(text)
         tmp.replace(record)  # `lspmux status` never reads half a record
     except (OSError, AddressError) as exc:
-        log.debug("not listed for `lspmux status`: %s", exc)
+        _log().debug("not listed for `lspmux status`: %s", exc)
         return Registration()
     return Registration(record, socket_path, server)
 
@@ -144,9 +151,9 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ans
         writer.write(frame(orjson.dumps(reply)))
         await writer.drain()
     except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError) as exc:
-        log.debug("status connection: %s", exc)
+        _log().debug("status connection: %s", exc)
     except Exception:  # a status request must never take the proxy down
-        log.exception("answering %s failed", STATUS)
+        _log().exception("answering %s failed", STATUS)
     finally:
         writer.close()
 
@@ -159,26 +166,29 @@ def running_proxies(timeout: float = ASK_TIMEOUT) -> list[dict[str, Any]]:
     from lspmux.wire.blocking import BlockingPeer, WireError, open_socket
 
     folder = proxies_dir()
-    if not folder.is_dir():
+    if not os.path.isdir(folder):
         return []
     try:  # only the user's own private folder is read (and cleaned)
-        private_dir(runtime_dir())
+        private_dir(runtime_dir_name())
         private_dir(folder)
-        names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
     except (OSError, AddressError) as exc:
-        log.warning("not listing the proxies: %s", exc)
+        _log().warning("not listing the proxies: %s", exc)
         return []
     found = []
-    for path in names:
+    for name in names:
         # The socket is named by the record's file, never by what the record says: only
         # files of this folder are ever connected to or removed.
-        sock_path = str(path.with_suffix(".sock"))
+        stem = name.removesuffix(".json")
+        path = os.path.join(folder, name)
+        sock_path = os.path.join(folder, stem + ".sock")
         try:
-            record = json.loads(path.read_text())
+            with open(path, encoding="utf-8") as f:
+                record = json.load(f)
             pid = int(record["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             continue  # being written or removed right now, or not ours
-        if str(pid) != path.stem:
+        if str(pid) != stem:
             continue
         if not _alive(pid):
             _forget(path, sock_path)
@@ -212,8 +222,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _forget(record: Path, socket_path: str) -> None:
-    log.debug("removing the record of proxy %s: it is gone", record.stem)
-    for path in (record, Path(socket_path)):
+def _forget(record: str, socket_path: str) -> None:
+    _log().debug("removing the record of proxy %s: it is gone", os.path.basename(record))
+    for path in (record, socket_path):
         with contextlib.suppress(OSError):
-            path.unlink()
+            os.unlink(path)

@@ -24,6 +24,9 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs mill
 if TYPE_CHECKING:  # pathlib too (~5 ms): a client finds the daemon with strings
     from collections.abc import Mapping
     from pathlib import Path
+    from typing import TypeVar
+
+    PathT = TypeVar("PathT", str, Path)  # `private_dir` gives back what it was given
 
 SOCKET_NAME = "lspmux.sock"
 TOKEN_ENV = "LSPMUX_TOKEN"
@@ -180,11 +183,11 @@ def resolve(
     return parse(text) if text else default_address(env)
 
 
-def private_dir(path: Path) -> Path:
+def private_dir(path: PathT) -> PathT:
     """Create `path` (mode 0700) if needed and check it is private: a directory, not a link,
     owned by this user, with no group or other permission bits. Raises AddressError."""
     try:
-        os.makedirs(path.parent, mode=0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
