@@ -33,9 +33,10 @@ from typing import Any, Protocol
 import orjson
 
 from lspmux.backends.process import ServerProcess
-from lspmux.errors import JsonRpcError
+from lspmux.errors import JsonRpcError, ParseError
+from lspmux.routing import fit_raw
 from lspmux.wire.connection import Connection
-from lspmux.wire.messages import Message, decode
+from lspmux.wire.messages import Message, decode, sniff_response
 
 log = logging.getLogger("lspmux.session")
 
@@ -160,9 +161,20 @@ async def stop() -> None:
         await found.stop()
 
 
-def fit_on_loop(ex: Fittable, body: bytes) -> None:
-    """Answer `ex` with `body` (a backend's response), read here (`ex.reply` fits it)."""
-    msg = decode(body)
+def fit_on_loop(ex: Fittable, body: bytes, client: dict[str, Any]) -> None:
+    """Answer `ex` with `body` (a backend's response) fitted for `client` here: only what the
+    client cannot take is rewritten (`routing.fit_raw`), the rest relayed as it came."""
+    try:
+        fitted = fit_raw.fit_body(ex.method, body, client)
+    except orjson.JSONDecodeError as exc:
+        ex.reply_error(ParseError(f"the server's answer to {ex.method} is not valid JSON: {exc}"))
+        return
+    out = body if fitted is None else fitted
+    sniffed = sniff_response(out)
+    if sniffed is not None:
+        ex.relay(out, sniffed[1])
+        return
+    msg = decode(out)  # a response that does not start plainly ({"jsonrpc", "id", "result"…})
     if "error" in msg:
         ex.reply_error(msg["error"] or {})
     else:
@@ -186,7 +198,7 @@ async def _fit(ex: Fittable, body: bytes, client: dict[str, Any]) -> None:
     if ex.answered:  # cancelled, or the client left, meanwhile
         return
     if answer is None:
-        fit_on_loop(ex, body)
+        fit_on_loop(ex, body, client)
         return
     ex.relay(*answer)
 
@@ -212,6 +224,12 @@ async def _ask_worker(
         if not got.done():
             got.set_result((raw, offset) if raw.startswith(b'"result"', offset) else None)
 
-    params = {"method": ex.method, "client": client, "answer": orjson.Fragment(body)}
+    # The answer goes last, with its size first: the worker reads it without parsing it.
+    params = {
+        "method": ex.method,
+        "client": client,
+        "size": len(body),
+        "answer": orjson.Fragment(body),
+    }
     proc.conn.request("lspmux/fit", params, on_message, timeout=FIT_TIMEOUT, raw=on_raw)
     return await got
