@@ -14,7 +14,8 @@ client that declared less:
 
 `needs_adapting(method, client)` says whether an answer must be parsed at all (the hot path
 relays most answers unparsed); `adapt(method, result, client)` returns the fitted answer. All
-functions take and return raw dicts and never modify their input.
+functions take and return raw dicts and never modify their input. `routing/fit_raw.py` fits a
+server's raw answer to the same result without parsing what needs no change.
 """
 
 from __future__ import annotations

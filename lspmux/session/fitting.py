@@ -11,6 +11,13 @@ started on first use and shared by every session of this process: the loop write
 backend's bytes to it as they were read (spliced into the request, not re-encoded) and relays
 its answer to the client under the client's id, without parsing either.
 
+Most answers never get that far: `Exchange.reply_raw` first scans the bytes
+(`routing.fit_raw.needs_fitting`) and relays an answer that holds nothing the client cannot
+take as it came. One that does is fitted where it stands (`fit_raw.fit_body`): a completion
+list's markdown documentation is rewritten in place, the rest of its bytes copied; the worker
+gets the answer's size with it, so it does not parse it either, and answers with the fitted
+answer's own bytes under its id.
+
 Whatever goes wrong with the worker (it cannot start, crashes, or fails on an answer), the
 answer is fitted on the loop instead: the client gets a correct answer, only later.
 
