@@ -613,9 +613,26 @@ def measure_micro(res: Results, items: int) -> None:
         msg["id"] = 42
         return orjson.dumps(msg)
 
+    from lspmux.routing import adapt, fit_raw
+
+    method = "textDocument/completion"
+    markdown_only = {
+        "textDocument": {"completion": {"completionItem": {"documentationFormat": ["markdown"]}}}
+    }
+
+    def fit_parsed() -> bytes:  # what the daemon's fitting did before issue 21
+        msg = orjson.loads(body)
+        msg["result"] = adapt.adapt(method, msg["result"], {})
+        return orjson.dumps(msg)
+
     repeats = res.sizes.micro_repeats
     res.micro["raw"] = _best_of(raw_relay, repeats)
     res.micro["orjson"] = _best_of(orjson_relay, repeats)
+    res.micro["fit_parsed"] = _best_of(fit_parsed, repeats)
+    res.micro["fit_raw"] = _best_of(lambda: fit_raw.fit_body(method, body, {}), repeats)
+    res.micro["scan"] = _best_of(
+        lambda: fit_raw.needs_fitting(method, body, markdown_only), repeats
+    )
     try:
         from lsprotocol import converters
         from lsprotocol import types as t
@@ -1017,6 +1034,12 @@ def report(res: Results, quick: bool) -> str:
             "`rewrite_response_id` | "
             f"{res.micro['raw'] * 1000:.2f} |",
             f"| orjson loads + dumps | {res.micro['orjson'] * 1000:.2f} |",
+            "| fitted for a client without markdown, parsed: orjson loads + `adapt.adapt` + "
+            f"dumps (the daemon's fitting before) | {res.micro['fit_parsed'] * 1000:.2f} |",
+            "| fitted for that client in place: `fit_raw.fit_body` (the markdown documentation "
+            f"rewritten, the other bytes kept) | {res.micro['fit_raw'] * 1000:.2f} |",
+            "| nothing to fit (a client that takes markdown, no snippets; the list has none): "
+            f"`fit_raw.needs_fitting`, then relayed | {res.micro['scan'] * 1000:.2f} |",
         ]
         if "cattrs" in res.micro:
             lines += [
