@@ -80,18 +80,21 @@ def _triggers_for(method: str, client: Mapping[str, Any]) -> tuple[re.Pattern[by
     return tuple(re.compile(part) for part in parts)
 
 
-_triggers: dict[tuple[str, bytes], tuple[re.Pattern[bytes], ...]] = {}
+#: Patterns by (method, id of the client's capabilities), with the capabilities themselves:
+#: a session's capabilities are one dict for its lifetime, held here so that its id is not
+#: reused while cached.
+_triggers: dict[tuple[str, int], tuple[Mapping[str, Any], tuple[re.Pattern[bytes], ...]]] = {}
 
 
 def needs_fitting(method: str, body: bytes, client: Mapping[str, Any]) -> bool:
     """Whether the response `body` holds anything `client` cannot take (a scan, no parse)."""
-    key = (method, orjson.dumps(client, option=orjson.OPT_SORT_KEYS))
-    patterns = _triggers.get(key)
-    if patterns is None:
-        if len(_triggers) > 256:  # one entry per (method, kind of client): a bound for safety
+    key = (method, id(client))
+    cached = _triggers.get(key)
+    if cached is None or cached[0] is not client:
+        if len(_triggers) > 1024:  # a bound: entries of sessions long gone go
             _triggers.clear()
-        patterns = _triggers[key] = _triggers_for(method, client)
-    return any(pattern.search(body) is not None for pattern in patterns)
+        cached = _triggers[key] = (client, _triggers_for(method, client))
+    return any(pattern.search(body) is not None for pattern in cached[1])
 
 
 def fit_body(method: str, body: bytes, client: Mapping[str, Any]) -> bytes | None:
