@@ -95,12 +95,12 @@ def _handle_raw(msg: dict[str, Any], answer: bytes) -> bytes:
     params = msg.get("params") or {}
     client = params.get("client")
     try:
-        fitted = fit_raw.fit_body(
+        # the requester sends only answers its scan found something in (`needs_fitting`)
+        out = fit_raw.fit_found(
             str(params.get("method")), answer, client if isinstance(client, dict) else {}
         )
     except Exception as exc:  # the requester fits it itself instead
         return _error(msg["id"], InternalError(f"the fitting worker failed: {exc!r}"))
-    out = answer if fitted is None else fitted
     sniffed = sniff_response(out)
     if sniffed is None or not out.startswith(b'"result"', sniffed[1]):
         return _error(msg["id"], InternalError("the fitting worker got no plain result to fit"))

@@ -100,8 +100,12 @@ def needs_fitting(method: str, body: bytes, client: Mapping[str, Any]) -> bool:
 def fit_body(method: str, body: bytes, client: Mapping[str, Any]) -> bytes | None:
     """The response `body` (an answer to `method`, with a "result") fitted to `client`: None
     when it holds nothing the client cannot take (relay it as it is), else the new body."""
-    if not needs_fitting(method, body, client):
-        return None
+    return fit_found(method, body, client) if needs_fitting(method, body, client) else None
+
+
+def fit_found(method: str, body: bytes, client: Mapping[str, Any]) -> bytes:
+    """`fit_body` of an answer the scan found something in (`needs_fitting`), not scanned
+    again: the new body."""
     if method in _COMPLETIONS:
         spliced = _completion_markdown(body, client)
         if spliced is not None:
@@ -114,6 +118,8 @@ def fit_body(method: str, body: bytes, client: Mapping[str, Any]) -> bytes | Non
 def _completion_markdown(body: bytes, client: Mapping[str, Any]) -> bytes | None:
     """`body` with each item's markdown documentation made plain text in place, when that is
     all the client cannot take in it; None when something else must change too."""
+    if not adapt.lacks_markdown(client, _COMPLETIONS[0]):
+        return None
     if adapt.lacks_snippets(client) and _SNIPPET_ANY.search(body):
         return None
     if _LANGUAGE_ANY.search(body):

@@ -169,14 +169,14 @@ async def stop() -> None:
 
 
 def fit_on_loop(ex: Fittable, body: bytes, client: dict[str, Any]) -> None:
-    """Answer `ex` with `body` (a backend's response) fitted for `client` here: only what the
-    client cannot take is rewritten (`routing.fit_raw`), the rest relayed as it came."""
+    """Answer `ex` with `body` (a backend's response, which `fit_raw.needs_fitting` found
+    something in) fitted for `client` here: only what the client cannot take is rewritten
+    (`routing.fit_raw`), the rest relayed as it came."""
     try:
-        fitted = fit_raw.fit_body(ex.method, body, client)
+        out = fit_raw.fit_found(ex.method, body, client)
     except orjson.JSONDecodeError as exc:
         ex.reply_error(ParseError(f"the server's answer to {ex.method} is not valid JSON: {exc}"))
         return
-    out = body if fitted is None else fitted
     sniffed = sniff_response(out)
     if sniffed is not None:
         ex.relay(out, sniffed[1])

@@ -167,3 +167,14 @@ def test_plain_texts_is_markdown_to_plaintext_of_each(texts: list[str]) -> None:
 def test_completion_docs_of_any_text_come_out_as_adapt_makes_them(texts: list[str]) -> None:
     body = body_of({"items": [item(i, md(text)) for i, text in enumerate(texts)]})
     assert fitted(COMPLETION, body, BARE) == expected(COMPLETION, body, BARE)
+
+
+@pytest.mark.parametrize("client", [BARE, RICH, NO_SNIPPETS], ids=["bare", "rich", "no-snippets"])
+@pytest.mark.parametrize("name", list(LISTS))
+def test_fit_found_is_right_also_for_an_answer_with_nothing_to_fit(
+    name: str, client: dict[str, Any]
+) -> None:
+    body = body_of(LISTS[name])
+    assert orjson.loads(fit_raw.fit_found(COMPLETION, body, client)) == expected(
+        COMPLETION, body, client
+    )
