@@ -47,9 +47,13 @@ _DOC_LIST = rb'"documentation"\s*:\s*\['
 _HOVER_MARKED = rb'"contents"\s*:\s*[\["]'
 _LINK = rb'"targetUri"\s*:'
 
-#: An item's markdown documentation as servers write it (compact, `kind` first; any other
-#: spelling is fitted the slow way); group 1 is the value's string.
-_MARKDOWN_DOC = re.compile(rb'"documentation":\{"kind":"markdown","value":(' + _STRING + rb")\}")
+#: An item's markdown documentation, `kind` first as servers write it (the other order is
+#: fitted the slow way); group 1 is the value's string.
+_MARKDOWN_DOC = re.compile(
+    rb'"documentation"\s*:\s*\{\s*"kind"\s*:\s*"markdown"\s*,\s*"value"\s*:\s*('
+    + _STRING
+    + rb")\s*\}"
+)
 _PLAIN_DOC = b'"documentation":{"kind":"plaintext","value":'
 _LANGUAGE_ANY = re.compile(_LANGUAGE)
 _DOC_LIST_ANY = re.compile(_DOC_LIST)

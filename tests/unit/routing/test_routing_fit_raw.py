@@ -4,6 +4,7 @@ bytes untouched when nothing must change."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -178,3 +179,13 @@ def test_fit_found_is_right_also_for_an_answer_with_nothing_to_fit(
     assert orjson.loads(fit_raw.fit_found(COMPLETION, body, client)) == expected(
         COMPLETION, body, client
     )
+
+
+def test_a_server_writing_spaces_keeps_its_bytes_too() -> None:
+    """Python's json.dumps writes `", "` and `": "`: still fitted in place, not re-encoded."""
+    result = {"items": [item(i, md(f"`x{i}` y")) for i in range(3)]}
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": result}).encode()
+    out = fit_raw.fit_body(COMPLETION, body, BARE)
+    assert out is not None
+    assert b'"label": "item_2", "kind": 3' in out  # the server's spelling, kept
+    assert orjson.loads(out) == expected(COMPLETION, body, BARE)
