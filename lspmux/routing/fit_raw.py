@@ -16,8 +16,13 @@ bytes instead:
 - anything else (snippets, location links, marked strings, hovers, signatures) is parsed and
   fitted by `adapt.adapt`, then encoded again.
 
-The scan reads keys as servers write them (JSON encoders never escape the characters of a key
-such as `kind`); a key spelled with `\\u` escapes would not be seen.
+`fit_found` is the second half alone, for an answer the scan already found something in (the
+loop scans before it hands an answer to the fitting worker).
+
+The bytes are read as servers write them: a key spelled with `\\u` escapes would not be seen
+(JSON encoders never escape the characters of a key such as `kind`), and a markdown
+`"documentation"` object is taken for an item's wherever it stands (also in an item's opaque
+`data`, where servers keep identifiers, not documentation).
 """
 
 from __future__ import annotations
