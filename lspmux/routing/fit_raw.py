@@ -159,6 +159,17 @@ def _encoded(texts: list[str]) -> list[bytes]:
 
 #: Line breaks other than "\n" (`str.splitlines` breaks on each).
 _LINE_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+#: The ASCII ones (a text of ASCII alone needs no scan for the others).
+_ASCII_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+
+
+def _breaks_lines(text: str) -> bool:
+    """Whether `text` holds a line break other than "\n"."""
+    if text.isascii():
+        return any(c in text for c in _ASCII_BREAKS)
+    return _LINE_BREAK.search(text) is not None
+
+
 #: A line (after a "\n") that is blank or starts with block markup (`adapt._BLOCK_MARKS`).
 _BLOCK_LINE = re.compile(r"\n[^\S\n]*(?:[`~\-*_#>]|\n|\Z)")
 #: What inline markdown rules look at besides code spans (`adapt._INLINE_MARKS`).
@@ -173,7 +184,7 @@ def plain_texts(texts: list[str]) -> list[str]:
     joined = "\n".join(texts)
     if (
         joined.count("\n") == len(texts) - 1  # one line each …
-        and _LINE_BREAK.search(joined) is None
+        and not _breaks_lines(joined)
         and _BLOCK_LINE.search("\n" + joined) is None  # … none blank nor a block
     ):
         # Each line's first character is then outside any code span and not white: no line

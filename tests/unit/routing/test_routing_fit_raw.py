@@ -156,7 +156,7 @@ def test_only_the_documentation_changes_in_a_markdown_list() -> None:
 
 
 #: One-line documentation made of what code spans and inline markup are made of.
-LINE = st.text(alphabet=" \t`*_[]()!<>\\&;#~-ab\u00e9\ue030", max_size=16)
+LINE = st.text(alphabet=" \t`*_[]()!<>\\&;#~-ab\u00e9\ue030\r\x0c", max_size=16)
 
 
 @given(st.lists(LINE, max_size=12))
@@ -189,3 +189,11 @@ def test_a_server_writing_spaces_keeps_its_bytes_too() -> None:
     assert out is not None
     assert b'"label": "item_2", "kind": 3' in out  # the server's spelling, kept
     assert orjson.loads(out) == expected(COMPLETION, body, BARE)
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [["a\rb `c`", "`d`"], ["a\x0bb", "c"], ["`a`", "b\x1ec"], ["é\u2028`b`", "c"], ["a", "`b`"]],
+)
+def test_plain_texts_sees_every_kind_of_line_break(texts: list[str]) -> None:
+    assert fit_raw.plain_texts(texts) == [adapt.markdown_to_plaintext(t) for t in texts]
