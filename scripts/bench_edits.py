@@ -60,6 +60,7 @@ from bench import (
     initialize,
     no_gc,
     print_tails,
+    start_daemon,
     write_config,
     write_section,
 )
@@ -384,31 +385,6 @@ async def measure_many(
 
 def label(size: int) -> str:
     return f"{size // MB} MB" if size >= MB else f"{size // KB} KB"
-
-
-async def start_daemon(
-    running: Running, config: Path, socket_path: Path, env: dict[str, str], cwd: Path
-) -> int:
-    """`lspmux server` on a private socket; it runs in `cwd` (not here: `python -m` would
-    import the lspmux of the current folder before PYTHONPATH's)."""
-    log = cwd / "daemon.log"
-    argv = [sys.executable, "-m", "lspmux", "server", "--listen", f"unix:{socket_path}"]
-    argv += ["--config", str(config), "--log-level", "warning", "--log-file", str(log)]
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    running._track(proc.pid)
-    deadline = time.monotonic() + 30
-    while not socket_path.exists():
-        if time.monotonic() > deadline or proc.returncode is not None:
-            raise BenchError(f"the daemon did not start; see {log}")
-        await asyncio.sleep(0.05)
-    return proc.pid
 
 
 async def run(sizes: Sizes, tmp: Path, lspmux_root: Path, stream_timeout: float) -> Results:

@@ -14,7 +14,8 @@ client that declared less:
 
 `needs_adapting(method, client)` says whether an answer must be parsed at all (the hot path
 relays most answers unparsed); `adapt(method, result, client)` returns the fitted answer. All
-functions take and return raw dicts and never modify their input.
+functions take and return raw dicts and never modify their input. `routing/fit_raw.py` fits a
+server's raw answer to the same result without parsing what needs no change.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _QUOTE = re.compile(r"^\s{0,3}>\s?")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
-_CODE = re.compile(r"(`+)(.+?)\1")
+CODE_SPAN = _CODE = re.compile(r"(`+)(.+?)\1")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS = re.compile(
     r"(?<![\w*])\*(?=\S)(.+?)(?<=\S)\*(?!\*)|(?<![\w_])_(?=\S)(.+?)(?<=\S)_(?!\w)"

@@ -18,7 +18,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from lspmux.errors import JsonRpcError, ServerCancelled
-from lspmux.routing import adapt
+from lspmux.routing import adapt, fit_raw
 from lspmux.session import fitting
 from lspmux.wire.messages import Message, error
 
@@ -171,15 +171,18 @@ class Exchange(Generic[S]):
         """Answer with a backend's sniffed response (its "result"/"error" key at `offset`)."""
         # A result must be read to be fitted — unless the client is not reading what it was
         # sent: then fitting would only spend the CPU the other clients need.
+        # A scan of the bytes says whether it holds anything the client cannot take at all.
+        client = self.fit_for
         if (
-            self.fit_for is not None
+            client is not None
             and body.startswith(b'"result"', offset)
             and not self.link.congested()
+            and fit_raw.needs_fitting(self.method, body, client)
         ):
             if len(body) > fitting.FIT_ON_LOOP:  # the other clients must not wait for it
-                fitting.fit_off_loop(self, body, self.fit_for)
+                fitting.fit_off_loop(self, body, client)
             else:
-                fitting.fit_on_loop(self, body)
+                fitting.fit_on_loop(self, body, client)
             return
         self.relay(body, offset)
 

@@ -11,6 +11,13 @@ started on first use and shared by every session of this process: the loop write
 backend's bytes to it as they were read (spliced into the request, not re-encoded) and relays
 its answer to the client under the client's id, without parsing either.
 
+Most answers never get that far: `Exchange.reply_raw` first scans the bytes
+(`routing.fit_raw.needs_fitting`) and relays an answer that holds nothing the client cannot
+take as it came. One that does is fitted where it stands (`fit_raw.fit_body`): a completion
+list's markdown documentation is rewritten in place, the rest of its bytes copied; the worker
+gets the answer's size with it, so it does not parse it either, and answers with the fitted
+answer's own bytes under its id.
+
 Whatever goes wrong with the worker (it cannot start, crashes, or fails on an answer), the
 answer is fitted on the loop instead: the client gets a correct answer, only later.
 
@@ -33,9 +40,10 @@ from typing import Any, Protocol
 import orjson
 
 from lspmux.backends.process import ServerProcess
-from lspmux.errors import JsonRpcError
+from lspmux.errors import JsonRpcError, ParseError
+from lspmux.routing import fit_raw
 from lspmux.wire.connection import Connection
-from lspmux.wire.messages import Message, decode
+from lspmux.wire.messages import Message, decode, sniff_response
 
 log = logging.getLogger("lspmux.session")
 
@@ -160,9 +168,20 @@ async def stop() -> None:
         await found.stop()
 
 
-def fit_on_loop(ex: Fittable, body: bytes) -> None:
-    """Answer `ex` with `body` (a backend's response), read here (`ex.reply` fits it)."""
-    msg = decode(body)
+def fit_on_loop(ex: Fittable, body: bytes, client: dict[str, Any]) -> None:
+    """Answer `ex` with `body` (a backend's response, which `fit_raw.needs_fitting` found
+    something in) fitted for `client` here: only what the client cannot take is rewritten
+    (`routing.fit_raw`), the rest relayed as it came."""
+    try:
+        out = fit_raw.fit_found(ex.method, body, client)
+    except orjson.JSONDecodeError as exc:
+        ex.reply_error(ParseError(f"the server's answer to {ex.method} is not valid JSON: {exc}"))
+        return
+    sniffed = sniff_response(out)
+    if sniffed is not None:
+        ex.relay(out, sniffed[1])
+        return
+    msg = decode(out)  # a response that does not start plainly ({"jsonrpc", "id", "result"…})
     if "error" in msg:
         ex.reply_error(msg["error"] or {})
     else:
@@ -186,7 +205,7 @@ async def _fit(ex: Fittable, body: bytes, client: dict[str, Any]) -> None:
     if ex.answered:  # cancelled, or the client left, meanwhile
         return
     if answer is None:
-        fit_on_loop(ex, body)
+        fit_on_loop(ex, body, client)
         return
     ex.relay(*answer)
 
@@ -212,6 +231,12 @@ async def _ask_worker(
         if not got.done():
             got.set_result((raw, offset) if raw.startswith(b'"result"', offset) else None)
 
-    params = {"method": ex.method, "client": client, "answer": orjson.Fragment(body)}
+    # The answer goes last, with its size first: the worker reads it without parsing it.
+    params = {
+        "method": ex.method,
+        "client": client,
+        "size": len(body),
+        "answer": orjson.Fragment(body),
+    }
     proc.conn.request("lspmux/fit", params, on_message, timeout=FIT_TIMEOUT, raw=on_raw)
     return await got

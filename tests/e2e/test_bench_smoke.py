@@ -108,7 +108,9 @@ def test_quick_bench_writes_its_section_and_keeps_the_others(tmp_path: Path) -> 
     section = text.split("<!-- bench:proxy -->")[1].split("<!-- /bench:proxy -->")[0]
     for row in ("hover latency p50", "pipelined hover throughput", "completion latency"):
         assert f"| {row}" in section
-    assert "| direct | byte relay | lspmux |" in section
+    assert "| direct | byte relay | proxy | daemon | daemon, no capabilities |" in section
+    for peer in ("proxy", "daemon", "daemon, no capabilities"):  # each against its targets
+        assert f"| {peer} | " in section.split("Against the targets")[1]
     assert "Quick mode" in section
 
 

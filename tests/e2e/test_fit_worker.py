@@ -63,3 +63,36 @@ def test_the_worker_command_runs_it_over_stdio() -> None:
             "result": {"contents": {"kind": "plaintext", "value": "bold code"}},
         }
     ]
+
+
+def sized_request(answer: bytes, client: object, msg_id: int = 5) -> bytes:
+    """A request as session/fitting.py writes it: the answer last, its size before it."""
+    params = {"method": "textDocument/completion", "client": client, "size": len(answer)}
+    return request({**params, "answer": orjson.Fragment(answer)}, msg_id=msg_id)
+
+
+def test_a_sized_answer_is_fitted_in_its_own_bytes() -> None:
+    items = [
+        {"label": "a", "documentation": {"kind": "markdown", "value": "`a` here"}},
+        {"label": "b", "detail": "`kept`", "documentation": "plain `b`"},
+    ]
+    answer = orjson.dumps({"jsonrpc": "2.0", "id": 41, "result": {"items": items}})
+    reply = fit_worker.handle(sized_request(answer, {}))
+    assert reply == (
+        b'{"jsonrpc":"2.0","id":5,"result":{"items":[{"label":"a","documentation":'
+        b'{"kind":"plaintext","value":"a here"}},{"label":"b","detail":"`kept`",'
+        b'"documentation":"plain `b`"}]}}'
+    )
+    # a client that takes markdown gets the server's bytes under the worker's id
+    rich = {
+        "textDocument": {"completion": {"completionItem": {"documentationFormat": ["markdown"]}}}
+    }
+    reply = fit_worker.handle(sized_request(answer, rich))
+    assert reply == answer.replace(b'"id":41', b'"id":5')
+
+
+def test_a_sized_answer_that_is_not_json_is_an_error_the_requester_reads() -> None:
+    answer = b'{"jsonrpc":"2.0","id":41,"result":{"kind":"markdown","value":}'
+    reply = fit_worker.handle(sized_request(answer, {}))
+    assert reply is not None
+    assert orjson.loads(reply)["error"]["code"] == -32603

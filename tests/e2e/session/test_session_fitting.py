@@ -135,3 +135,36 @@ async def test_a_request_cancelled_while_fitted_is_answered_once(
     await settle()  # whatever that answer made lspmux write has arrived
     assert "error" in answer or len(answer["result"]["items"]) == ITEMS
     assert len(agent.client.responses[msg_id]) == 1
+
+
+async def test_a_large_answer_with_nothing_to_fit_is_relayed_without_the_worker(
+    tmp_path: Path,
+) -> None:
+    """A client that takes markdown but not snippets, and a list without snippets: the bytes
+    are scanned, not parsed, and the answer is the server's, untouched."""
+    plain_items = [
+        {"label": f"item_{i}", "documentation": {"kind": "markdown", "value": f"`item_{i}`"}}
+        for i in range(ITEMS)
+    ]
+    answer = {"isIncomplete": False, "items": plain_items}
+    server = ScriptedServer("a", CAPS, {"textDocument/completion": lambda p: answer})
+    editor = MemorySession(tmp_path, {"a": server})
+    await editor.initialize(RICH)
+    agent = MemorySession(tmp_path, {"a": server}, share_with=editor, client_id="agent")
+    markdown_only = {"textDocument": {"completion": {"completionItem": RICH_ITEM_DOCS}}}
+    await agent.initialize(markdown_only)
+    try:
+        editor.open("a.py", "x\n")
+        uri = agent.open("a.py", "x\n")
+        got = await agent.client.answer(
+            agent.client.request("textDocument/completion", position(uri)), timeout=15
+        )
+        assert got["result"] == answer
+        assert fitting.fitter()._proc is None  # never needed
+    finally:
+        await agent.close()
+        await editor.close()
+        await fitting.stop()
+
+
+RICH_ITEM_DOCS = {"documentationFormat": ["markdown"]}
