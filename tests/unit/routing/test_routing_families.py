@@ -118,6 +118,12 @@ SPELL_METHODS = {
     # pure data below the table, which the backends read too
     "routing/capabilities.py": "the one method → capability map issue 18 asks for (and options)",
     "routing/adapt.py": "the fit worker imports it alone and is handed method names over a pipe",
+    "routing/fit_raw.py": "adapt.py's in-place twin for completion bytes: the same method list",
+    # the daemon's own opening protocol: one-shot requests answered before any session exists
+    "daemon/opening.py": "which one-shot method a connection's first message asks (status…)",
+    "daemon/server.py": "answers the one-shot lspmux/status for every instance and client",
+    "daemon/commands.py": "`lspmux status`/`stop`: a client asking the daemon's one-shots",
+    "proxy_registry.py": "a proxy's status socket takes lspmux/status alone, before any route",
     # a backend speaks LSP to its server process itself, below the sessions and their families
     "backends/lifecycle.py": "a server's own start and stop: its settings after initialized",
     "backends/documents.py": "the documents a server holds: opened, changed, replayed on restart",
