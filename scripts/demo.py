@@ -134,10 +134,10 @@ def install(reqs: list[str]) -> None:
         tool = "pip"
     if done.returncode != 0:
         print("failed")
-        lines = (done.stdout + done.stderr).strip().splitlines()
-        print("\n".join(lines[-ERROR_LINES:]))
+        lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+        print("\n".join(lines[:ERROR_LINES]))  # the cause comes first (a retry, a conflict)
         loud = [a for a in argv if a != "--quiet"]
-        cut = f", its last {ERROR_LINES} of {len(lines)} lines" if len(lines) > ERROR_LINES else ""
+        cut = f", its first {ERROR_LINES} of {len(lines)} lines" if len(lines) > ERROR_LINES else ""
         print(
             f"make demo: pip could not install them{note} (its error above{cut}; all of it: "
             f"{shlex.join(loud)}). A network or index problem: check `pip config list`; a "
