@@ -3,12 +3,14 @@
 Starts `lspmux proxy` on tests/data/workspace, opens app.py, asks for a hover, resolves a Locate
 description, and prints the merged diagnostics of basedpyright and ruff once both reported.
 
-`--install` first puts lspmux (editable, from this checkout) and those two servers, at the
-versions the built-in table pins (their `package` field), into this Python's venv, in one
-resolver pass: with uv when it is on PATH or installs from PyPI (a wheel), else with pip. The
-demo needs only Python. uv because it installs the same packages for a third of pip's CPU time
-(docs/benchmarks.md, "Demo"), which is what the demo's time is made of on a busy machine. A
-stamp in the venv remembers what was installed, so a second `make demo` starts the demo at once.
+`--install` first puts lspmux (editable, from this checkout), those two servers at the
+versions the built-in table pins (their `package` field) and pip into this Python's venv, in
+one resolver pass: with uv when it is on PATH or installs from PyPI (a wheel), else with pip.
+The demo needs only Python. uv because it installs the same packages for a third of pip's CPU
+time (docs/benchmarks.md, "Demo"), which is what the demo's time is made of on a busy machine;
+for the same reason `make demo` makes the venv without pip, and pip runs from the wheel Python
+bundles for ensurepip until uv installs it. A stamp in the venv remembers what was installed,
+so a second `make demo` starts the demo at once.
 
 Only the standard library is imported before the install: lspmux's own dependencies may not be
 there yet. The demo proper runs in a fresh interpreter (exec) that sees what was installed.
@@ -18,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -37,7 +41,6 @@ WORKSPACE = ROOT / "tests" / "data" / "workspace"
 SERVERS = ("basedpyright", "ruff")
 BIN = Path(sys.executable).parent
 STAMP = Path(sys.prefix) / "lspmux-demo.stamp"
-PIP_INSTALL = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
 #: How long the demo waits for an answer or for both servers' diagnostics (a cold start on a
 #: loaded 2-core machine takes ~10 s).
 TIMEOUT = 60.0
@@ -85,12 +88,37 @@ def installed(reqs: list[str]) -> bool:
         return False
 
 
+def pip() -> list[str]:
+    """How to run pip here: the venv's own, else the pip wheel this Python bundles for
+    ensurepip, run in place (what `python -m venv` would install: 3 s of CPU to install and
+    compile, for a pip the demo runs once or twice); no wheel: `python -m ensurepip` first."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip"]
+    import ensurepip
+    import sysconfig
+
+    folders = [
+        sysconfig.get_config_var("WHEEL_PKG_DIR"),
+        Path(ensurepip.__file__).parent / "_bundled",
+    ]
+    wheels = [wheel for folder in folders if folder for wheel in Path(folder).glob("pip-*.whl")]
+    if wheels:
+        newest = max(
+            wheels, key=lambda w: [int(n) for n in re.findall(r"\d+", w.name.split("-")[1])]
+        )
+        return [sys.executable, str(newest / "pip")]
+    subprocess.run([sys.executable, "-m", "ensurepip"], capture_output=True)
+    return [sys.executable, "-m", "pip"]  # still none: it says so when run
+
+
+def pip_install() -> list[str]:
+    return [*pip(), "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
+
+
 def uv_env() -> dict[str, str]:
     """The environment for uv: ours, plus pip's settings where no UV_* variable says otherwise."""
     env = dict(os.environ)
-    listed = subprocess.run(
-        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True
-    ).stdout
+    listed = subprocess.run([*pip(), "config", "list"], capture_output=True, text=True).stdout
     files: dict[str, str] = {}
     variables: dict[str, str] = {}  # PIP_* (listed as `:env:.cert=…`): they win, as in pip
     for line in listed.splitlines():  # `global.cert='/etc/ssl/…'`, the files in pip's order
@@ -109,17 +137,18 @@ def find_uv() -> str | None:
     found = shutil.which("uv") or shutil.which("uv", path=str(BIN))
     if found:
         return found
-    if subprocess.run([*PIP_INSTALL, "uv"], capture_output=True).returncode != 0:
+    if subprocess.run([*pip_install(), "uv"], capture_output=True).returncode != 0:
         return None  # no uv wheel for this platform, or no network: pip will say which
     return shutil.which("uv", path=str(BIN))
 
 
 def install(reqs: list[str]) -> None:
-    """Install `reqs` in one pass, printing one line; on failure the installer's own error and
-    what to do, then exit 1."""
+    """Install `reqs` and pip itself (the venv's own, for `make test`) in one pass, printing one
+    line; on failure the installer's own error and what to do, then exit 1."""
     shown = ", ".join(["lspmux (editable)", *(p.replace("==", " ") for p in reqs[2:])])
     print(f"make demo: installing {shown} into {sys.prefix} … ", end="", flush=True)
     began = time.monotonic()
+    reqs = [*reqs, "pip"]
     note = ""
     uv = find_uv()
     if uv is not None:
@@ -129,7 +158,7 @@ def install(reqs: list[str]) -> None:
         if done.returncode != 0:  # pip reads its own settings: the second chance
             note = f"; uv failed: {last_line(done)}"
     if uv is None or done.returncode != 0:
-        argv = [*PIP_INSTALL, *reqs]
+        argv = [*pip_install(), *reqs]
         done = subprocess.run(argv, capture_output=True, text=True)
         tool = "pip"
     if done.returncode != 0:
@@ -140,11 +169,12 @@ def install(reqs: list[str]) -> None:
         cut = f", its first {ERROR_LINES} of {len(lines)} lines" if len(lines) > ERROR_LINES else ""
         print(
             f"make demo: pip could not install them{note} (its error above{cut}; all of it: "
-            f"{shlex.join(loud)}). A network or index problem: check `pip config list`; a "
-            "broken .venv: `rm -rf .venv`; then `make demo` again."
+            f"{shlex.join(loud)}). A network or index problem: check `pip config list`; no "
+            "pip at all: install your system's python3-venv (Debian, Ubuntu); a broken .venv: "
+            "`rm -rf .venv`; then `make demo` again."
         )
         sys.exit(1)
-    STAMP.write_text(stamp_text(reqs))
+    STAMP.write_text(stamp_text(reqs[:-1]))
     print(f"done in {time.monotonic() - began:.1f} s ({tool}{note})", flush=True)
 
 
