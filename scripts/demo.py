@@ -148,17 +148,17 @@ def install(reqs: list[str]) -> None:
     shown = ", ".join(["lspmux (editable)", *(p.replace("==", " ") for p in reqs[2:])])
     print(f"make demo: installing {shown} into {sys.prefix} … ", end="", flush=True)
     began = time.monotonic()
-    reqs = [*reqs, "pip"]
+    everything = [*reqs, "pip"]
     note = ""
     uv = find_uv()
     if uv is not None:
-        argv = [uv, "pip", "install", "--quiet", "--python", sys.executable, *reqs]
+        argv = [uv, "pip", "install", "--quiet", "--python", sys.executable, *everything]
         done = subprocess.run(argv, capture_output=True, text=True, env=uv_env())
         tool = "uv"
         if done.returncode != 0:  # pip reads its own settings: the second chance
             note = f"; uv failed: {last_line(done)}"
     if uv is None or done.returncode != 0:
-        argv = [*pip_install(), *reqs]
+        argv = [*pip_install(), *everything]
         done = subprocess.run(argv, capture_output=True, text=True)
         tool = "pip"
     if done.returncode != 0:
@@ -174,7 +174,7 @@ def install(reqs: list[str]) -> None:
             "`rm -rf .venv`; then `make demo` again."
         )
         sys.exit(1)
-    STAMP.write_text(stamp_text(reqs[:-1]))
+    STAMP.write_text(stamp_text(reqs))
     print(f"done in {time.monotonic() - began:.1f} s ({tool}{note})", flush=True)
 
 
