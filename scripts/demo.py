@@ -146,7 +146,9 @@ def install(reqs: list[str]) -> None:
     """Install `reqs` and pip itself (the venv's own, for `make test`) in one pass, printing one
     line; on failure the installer's own error and what to do, then exit 1."""
     shown = ", ".join(["lspmux (editable)", *(p.replace("==", " ") for p in reqs[2:])])
-    print(f"make demo: installing {shown} into {sys.prefix} … ", end="", flush=True)
+    venv = Path(sys.prefix)
+    where = venv.relative_to(ROOT) if venv.is_relative_to(ROOT) else venv
+    print(f"make demo: installing {shown} into {where} … ", end="", flush=True)
     began = time.monotonic()
     everything = [*reqs, "pip"]
     note = ""
