@@ -182,7 +182,7 @@ def install(reqs: list[str]) -> None:
 
 def last_line(done: subprocess.CompletedProcess[str]) -> str:
     lines = (done.stdout + done.stderr).strip().splitlines()
-    return lines[-1] if lines else f"exit status {done.returncode}"
+    return lines[-1].strip() if lines else f"exit status {done.returncode}"
 
 
 # -- the demo ---------------------------------------------------------------------------------
