@@ -8,11 +8,16 @@
 setup:
 	scripts/setup-tests
 
-# Needs only Python: a venv with lspmux, basedpyright and ruff from PyPI (nothing else).
+# Needs only Python >= 3.11: a venv with lspmux, basedpyright and ruff from PyPI, installed by
+# scripts/demo.py in one pass (uv from PyPI when it installs, else pip), then the demo. The venv
+# starts without pip (installing it costs 3 s of CPU): the script runs the pip wheel Python
+# bundles, and installs pip into the venv with the rest.
 PYTHON ?= python3
 demo:
-	@test -x .venv/bin/python || $(PYTHON) -m venv .venv
-	@.venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "make demo: lspmux needs Python >= 3.11; $(PYTHON) is $$($(PYTHON) --version 2>&1)." \
+	    "Name another: make demo PYTHON=python3.12"; exit 1; }
+	@test -x .venv/bin/python || $(PYTHON) -m venv --without-pip .venv
 	@.venv/bin/python scripts/demo.py --install
 
 test: setup
