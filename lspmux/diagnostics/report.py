@@ -1,8 +1,8 @@
 """`lspmux diagnostics FILE...`: the merged diagnostics of files, from the command line.
 
-A tiny headless LSP client: it starts `lspmux proxy` (or `lspmux client --no-autostart` when a
-daemon answers on its socket) as a subprocess, initializes it for the project, opens every file
-with its text from disk, waits until all diagnostics are in, and prints them grouped by file,
+A tiny headless LSP client: it connects to the daemon's socket when one answers there (else it
+starts a private `lspmux proxy`), on run_loop's event loop, initializes it for the project, opens
+every file with its text from disk, waits until all diagnostics are in, and prints them grouped by file,
 `path:line:col severity source code message` (1-based), sorted by severity then position, with
 a summary line. `--json` prints one object instead.
 
