@@ -11,6 +11,7 @@ import os
 import sys
 
 from lspmux.cli_agent import AGENT_VERBS as _AGENT_VERBS
+from lspmux.daemon.client_options import Option, read_options
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` and the verbs start fast
 if TYPE_CHECKING:  # the rest is imported when a parser is built (`build_parser`, `_parsed`)
@@ -173,7 +174,23 @@ def _main(argv: Sequence[str] | None = None) -> int:
             from lspmux.daemon.commands import DAEMON_COMMANDS
 
             return DAEMON_COMMANDS["status"](status_args)  # type: ignore[arg-type]
+    if words and words[0] in _FAST_READERS:  # each reader says None when argparse must read
+        from importlib import import_module
+
+        module, name = _FAST_READERS[words[0]].split(":")
+        code = getattr(import_module(module), name)(words[1:])
+        if code is not None:
+            return int(code)
     return _parsed(words)
+
+
+#: The other commands read without argparse when their words are plain (issue 21: a fresh
+#: `lspmux <verb>` against a warm daemon imports only the shim and what the verb needs).
+_FAST_READERS = {
+    "reload": "lspmux.daemon.commands:fast_reload",
+    "locate": "lspmux.cli:fast_locate",
+    "diagnostics": "lspmux.cli_checks:fast_diagnostics",
+}
 
 
 def _parsed(words: Sequence[str]) -> int:
@@ -303,9 +320,43 @@ def _trust(args: argparse.Namespace) -> int:
 # -- locate (docs/locate.md) --------------------------------------------------------------------
 
 
-def _add_locate_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pathlib import Path
+#: The options of `lspmux locate` besides `--config` (a private proxy: argparse's to read), for
+#: both readers: argparse (`_add_locate_commands`) and `read_locate`.
+LOCATE_OPTIONS = (
+    Option("--range", dest="range", kind="flag", help="print the range, not the position"),
+    Option("--json", dest="json", kind="flag", help="print the whole JSON result"),
+    Option("--dir", dest="dir", metavar="DIR", help="workspace root (default: cwd)"),
+)
 
+
+class LocateArgs:
+    """`lspmux locate`'s command line as `read_locate` read it (argparse's attributes)."""
+
+    def __init__(self) -> None:
+        self.spec = ""
+        self.range = self.json = False
+        self.dir: str | None = None
+        self.config: list[str] = []
+
+
+def read_locate(words: Sequence[str]) -> LocateArgs | None:
+    """The words after `locate`, read without argparse; None when argparse must read them
+    (help, a mistake, `--config`)."""
+    args, rest = LocateArgs(), list[str]()
+    by_name = {name: o for o in LOCATE_OPTIONS for name in o.names}
+    if not read_options(words, by_name, args, rest) or len(rest) != 1:
+        return None
+    args.spec = rest[0]
+    return args
+
+
+def fast_locate(words: Sequence[str]) -> int | None:
+    """`lspmux locate …` read without argparse; None when argparse must read the words."""
+    args = read_locate(words)
+    return None if args is None else _locate(args)  # type: ignore[arg-type]
+
+
+def _add_locate_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from lspmux.cli_common import add_config
 
     loc = sub.add_parser(
@@ -317,21 +368,15 @@ def _add_locate_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "daemon when one answers, else a private proxy). Syntax: docs/locate.md.",
     )
     loc.add_argument("spec", metavar="STRING", help="<file>[:<scope>][@<find>]")
-    loc.add_argument("--range", action="store_true", help="print the range, not the position")
-    loc.add_argument("--json", action="store_true", help="print the whole JSON result")
-    loc.add_argument("--dir", type=Path, default=None, help="workspace root (default: cwd)")
+    for option in LOCATE_OPTIONS:
+        option.add_to(loc)
     add_config(loc)
 
 
 def _locate(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from lspmux.locate import command
 
-    root = (args.dir or Path.cwd()).resolve()
-    return command.main(
-        args.spec, want_range=args.range, as_json=args.json, root=root, configs=list(args.config)
-    )
+    return command.run(args)
 
 
 _LOCATE_COMMANDS = {"locate": _locate}

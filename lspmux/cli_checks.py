@@ -5,18 +5,52 @@ Parsers and entry points only; the work is in `lspmux.diagnostics.report` and `l
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
-from lspmux.cli_common import add_config
+from lspmux.daemon.client_options import Option, read_options
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` imports this module
-if TYPE_CHECKING:
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux diagnostics` reads its words fast
+if TYPE_CHECKING:  # argparse and pathlib: only when a parser is built, or for `doctor`
+    import argparse
+    from collections.abc import Sequence
+    from pathlib import Path
+
     from lspmux.config.model import Config
+
+#: The levels of --min-severity, most severe first.
+SEVERITIES = ("error", "warning", "information", "hint")
+#: `lspmux diagnostics`'s options besides --min-severity (argparse checks its choices) and
+#: `--config` (a private proxy: argparse's to read), for argparse and `read_diagnostics`.
+DIAGNOSTICS_OPTIONS = (
+    Option("--json", dest="json", kind="flag", help="machine-readable output"),
+    Option(
+        "--timeout",
+        dest="timeout",
+        default=60.0,
+        convert=float,
+        help="seconds to wait for every source (60)",
+    ),
+    Option("--dir", dest="dir", metavar="DIR", help="project root (default: cwd)"),
+    Option(
+        "--no-daemon",
+        dest="no_daemon",
+        kind="flag",
+        help="never use a running daemon; run a private proxy",
+    ),
+    Option(
+        "--min-severity",
+        dest="min_severity",
+        default="hint",
+        help="leave out diagnostics below this severity (default: show all)",
+    ),
+)
 
 
 def add_diagnostics_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pathlib import Path
+
+    from lspmux.cli_common import add_config
+
     diag = sub.add_parser(
         "diagnostics",
         help="print the merged diagnostics of files (servers and linters); exit 1 on errors, "
@@ -35,20 +69,11 @@ def add_diagnostics_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     diag.add_argument(
         "paths", nargs="+", metavar="PATH_OR_GLOB", help="files, glob patterns, or '*' (all)"
     )
-    diag.add_argument("--json", action="store_true", help="machine-readable output")
-    diag.add_argument(
-        "--min-severity",
-        choices=["error", "warning", "information", "hint"],
-        default="hint",
-        help="leave out diagnostics below this severity (default: show all)",
-    )
-    diag.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds to wait for every source (60)"
-    )
-    diag.add_argument("--dir", type=Path, default=None, help="project root (default: cwd)")
-    diag.add_argument(
-        "--no-daemon", action="store_true", help="never use a running daemon; run a private proxy"
-    )
+    for option in DIAGNOSTICS_OPTIONS[:-1]:
+        option.add_to(diag)
+    severity = DIAGNOSTICS_OPTIONS[-1]
+    diag.add_argument(*severity.names, choices=SEVERITIES, default=severity.default,
+                      help=severity.help)  # fmt: skip
     add_config(diag)
 
     doctor = sub.add_parser(
@@ -70,9 +95,38 @@ def _diagnostics(args: argparse.Namespace) -> int:
     return report.main(args)
 
 
+class DiagnosticsArgs:
+    """`lspmux diagnostics`'s command line as `read_diagnostics` read it (argparse's
+    attributes)."""
+
+    def __init__(self) -> None:
+        for option in DIAGNOSTICS_OPTIONS:
+            setattr(self, option.dest, option.initial())
+        self.paths: list[str] = []
+        self.config: list[str] = []
+
+
+def read_diagnostics(words: Sequence[str]) -> DiagnosticsArgs | None:
+    """The words after `diagnostics`, read without argparse; None when argparse must read
+    them (help, a mistake, `--config`)."""
+    args = DiagnosticsArgs()
+    by_name = {name: o for o in DIAGNOSTICS_OPTIONS for name in o.names}
+    if not read_options(words, by_name, args, args.paths) or not args.paths:
+        return None
+    return args if args.min_severity in SEVERITIES else None  # type: ignore[attr-defined]
+
+
+def fast_diagnostics(words: Sequence[str]) -> int | None:
+    """`lspmux diagnostics …` read without argparse; None when argparse must read the words."""
+    args = read_diagnostics(words)
+    return None if args is None else _diagnostics(args)  # type: ignore[arg-type]
+
+
 def project_config(args: argparse.Namespace) -> tuple[Path, Config] | None:
     """The project folder (`--dir`, else cwd) and its configuration (with `--config` files);
     None, after saying why on stderr, when a file is wrong."""
+    from pathlib import Path
+
     from lspmux.config.loader import ConfigError, load_config
 
     root = (args.dir or Path.cwd()).resolve()

@@ -142,19 +142,27 @@ class Tree:
             proc.wait(TIMEOUT)
 
     def run(
-        self, *args: str, cwd: Path | None = None, expect: str = "", script: bool = False
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        expect: str = "",
+        script: bool = False,
+        code: int = 0,
     ) -> float:
         """exec → exit of `python -m lspmux ARGS` (`script`: of the console script), exit status
-        0 and `expect` in its output, in ms."""
+        `code` and `expect` in its output (stdout and stderr), in ms."""
         start = time.perf_counter()
         done = subprocess.run(
             self.script(*args) if script else self.lspmux(*args),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            env=self.env, cwd=cwd or self.folder, check=True, timeout=TIMEOUT,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env=self.env, cwd=cwd or self.folder, timeout=TIMEOUT,
         )  # fmt: skip
         elapsed = (time.perf_counter() - start) * 1000
-        if expect.encode() not in done.stdout:
-            raise RuntimeError(f"{self.name}: `lspmux {' '.join(args)}` printed {done.stdout!r}")
+        if done.returncode != code or expect.encode() not in done.stdout:
+            raise RuntimeError(
+                f"{self.name}: `lspmux {' '.join(args)}` exited {done.returncode} (not {code}), "
+                f"printing {done.stdout!r}"
+            )
         return elapsed
 
 
@@ -165,8 +173,10 @@ def _pass() -> float:
 
 
 def verb_cases(work: Path) -> dict[str, Callable[[Tree], float]]:
-    """Rows for the agent verbs against the warm daemon (issue 21, item 2: p50 ≤ 40 ms): a
-    hover and a definition in a copy of the sample workspace, answered by basedpyright."""
+    """Rows for the verbs against the warm daemon (issue 21, item 2: p50 ≤ 40 ms): a hover, a
+    definition and a Locate in a copy of the sample workspace, answered by basedpyright; a
+    reload of a folder with no instance (the daemon says so: exit 1, nothing restarted); the
+    diagnostics of app.py (basedpyright and ruff; the wait rule's 1.5 s of quiet included)."""
     import shutil
 
     workspace = work / "workspace"
@@ -177,6 +187,23 @@ def verb_cases(work: Path) -> dict[str, Callable[[Tree], float]]:
         ),
         "`lspmux definition app.py:17:19`, warm daemon: exec → exit": lambda t: t.run(
             "definition", "app.py:17:19", cwd=workspace, expect="app.py:10:9", script=True
+        ),
+        "`lspmux locate app.py:Greeter.greet@return <\\|>message`, warm daemon: exec → exit": (
+            lambda t: t.run(
+                "locate",
+                "app.py:Greeter.greet@return <|>message",
+                cwd=workspace,
+                expect="app.py:12:16",
+                script=True,
+            )
+        ),
+        "`lspmux reload` (no instance there), warm daemon: exec → exit": lambda t: t.run(
+            "reload", cwd=t.folder, expect="no instance", script=True, code=1
+        ),
+        "`lspmux diagnostics app.py`, warm daemon: exec → exit (1.5 s quiet included)": (
+            lambda t: t.run(
+                "diagnostics", "app.py", cwd=workspace, expect="undefined_name", script=True, code=1
+            )
         ),
     }
 

@@ -228,9 +228,10 @@ async def _verb(
 
 
 def _run(coro: Any) -> int:
-    import asyncio
+    """Run a private (or remote) verb on the event loop of $LSPMUX_EVENT_LOOP (`run_loop`)."""
+    from lspmux.cli_common import run_loop
 
-    return int(asyncio.run(coro))
+    return run_loop(coro)
 
 
 # -- lspmux mcp -------------------------------------------------------------------------------

@@ -15,10 +15,12 @@ from lspmux.cli_common import (
     set_levels,
     setup_logging,
 )
+from lspmux.daemon.client_options import CONNECT_OPTIONS, Option, read_options
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the commands are imported on the start path
 if TYPE_CHECKING:  # argparse and pathlib too: `lspmux status` runs without them
     import argparse
+    from collections.abc import Sequence
     from pathlib import Path
 
     from lspmux.daemon.server import HostedTools, Query
@@ -107,13 +109,10 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "process. Exits 1, listing the instances, when no instance's root contains DIR.",
     )
     add_connect_options(reload)
-    where = reload.add_mutually_exclusive_group()
+    where = reload.add_mutually_exclusive_group()  # `read_reload` reads the same table
     where.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR")
-    where.add_argument("--root", type=Path, default=None, metavar="DIR", help="the same as DIR")
-    where.add_argument("--all", action="store_true", help="reload every instance")
-    reload.add_argument(
-        "--restart", action="store_true", help="restart the servers instead of a soft reload"
-    )
+    for option in RELOAD_OPTIONS:
+        option.add_to(reload if option.dest == "restart" else where)
 
 
 def _server(args: argparse.Namespace) -> int:
@@ -257,6 +256,54 @@ def _stop(args: argparse.Namespace) -> int:
     return 0
 
 
+#: `lspmux reload`'s own options (after the connect options), for both of its readers: argparse
+#: (`add_daemon_commands`, where DIR, --root and --all exclude each other) and `read_reload`.
+RELOAD_OPTIONS = (
+    Option("--root", dest="root", metavar="DIR", help="the same as DIR"),
+    Option("--all", dest="all", kind="flag", help="reload every instance"),
+    Option(
+        "--restart",
+        dest="restart",
+        kind="flag",
+        help="restart the servers instead of a soft reload",
+    ),
+)
+
+
+class ReloadArgs:
+    """`lspmux reload`'s command line as `read_reload` read it (the attributes of argparse's
+    namespace for the same words)."""
+
+    def __init__(self) -> None:
+        self.connect: str | None = None
+        self.token_file: str | None = None
+        self.root: str | None = None
+        self.all = False
+        self.restart = False
+        self.dir: str | None = None
+
+
+def read_reload(words: Sequence[str]) -> ReloadArgs | None:
+    """`lspmux reload`'s options (the words after `reload`) read without argparse; None when
+    argparse must read them (help, a mistake, DIR / --root / --all given together)."""
+    args = ReloadArgs()
+    by_name = {name: o for o in (*CONNECT_OPTIONS, *RELOAD_OPTIONS) for name in o.names}
+    rest: list[str] = []
+    if not read_options(words, by_name, args, rest):
+        return None
+    if len(rest) + (args.root is not None) + args.all > 1:
+        return None
+    args.dir = rest[0] if rest else None
+    return args
+
+
+def fast_reload(words: Sequence[str]) -> int | None:
+    """`lspmux reload …` without argparse (one request to the daemon: the standard library
+    only); None when argparse must read the words."""
+    args = read_reload(words)
+    return None if args is None else _reload(args)  # type: ignore[arg-type]
+
+
 def _reload(args: argparse.Namespace) -> int:
     import os
 
@@ -268,7 +315,7 @@ def _reload(args: argparse.Namespace) -> int:
         params["all"] = True
     else:
         folder = args.dir or args.root
-        params["cwd"] = str(folder.resolve()) if folder is not None else os.getcwd()
+        params["cwd"] = os.path.realpath(folder) if folder is not None else os.getcwd()
     try:
         result = _daemon_request(args, "lspmux/reload", params)
     except (OSError, ShimError, AddressError) as exc:

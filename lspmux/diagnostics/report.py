@@ -1,8 +1,8 @@
 """`lspmux diagnostics FILE...`: the merged diagnostics of files, from the command line.
 
-A tiny headless LSP client: it starts `lspmux proxy` (or `lspmux client --no-autostart` when a
-daemon answers on its socket) as a subprocess, initializes it for the project, opens every file
-with its text from disk, waits until all diagnostics are in, and prints them grouped by file,
+A tiny headless LSP client: it connects to the daemon's socket when one answers there (else it
+starts a private `lspmux proxy`), on run_loop's event loop, initializes it for the project, opens
+every file with its text from disk, waits until all diagnostics are in, and prints them grouped by file,
 `path:line:col severity source code message` (1-based), sorted by severity then position, with
 a summary line. `--json` prints one object instead.
 
@@ -69,26 +69,32 @@ class Collected(NamedTuple):
     sources: dict[Path, list[dict[str, Any]] | None]
 
 
+async def connect(argv: list[str] | str, root: Path) -> HeadlessClient:
+    """A client of the lspmux at `argv` (a child process), or, given a string, of the daemon
+    listening on that Unix socket (reached directly: no `lspmux client` process to start)."""
+    if isinstance(argv, str):
+        try:
+            reader, writer = await asyncio.open_unix_connection(argv, limit=1 << 24)
+        except OSError as exc:
+            raise ReportError(f"the lspmux daemon at {argv} did not answer: {exc}") from None
+        return HeadlessClient(reader=reader, writer=writer)
+    proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=None, cwd=root, limit=1 << 24)  # fmt: skip
+    return HeadlessClient(proc)
+
+
 async def collect(
     files: list[Path],
     *,
     root: Path,
-    argv: list[str],
+    argv: list[str] | str,
     timeout: float = 60.0,
     quiet: float = QUIET,
     log: Callable[[str], None] | None = None,
 ) -> Collected:
-    """Open `files` in an lspmux at `argv`; their merged diagnostics, warnings (sources that
-    failed or never reported) and each file's sources."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=None,
-        cwd=root,
-        limit=1 << 24,
-    )
-    client = HeadlessClient(proc)
+    """Open `files` in an lspmux at `argv` (see `connect`); their merged diagnostics, warnings
+    (sources that failed or never reported) and each file's sources."""
+    client = await connect(argv, root)
     warnings: list[str] = []
     loop = asyncio.get_running_loop()
     try:
@@ -254,7 +260,7 @@ async def collect_workspace(
     root: Path,
     config: Any,
     *,
-    argv: list[str],
+    argv: list[str] | str,
     timeout: float = 60.0,
     quiet: float = QUIET,
     max_open: int = MAX_OPEN,
@@ -289,32 +295,48 @@ def main(args: Any) -> int:
     import json
     import sys
 
-    from lspmux.config.loader import ConfigError, load_config
     from lspmux.diagnostics import coverage
     from lspmux.diagnostics.project import is_workspace_pattern
 
-    root = (args.dir or Path.cwd()).resolve()
+    root = Path(args.dir or Path.cwd()).resolve()
     whole = [p for p in args.paths if is_workspace_pattern(p)]
-    try:
-        config = load_config(root, list(args.config))
-        files = expand([p for p in args.paths if not is_workspace_pattern(p)])
-    except (ConfigError, ReportError) as exc:
-        print(f"lspmux: {exc}", file=sys.stderr)
-        return coverage.EXIT_NOT_CHECKED
     use_daemon = not args.no_daemon and not args.config and daemon_running()
-    argv = command(list(args.config), use_daemon=use_daemon)
     try:
-        if whole:
-            got = asyncio.run(collect_workspace(root, config, argv=argv, timeout=args.timeout))
-            if files:
-                more = asyncio.run(collect(files, root=root, argv=argv, timeout=args.timeout))
-                got = Collected({**got.results, **more.results}, got.warnings + more.warnings,
-                                {**got.sources, **more.sources})  # fmt: skip
-        else:
-            got = asyncio.run(collect(files, root=root, argv=argv, timeout=args.timeout))
+        # the configuration is read here only where this process needs it (the whole
+        # workspace's project checks) or to fail early (a private proxy reads it too); the
+        # daemon reads its own, and the files alone need none of it
+        config = _config(root, args.config) if whole or not use_daemon else None
+        files = expand([p for p in args.paths if not is_workspace_pattern(p)])
     except ReportError as exc:
         print(f"lspmux: {exc}", file=sys.stderr)
         return coverage.EXIT_NOT_CHECKED
+    argv: list[str] | str = command(list(args.config), use_daemon=False)
+    if use_daemon:  # its socket, reached directly
+        from lspmux.daemon.address import resolve_client
+
+        argv = resolve_client(None).path  # daemon_running: a Unix address that answers
+    found: list[Collected] = []
+
+    async def run() -> int:
+        got = Collected({}, [], {})
+        if whole:
+            got = await collect_workspace(root, config, argv=argv, timeout=args.timeout)
+        if files or not whole:
+            more = await collect(files, root=root, argv=argv, timeout=args.timeout)
+            got = Collected({**got.results, **more.results}, got.warnings + more.warnings,
+                            {**got.sources, **more.sources})  # fmt: skip
+        found.append(got)
+        return 0
+
+    from lspmux.cli_common import run_loop
+
+    try:
+        if run_loop(run()):  # the event loop of $LSPMUX_EVENT_LOOP; 2: a bad value, said
+            return coverage.EXIT_NOT_CHECKED
+    except ReportError as exc:
+        print(f"lspmux: {exc}", file=sys.stderr)
+        return coverage.EXIT_NOT_CHECKED
+    got = found[0]
     for warning in got.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     cwd = Path.cwd()
@@ -334,6 +356,16 @@ def main(args: Any) -> int:
     else:
         print(format_report(table, n, unchecked, notes))
     return coverage.exit_status(errors, checked)
+
+
+def _config(root: Path, configs: list[Any]) -> Any:
+    """The configuration of `root` with the `--config` files; ReportError when one is wrong."""
+    from lspmux.config.loader import ConfigError, load_config
+
+    try:
+        return load_config(root, [Path(c) for c in configs])
+    except ConfigError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def format_report(
