@@ -20,11 +20,6 @@ from lspmux.cli_checks import DIAGNOSTICS_COMMANDS, add_diagnostics_commands
 from lspmux.cli_common import (
     add_config,
     add_logging,
-    apply_limits,
-    log_levels,
-    run_loop,
-    set_levels,
-    setup_logging,
 )
 from lspmux.completion import add_command as add_completion_command
 from lspmux.daemon.commands import DAEMON_COMMANDS, add_daemon_commands
@@ -210,23 +205,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 
 def _proxy(args: argparse.Namespace) -> int:
-    from lspmux.config.loader import ConfigError, load_config
-    from lspmux.proxy import run_proxy
+    from lspmux.proxy import main as proxy_main  # its start is ordered there
 
-    setup_logging(args.log_level, args.log_file)
-    extra = list(args.config)
-    try:  # fail early and loudly on a bad file, before the editor sees anything
-        config = load_config(Path.cwd(), extra)
-    except ConfigError as exc:
-        print(f"lspmux: {exc}", file=sys.stderr)
-        return 2
-    apply_limits(config)
-    set_levels(log_levels(args.log_level, config.log_filters))
-
-    def load(root: Path | None):  # type: ignore[no-untyped-def]
-        return load_config(root or Path.cwd(), extra)
-
-    return run_loop(run_proxy(load))
+    return proxy_main(args)
 
 
 def _config(args: argparse.Namespace) -> int:
