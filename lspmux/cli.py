@@ -73,8 +73,9 @@ def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
     proxy = sub.add_parser(
         "proxy",
         help="serve one client on stdin/stdout with its own backends",
-        description="Serve one editor or agent on stdin/stdout. Language servers start when "
-        "the first file they handle opens, and stop with the proxy.",
+        description="Serve one editor or agent on stdin/stdout. The language servers the "
+        "workspace needs start with the proxy (others when the first file they handle opens), "
+        "and stop with it.",
     )
     add_config(proxy)
     add_logging(proxy)

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: this module is the proxy's start path
 if TYPE_CHECKING:
     import argparse
+    import subprocess
     from typing import Any
 
     from lspmux.config.model import Config
@@ -61,6 +61,8 @@ def spawn_needed(config: Config, roots: list[Path]) -> list[Early]:
     """The servers the workspace of `roots` needs, spawned as their backends would spawn them
     (the argv, folder and environment `Pool.get` gives them, in their restricted mode where the
     workspace is not trusted): the servers `initialize` starts, or starts right after."""
+    import subprocess
+
     from lspmux.backends.watchdog import WATCHDOG
     from lspmux.config.needs import servers_for_workspace
     from lspmux.config.restricted import for_root
@@ -103,13 +105,16 @@ def main(args: argparse.Namespace) -> int:
         setup_logging,
     )
 
-    setup_logging(args.log_level, args.log_file)
     try:  # said before waiting for the client
         event_loop_choice()
     except EventLoopChoiceError as err:
         print(f"lspmux: {err}", file=sys.stderr)
         return 2
     first, msg = read_first(sys.stdin.fileno())
+    import logging  # after the read too
+
+    setup_logging(args.log_level, args.log_file)
+    logging.getLogger("lspmux.proxy").debug("first message read (%d bytes)", len(first))
 
     from lspmux.config.loader import ConfigError, load_config
 

@@ -2,10 +2,16 @@
 
 Measured in alternating rounds, each a fresh process, next to `python -c pass` in the same run:
 
+- `lspmux proxy`, exec → its debug log saying it read the client's first message (`initialize`,
+  in an empty folder): what comes before the proxy can act on anything;
 - `lspmux proxy`, exec → its answer to a first message (a request sent before `initialize`,
   which the proxy refuses at once: what it costs to read a message at all);
 - `lspmux proxy`, exec → `initialize` answered, in an empty folder (no server needed);
-- `lspmux status` against a warm daemon (started here), exec → exit.
+- `lspmux status` against a warm daemon (started here), exec → exit;
+- with `--real-rounds N`, against real servers on a copy of the sample workspace's Python files:
+  basedpyright directly, and `lspmux proxy` (basedpyright + ruff) with its capability cache
+  warm and empty, each exec → `initialize` answered and exec → the first non-empty hover on
+  app.py (`RealServer`), in a table of its own (`<!-- bench:start-real -->`).
 
 `--before REV` also runs the lspmux of a git revision (exported to a temporary folder) in the
 same rounds, for a before/after table. Children run with bytecode caching on (as an installed
@@ -13,8 +19,8 @@ lspmux does) and without user configuration (XDG_CONFIG_HOME points at an empty 
 first untimed round writes the bytecode. The table goes into docs/benchmarks.md between
 `<!-- bench:start -->` and `<!-- /bench:start -->` with `--write`.
 
-Usage: .venv/bin/python scripts/bench_start.py [--rounds N] [--before REV] [--write]
-           [--output FILE]
+Usage: .venv/bin/python scripts/bench_start.py [--rounds N] [--real-rounds N] [--before REV]
+           [--write] [--output FILE]
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ DOC = ROOT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- bench:start -->", "<!-- /bench:start -->"
 REAL_BEGIN, REAL_END = "<!-- bench:start-real -->", "<!-- /bench:start-real -->"
 TIMEOUT = 30
+#: What `lspmux proxy --log-level debug` logs once it has read the client's first message.
+FIRST_READ = b"first message read"
 
 
 def _frame(msg: dict[str, object]) -> bytes:
@@ -95,6 +103,33 @@ class Tree:
         finally:
             proc.stdin.close()
             proc.wait(TIMEOUT)
+
+    def first_read(self) -> float | None:
+        """exec → the proxy's debug log saying it read the first message, in ms (None: this
+        lspmux does not say it)."""
+        if FIRST_READ not in (self.root / "lspmux" / "proxy.py").read_bytes():
+            return None
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            self.lspmux("proxy", "--log-level", "debug"), stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env, cwd=self.folder,
+        )  # fmt: skip
+        assert proc.stdin is not None and proc.stderr is not None
+        try:
+            params: dict[str, object] = {"processId": None, "rootUri": self.folder.as_uri()}
+            params["capabilities"] = {}
+            msg = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+            proc.stdin.write(_frame(msg))
+            proc.stdin.flush()
+            for line in proc.stderr:
+                if FIRST_READ in line:
+                    return (time.perf_counter() - start) * 1000
+            raise RuntimeError(f"{self.name}: the proxy ended without saying it read a message")
+        finally:
+            proc.kill()
+            proc.wait(TIMEOUT)
+            proc.stdin.close()
+            proc.stderr.close()
 
     def run(self, *args: str) -> float:
         start = time.perf_counter()
@@ -176,7 +211,7 @@ class LspClient:
         while True:
             msg = json.loads(_read(self.proc))
             if "method" in msg and "id" in msg:  # the server asks
-                items = (msg.get("params") or {}).get("items")
+                items = (msg.get("params") or {}).get("items") or []
                 result = [None] * len(items) if msg["method"] == "workspace/configuration" else None
                 self.send({"id": msg["id"], "result": result})
             elif msg.get("id") == self.ids and "method" not in msg:
@@ -357,14 +392,15 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         try:
             _wait_for_daemon(trees[-1], address, daemon)
-            cases: dict[str, Callable[[Tree], float]] = {
+            cases: dict[str, Callable[[Tree], float | None]] = {
+                "`lspmux proxy`: exec → first message read": lambda t: t.first_read(),
                 "`lspmux proxy`: exec → first message answered": lambda t: t.proxy(False),
                 "`lspmux proxy`: exec → `initialize` answered (no server)": lambda t: t.proxy(True),
                 "`lspmux status`, warm daemon: exec → exit": lambda t: t.run(
                     "status", "--connect", address
                 ),
             }
-            times: dict[tuple[str, str], list[float]] = {}
+            times: dict[tuple[str, str], list[float | None]] = {}
             passes: list[float] = []
             for round_ in range(args.rounds + 1):  # round 0 writes the bytecode, untimed
                 passes.append(_pass())
@@ -393,8 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases:
         row = [case]
         for tree in trees:
-            values = times[(case, tree.name)]
-            row.append(f"{statistics.median(values):.0f} ms ({min(values):.0f})")
+            values = [v for v in times[(case, tree.name)] if v is not None]
+            row.append(f"{statistics.median(values):.0f} ms ({min(values):.0f})" if values else "—")
         lines.append("| " + " | ".join(row) + " |")
     table = "\n".join(lines)
     print(table)

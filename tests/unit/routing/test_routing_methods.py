@@ -60,8 +60,9 @@ def test_the_proxy_start_path_imports_nothing_the_first_message_does_not_need() 
 
 
 #: What `lspmux proxy` does not load before it has read the client's first message: the
-#: configuration (attrs), asyncio, the session and the backends come after it (proxy.py).
-NOT_BEFORE_READING = ("attrs", "attr", "asyncio", "tomllib", "uvloop")
+#: configuration (attrs), asyncio, logging, the session and the backends come after it
+#: (proxy.py).
+NOT_BEFORE_READING = ("attrs", "attr", "asyncio", "tomllib", "uvloop", "logging", "subprocess")
 LSPMUX_AFTER_READING = ("lspmux.config", "lspmux.session", "lspmux.backends", "lspmux.routing")
 
 
