@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from lspmux.backends.process import ServerProcess, _Protocol
+from lspmux.backends.process import ServerProcess, _Protocol, _widen_pipe
 from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
 
@@ -87,7 +87,8 @@ async def adopt(
     stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
     proc._transport = _AdoptedTransport(popen, stdin)  # type: ignore[assignment]
     protocol.connection_made(proc._transport)  # type: ignore[arg-type]
-    await loop.connect_read_pipe(lambda: _Pipe(protocol, 1), popen.stdout)
+    stdout, _ = await loop.connect_read_pipe(lambda: _Pipe(protocol, 1), popen.stdout)
+    _widen_pipe(name, stdout)  # as a spawned server's (asyncio's pipes; uvloop's too, here)
     await loop.connect_read_pipe(lambda: _Pipe(protocol, 2), popen.stderr)
     log.info("%s: took over pid %s, started at launch: %s", name, popen.pid, " ".join(popen.args))  # type: ignore[arg-type]
 
