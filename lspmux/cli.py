@@ -73,8 +73,9 @@ def build_parser(*, agent_help: bool = True) -> argparse.ArgumentParser:
     proxy = sub.add_parser(
         "proxy",
         help="serve one client on stdin/stdout with its own backends",
-        description="Serve one editor or agent on stdin/stdout. Language servers start when "
-        "the first file they handle opens, and stop with the proxy.",
+        description="Serve one editor or agent on stdin/stdout. The language servers the "
+        "workspace needs start with the proxy (others when the first file they handle opens), "
+        "and stop with it.",
     )
     add_config(proxy)
     add_logging(proxy)
@@ -238,26 +239,9 @@ def _parsed(words: Sequence[str]) -> int:
 
 
 def _proxy(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from lspmux.proxy import main as proxy_main  # its start is ordered there
 
-    from lspmux.cli_common import apply_limits, log_levels, run_loop, set_levels, setup_logging
-    from lspmux.config.loader import ConfigError, load_config
-    from lspmux.proxy import run_proxy
-
-    setup_logging(args.log_level, args.log_file)
-    extra = list(args.config)
-    try:  # fail early and loudly on a bad file, before the editor sees anything
-        config = load_config(Path.cwd(), extra)
-    except ConfigError as exc:
-        print(f"lspmux: {exc}", file=sys.stderr)
-        return 2
-    apply_limits(config)
-    set_levels(log_levels(args.log_level, config.log_filters))
-
-    def load(root: Path | None):  # type: ignore[no-untyped-def]
-        return load_config(root or Path.cwd(), extra)
-
-    return run_loop(run_proxy(load))
+    return proxy_main(args)
 
 
 def _config(args: argparse.Namespace) -> int:

@@ -3,27 +3,171 @@
 Owns the process-level lifecycle: connects the Session to the stdio pipes, stops every backend
 when the client exits, disconnects or the process is asked to terminate, so that no server
 outlives the proxy.
+
+Its start (`main`) is ordered so that the servers boot while lspmux loads: the client's first
+message is read with the standard library (`read_first`) before asyncio, the session or the
+backends are imported; when it is `initialize`, the configuration is loaded for its workspace
+(once: the session is given that same load) and the servers the workspace needs are spawned
+at once (`spawn_needed`: the choice the `initialize` answer makes, `config/needs.py`). Only
+then is the rest imported; the bytes already read are the first the session's connection
+receives, and each backend takes over the process started for it (`backends/adopt.py`) —
+a process nobody takes is killed.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import signal
+import contextlib
+import os
 import sys
+from pathlib import Path
 
-from lspmux import proxy_registry
-from lspmux.backends.pool import Pool
-from lspmux.serving import CLIENT_WRITE_LIMIT, settle_heap
-from lspmux.session.session import ConfigLoader, Session
-from lspmux.wire.stdio import StdioBridge
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: this module is the proxy's start path
+if TYPE_CHECKING:
+    import argparse
+    import subprocess
+    from typing import Any
 
-log = logging.getLogger("lspmux.proxy")
+    from lspmux.config.model import Config
+    from lspmux.session.session import ConfigLoader
+
+#: A server spawned before the event loop: (argv, folder, its configured environment, process).
+Early = tuple[list[str], Path, dict[str, str], "subprocess.Popen[bytes]"]
 
 
-async def run_proxy(load_config: ConfigLoader) -> int:
+def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None]:
+    """The bytes read from `fd` up to the end of the client's first message (perhaps a little
+    beyond), and that message when it is a JSON object; (what was read, None) when the input
+    ends first or is not a message: the session's reader says what is wrong with it."""
+    import json
+
+    from lspmux.wire.blocking import BlockingPeer, WireError
+
+    raw = bytearray()
+
+    def recv(n: int) -> bytes:
+        data = os.read(fd, n)
+        raw.extend(data)
+        return data
+
+    try:
+        body = BlockingPeer("the client's first message", recv).read_body()
+        msg = json.loads(body) if body is not None else None
+    except (WireError, ValueError):
+        msg = None
+    return bytes(raw), msg if isinstance(msg, dict) else None
+
+
+def spawn_needed(config: Config, roots: list[Path]) -> list[Early]:
+    """The servers the workspace of `roots` needs, spawned as their backends would spawn them
+    (the argv, folder and environment `Pool.get` gives them, in their restricted mode where the
+    workspace is not trusted): the servers `initialize` starts, or starts right after."""
+    import subprocess
+
+    from lspmux.backends.watchdog import WATCHDOG
+    from lspmux.config.needs import servers_for_workspace
+    from lspmux.config.restricted import for_root
+    from lspmux.workspace.roots import root_for
+
+    root = roots[0]
+    runnable = {
+        s.name for s in config.servers.values() if not s.disabled and s.resolve_command(root)
+    }
+    early: list[Early] = []
+    for name, found in servers_for_workspace(config, root, runnable).items():
+        server = config.servers[name]
+        folder = Path(os.path.realpath(root_for(server, found, roots)))
+        runs = for_root(server, folder)
+        argv = runs.resolve_command(folder) if runs is not None else None
+        if runs is None or argv is None:
+            continue  # the backend says why
+        env = dict(runs.env)
+        try:
+            popen = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=folder, env={**os.environ, **env}, start_new_session=True,
+            )  # fmt: skip
+        except OSError:
+            continue  # started again by its backend, which says why it cannot
+        WATCHDOG.watch(popen.pid)  # no orphan even if lspmux is killed before its loop runs
+        early.append((argv, folder, env, popen))
+    return early
+
+
+def main(args: argparse.Namespace) -> int:
+    """`lspmux proxy` (the order of its start is the module doc's)."""
+    from lspmux.cli_common import (
+        EventLoopChoiceError,
+        apply_limits,
+        event_loop_choice,
+        log_levels,
+        run_loop,
+        set_levels,
+        setup_logging,
+    )
+
+    try:  # said before waiting for the client
+        event_loop_choice()
+    except EventLoopChoiceError as err:
+        print(f"lspmux: {err}", file=sys.stderr)
+        return 2
+    first, msg = read_first(sys.stdin.fileno())
+    import logging  # after the read too
+
+    setup_logging(args.log_level, args.log_file)
+    logging.getLogger("lspmux.proxy").debug("first message read (%d bytes)", len(first))
+
+    from lspmux.config.loader import ConfigError, load_config
+
+    cwd, extra = Path.cwd(), list(args.config)
+    try:  # fail early and loudly on a bad file, before the editor sees anything
+        config = load_config(cwd, extra)
+    except ConfigError as exc:
+        print(f"lspmux: {exc}", file=sys.stderr)
+        return 2
+    apply_limits(config)
+    set_levels(log_levels(args.log_level, config.log_filters))
+
+    loaded = {cwd: config}  # the session's first load, when it asks for one of these roots
+    early: list[Early] = []
+    params = msg.get("params") if msg is not None and msg.get("method") == "initialize" else None
+    if isinstance(params, dict):
+        from lspmux.config.needs import roots_of
+
+        roots = roots_of(params)
+        if roots and roots[0] not in loaded:
+            with contextlib.suppress(ConfigError):  # the session's own load fails `initialize`
+                loaded[roots[0]] = load_config(roots[0], extra)
+        if roots and roots[0] in loaded:
+            early = spawn_needed(loaded[roots[0]], roots)
+
+    def load(root: Path | None) -> Config:
+        key = root or cwd
+        config = loaded.pop(key, None)  # once: a later load reads the files again
+        return config if config is not None else load_config(key, extra)
+
+    return run_loop(run_proxy(load, first=first, early=early))
+
+
+async def run_proxy(
+    load_config: ConfigLoader, *, first: bytes = b"", early: list[Early] | None = None
+) -> int:
+    """Serve the client on stdin/stdout until it exits; `first`: what `main` already read from
+    stdin; `early`: the servers it spawned."""
+    import asyncio
+    import logging
+    import signal
+
+    from lspmux import proxy_registry
+    from lspmux.backends.adopt import Prespawned
+    from lspmux.backends.pool import Pool
+    from lspmux.serving import CLIENT_WRITE_LIMIT, settle_heap
+    from lspmux.session.session import Session
+    from lspmux.wire.stdio import StdioBridge
+
+    log = logging.getLogger("lspmux.proxy")
     loop = asyncio.get_running_loop()
-    pool = Pool(shared=False)
+    prespawned = Prespawned(early or ())
+    pool = Pool(shared=False, spawn=prespawned.spawn)
     done: asyncio.Future[int] = loop.create_future()
 
     async def on_shutdown(_session: Session) -> None:
@@ -44,6 +188,8 @@ async def run_proxy(load_config: ConfigLoader) -> int:
     # The writer first: a message read before it exists would be answered into the void.
     writer, _ = await loop.connect_write_pipe(asyncio.Protocol, stdio.writer)
     conn.attach_writer(writer)  # type: ignore[arg-type]
+    if first:  # read before the loop existed: received before anything the pipe brings
+        conn.data_received(first)
     await loop.connect_read_pipe(lambda: conn, stdio.reader)
     listed = await proxy_registry.register(session)  # `lspmux status` finds and asks it
     settle_heap()
@@ -54,6 +200,7 @@ async def run_proxy(load_config: ConfigLoader) -> int:
     finally:
         listed.close()
         await pool.stop_all()
+        prespawned.discard()
         if stdio.threads:  # what was written reaches the file before the process ends
             writer.close()
             await asyncio.to_thread(stdio.close)

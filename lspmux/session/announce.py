@@ -4,7 +4,8 @@ The `initialize` answer is the union of what the configured servers serve (`capa
 each less what its features may not serve here (`allowed`). What a server serves is known from
 the capability cache of its earlier starts; a server relevant to the workspace that never ran
 here is started before the answer (bounded by `INITIAL_START`), so the first start announces
-what the hundredth does. Later — a server started for a file type the workspace scan did not
+what the hundredth does; the other servers the workspace needs are started right after the
+answer (`prestart`), not at the first file they handle. Later — a server started for a file type the workspace scan did not
 see, a dynamic registration, an unregistration — the difference is registered or unregistered
 with a client that supports dynamic registration (`sync_registrations`).
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from lspmux.backends import capabilities as caps
 from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
+from lspmux.config.needs import servers_for_workspace
 from lspmux.errors import RequestFailed
 from lspmux.routing.capabilities import BY_METHOD
 from lspmux.routing.table import ROUTES
@@ -45,27 +46,6 @@ log = logging.getLogger("lspmux.session")
 #: server sends right after `initialized`.
 INITIAL_START = 15.0
 REGISTRATION_GRACE = 0.3
-#: Files looked at to decide which servers a workspace needs (skipping VCS and dependency
-#: folders); enough to find every language of a project, bounded for huge trees.
-SCAN_LIMIT = 3000
-_SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        ".venv",
-        "venv",
-        "__pycache__",
-        "target",
-        "build",
-        "dist",
-    }
-)
-
-
-#: lspmux's own files: they make no workspace need a server (a TOML one, say).
-_OWN_FILES = frozenset({"lspmux.toml"})
 
 
 def allowed(server: ServerConfig, served: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -84,45 +64,6 @@ _FEATURES_OF_CAPABILITY: dict[str, set[str]] = {}
 for _route in ROUTES.values():
     if _route.capability and _route.capability not in ("textDocumentSync", "workspace"):
         _FEATURES_OF_CAPABILITY.setdefault(_route.capability, set()).add(_route.feature)
-
-
-def servers_for_workspace(
-    config: Config, root: Path, names: set[str], *, enough: set[str] | None = None
-) -> dict[str, Path]:
-    """Of the servers `names`, those some file of the workspace is for: name → one such file
-    (a bounded, breadth-first look at the tree; done as soon as one of `enough` is found)."""
-    found: dict[str, Path] = {}
-    seen_types: set[str] = set()
-    queue = [root]
-    looked = 0
-    while queue and looked < SCAN_LIMIT and len(found) < len(names):
-        folder = queue.pop(0)
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            looked += 1
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in _SKIP_DIRS and not entry.name.startswith("."):
-                    queue.append(Path(entry.path))
-                continue
-            if entry.name in _OWN_FILES:
-                continue
-            kind = os.path.splitext(entry.name)[1] or entry.name
-            if kind in seen_types:
-                continue
-            seen_types.add(kind)
-            for server in config.servers.values():  # disabled ones too, when named
-                if (
-                    server.name in names
-                    and server.name not in found
-                    and server.matches(entry.path, None)
-                ):
-                    found[server.name] = Path(entry.path)
-                    if enough and server.name in enough:
-                        return found
-    return found
 
 
 def from_cache(
@@ -164,6 +105,22 @@ def from_cache(
         wanted = {name: f for name, f in needed.items() if name not in announcement.known}
         others = len(wanted) < len(needed)
     return announcement, wanted, others
+
+
+def prestart(session: SessionState, root: Path) -> None:
+    """Once `initialize` is answered: start, without waiting, the announced servers some file
+    of the workspace is for (those started for the answer are running already), so that they
+    boot while the client sends `initialized` and opens its first file, instead of after."""
+    announcement = session.announcement
+    if announcement is None or session.state != "running":
+        return
+    config = session.config
+    needed = servers_for_workspace(config, root, set(announcement.servers))
+    for name, found in needed.items():
+        server = config.servers[name]
+        backend = session.pool.get(server, root_for(server, found, session.roots), client=session)
+        if backend is not None and backend.state != "running":
+            session.spawn(backend.ensure_running())  # a failure is said at the first use
 
 
 def none_installed(config: Config, needed: dict[str, Path]) -> None:

@@ -29,6 +29,7 @@ from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
 from lspmux.backends.provided import effective
 from lspmux.config.model import Config, ServerConfig
+from lspmux.config.needs import roots_of
 from lspmux.errors import RequestFailed
 from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from lspmux.session import announce
@@ -112,7 +113,7 @@ class Session(SessionState):
         what it serves — an awaitable of it, after starting those servers (bounded by
         `INITIAL_START`): the first start announces what the hundredth does."""
         self.client_capabilities = params.get("capabilities") or {}
-        self.roots = lifecycle.roots_of(params)
+        self.roots = roots_of(params)
         root = self.roots[0] if self.roots else None
         try:
             self.config = self.load_config(root)
@@ -136,6 +137,8 @@ class Session(SessionState):
         if one is not None:
             return self._initialize_transparent(one, root or Path.cwd())
         announcement, wanted, others = announce.from_cache(self, root)
+        if root is not None:  # the workspace's servers boot while the client opens a file
+            self.when_running(lambda: announce.prestart(self, root))
         if not wanted:
             return self._initialized(announcement)
         return self._initialize_after_starting(announcement, wanted, others)

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from lspmux.text import apply_changes
+from tests.tools import require_tool
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BENCH = ROOT / "scripts" / "bench.py"
@@ -199,6 +200,40 @@ def test_the_start_bench_measures_every_case_and_writes_its_section(tmp_path: Pa
     assert "old table" not in text and text.startswith("kept\n") and text.endswith("also kept\n")
     section = text.split("<!-- bench:start -->")[1].split("<!-- /bench:start -->")[0]
     rows = [line for line in section.splitlines() if line.startswith("| `lspmux")]
-    assert len(rows) == 5 and all(re.search(r"\| \d+ ms \(\d+\) \|$", row) for row in rows), section
+    assert len(rows) == 9 and all(re.search(r"\| \d+ ms \(\d+\) \|$", row) for row in rows), section
     assert any(row.startswith("| `lspmux hover") for row in rows), section
     assert "load average" in section
+
+
+def test_the_start_bench_measures_a_real_server_and_writes_its_own_section(tmp_path: Path) -> None:
+    require_tool("basedpyright-langserver")
+    page = tmp_path / "benchmarks.md"
+    page.write_text(
+        "<!-- bench:start -->\n<!-- /bench:start -->\nkept\n"
+        "<!-- bench:start-real -->\nold table\n<!-- /bench:start-real -->\nalso kept\n"
+    )
+    argv = [
+        str(BENCH_START),
+        "--rounds",
+        "1",
+        "--real-rounds",
+        "1",
+        "--write",
+        "--output",
+        str(page),
+    ]
+    proc = run_script(argv, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = page.read_text()
+    assert "old table" not in text and "\nkept\n" in text and text.endswith("also kept\n")
+    section = text.split("<!-- bench:start-real -->")[1].split("<!-- /bench:start-real -->")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and " ms " in line]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| basedpyright directly",
+        "| `lspmux proxy`, capability cache warm — now",
+        "| `lspmux proxy`, first start (empty cache) — now",
+    ], section
+    assert all(
+        re.search(r"\| \d+ ms \(\d+(, [+-]\d+)?\) \| \d+ ms \(\d+(, [+-]\d+)?\) \|$", row)
+        for row in rows
+    ), section

@@ -5,7 +5,6 @@ handlers are what the client's messages do to it."""
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from pathlib import Path
 from typing import Any
 
 from lspmux.errors import InvalidRequest, RequestCancelled
@@ -13,7 +12,6 @@ from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, client_declares, route
 from lspmux.session.exchange import Exchange
 from lspmux.session.state import SessionState
-from lspmux.uris import file_path
 
 #: Methods the dispatcher treats apart: `initialize` is the one request before it; nothing
 #: overtakes its answer; a cancel and `exit` are never held behind a waiting request.
@@ -77,15 +75,3 @@ def init_options(value: Any) -> Any:
     """The client's `initializationOptions` as a server should get them: None for none (an
     empty object says nothing either)."""
     return None if value is None or value == {} else value
-
-
-def roots_of(params: dict[str, Any]) -> list[Path]:
-    roots: list[Path] = []
-    for folder in params.get("workspaceFolders") or []:
-        if isinstance(folder, dict) and isinstance(folder.get("uri"), str):
-            roots += [Path(p) for p in [file_path(folder["uri"])] if p is not None]
-    if not roots and isinstance(params.get("rootUri"), str):
-        roots += [Path(p) for p in [file_path(params["rootUri"])] if p is not None]
-    if not roots and isinstance(params.get("rootPath"), str):
-        roots.append(Path(params["rootPath"]))
-    return roots

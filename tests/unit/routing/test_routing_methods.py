@@ -35,15 +35,53 @@ LSPMUX_LATE = ("lspmux.locate", "lspmux.agent.mcp_server", "lspmux.daemon.admiss
 LSPMUX_LATE += ("lspmux.diagnostics.linters.generic",)
 
 
-def test_the_proxy_start_path_imports_nothing_the_first_message_does_not_need() -> None:
-    code = "import sys\nimport lspmux.cli, lspmux.config.loader, lspmux.proxy\nprint(' '.join(sorted(sys.modules)))\n"
+def _modules_after(code: str) -> set[str]:
+    """The modules loaded once `code` ran (it prints them) in a fresh interpreter."""
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, stdin=subprocess.DEVNULL,
     )  # fmt: skip
-    loaded = set(out.stdout.split())
-    assert "lspmux.session.session" in loaded, out.stderr
+    return set(out.stdout.split())
+
+
+def test_the_proxy_start_path_imports_nothing_the_first_message_does_not_need() -> None:
+    # what run_proxy imports once the first message is read and the servers are spawned
+    code = (
+        "import sys\nimport lspmux.cli, lspmux.config.loader, lspmux.proxy\n"
+        "import lspmux.backends.adopt, lspmux.backends.pool, lspmux.session.session\n"
+        "import lspmux.serving, lspmux.wire.stdio\nprint(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = _modules_after(code)
+    assert "lspmux.session.session" in loaded
     early = sorted(
         m for m in loaded if m.split(".")[0] in NOT_AT_START or m.startswith(LSPMUX_LATE)
     )
     assert not early, f"the proxy's start path imported {early}"
+
+
+#: What `lspmux proxy` does not load before it has read the client's first message: the
+#: configuration (attrs), asyncio, logging, the session and the backends come after it
+#: (proxy.py).
+NOT_BEFORE_READING = ("attrs", "attr", "asyncio", "tomllib", "uvloop", "logging", "subprocess")
+LSPMUX_AFTER_READING = ("lspmux.config", "lspmux.session", "lspmux.backends", "lspmux.routing")
+
+
+def test_the_proxy_reads_the_first_message_before_loading_the_rest() -> None:
+    """`lspmux proxy` run as the command runs it, stopped where it reads its first message."""
+    code = (
+        "import sys\nimport lspmux.proxy\n"
+        "def read_first(fd):\n"
+        "    print(' '.join(sorted(sys.modules)), flush=True)\n"
+        "    raise SystemExit(0)\n"
+        "lspmux.proxy.read_first = read_first\n"
+        "from lspmux.cli import main\n"
+        "main(['proxy'])\n"
+    )
+    loaded = _modules_after(code)
+    assert "lspmux.proxy" in loaded and "lspmux.cli" in loaded
+    early = sorted(
+        m
+        for m in loaded
+        if m.split(".")[0] in NOT_BEFORE_READING or m.startswith(LSPMUX_AFTER_READING)
+    )
+    assert not early, f"`lspmux proxy` imported {early} before reading the first message"

@@ -391,10 +391,14 @@ async def test_the_first_start_announces_what_the_hundredth_does(mem: Any, tmp_p
     assert answer["hoverProvider"] is True
     assert answer["semanticTokensProvider"]["full"] == {"delta": True}
     await first.close()
-    second = mem(a=ScriptedServer("a", caps, {}))  # the cache is warm now: nothing started
-    again = (await second.initialize())["result"]["capabilities"]
+    # The cache is warm now: the answer waits for no start (this server would take a minute to
+    # initialize), and the server the workspace needs is started right after it.
+    slow = ScriptedServer("a", caps, {})
+    slow.initialize_delay = 60.0
+    second = mem(a=slow)
+    again = (await asyncio.wait_for(second.initialize(), 10))["result"]["capabilities"]
     assert again == answer
-    assert second.servers["a"].exited is None
+    await until(lambda: second.servers["a"].exited is not None, "the server started after")
 
 
 async def test_semantic_token_deltas_are_computed_for_a_server_without_them(mem: Any) -> None:
