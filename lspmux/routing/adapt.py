@@ -12,12 +12,13 @@ client that declared less:
 - `completionItem.snippetSupport` missing: snippet items become plain text
   (`snippet_to_text`, `insertTextFormat` 2 → 1).
 
-What is fitted is said by the answered method's route (`Route.fit`, a kind of this module:
+What an answer is fitted as is its method's route's (`Route.fit`, one of this module's kinds:
 "completion", "hover", "signatureHelp", "definition", …). `needs_adapting(kind, client)` says
 whether an answer must be parsed at all (the hot path relays most answers unparsed);
-`adapt(kind, result, client)` returns the fitted answer. All
-functions take and return raw dicts and never modify their input. `routing/fit_raw.py` fits a
-server's raw answer to the same result without parsing what needs no change.
+`adapt(kind, result, client)` returns the fitted answer. All functions take and return raw
+dicts and never modify their input. `routing/fit_raw.py` fits a server's raw answer to the same
+result without parsing what needs no change. This module imports nothing of lspmux's or
+lsprotocol's: the fitting worker process imports it and must start in milliseconds.
 """
 
 from __future__ import annotations
