@@ -4,7 +4,8 @@
 its stdin and stdout (`wire.blocking.BlockingPeer`), framed like a language server. It answers one
 method, `lspmux/fit`:
 
-    params: {"method": the LSP method answered, "client": the client's capabilities,
+    params: {"kind": the answer's fitting kind (its method's `Route.fit`: "completion",
+             "hover", "definition", …), "client": the client's capabilities,
              "size": the answer's length in bytes (optional),
              "answer": the backend's whole response (spliced in as it was read)}
     result: the answer's `result`, fitted by `routing.adapt.adapt`
@@ -39,10 +40,10 @@ METHOD = "lspmux/fit"
 def fit(params: Any) -> Any:
     """The fitted result for one `lspmux/fit` request's params."""
     if not isinstance(params, dict) or not isinstance(params.get("answer"), dict):
-        raise ValueError("lspmux/fit needs params {method, client, answer}")
+        raise ValueError("lspmux/fit needs params {kind, client, answer}")
     client = params.get("client")
     return adapt(
-        str(params.get("method")),
+        str(params.get("kind")),
         params["answer"].get("result"),
         client if isinstance(client, dict) else {},
     )
@@ -97,7 +98,7 @@ def _handle_raw(msg: dict[str, Any], answer: bytes) -> bytes:
     try:
         # the requester sends only answers its scan found something in (`needs_fitting`)
         out = fit_raw.fit_found(
-            str(params.get("method")), answer, client if isinstance(client, dict) else {}
+            str(params.get("kind")), answer, client if isinstance(client, dict) else {}
         )
     except Exception as exc:  # the requester fits it itself instead
         return _error(msg["id"], InternalError(f"the fitting worker failed: {exc!r}"))

@@ -616,24 +616,22 @@ def measure_micro(res: Results, items: int) -> None:
 
     from lspmux.routing import adapt, fit_raw
 
-    method = "textDocument/completion"
+    kind = adapt.COMPLETION  # a completion answer's fitting kind (its route's `fit`)
     markdown_only = {
         "textDocument": {"completion": {"completionItem": {"documentationFormat": ["markdown"]}}}
     }
 
     def fit_parsed() -> bytes:  # what the daemon's fitting did before issue 21
         msg = orjson.loads(body)
-        msg["result"] = adapt.adapt(method, msg["result"], {})
+        msg["result"] = adapt.adapt(kind, msg["result"], {})
         return orjson.dumps(msg)
 
     repeats = res.sizes.micro_repeats
     res.micro["raw"] = _best_of(raw_relay, repeats)
     res.micro["orjson"] = _best_of(orjson_relay, repeats)
     res.micro["fit_parsed"] = _best_of(fit_parsed, repeats)
-    res.micro["fit_raw"] = _best_of(lambda: fit_raw.fit_body(method, body, {}), repeats)
-    res.micro["scan"] = _best_of(
-        lambda: fit_raw.needs_fitting(method, body, markdown_only), repeats
-    )
+    res.micro["fit_raw"] = _best_of(lambda: fit_raw.fit_body(kind, body, {}), repeats)
+    res.micro["scan"] = _best_of(lambda: fit_raw.needs_fitting(kind, body, markdown_only), repeats)
     try:
         from lsprotocol import converters
         from lsprotocol import types as t

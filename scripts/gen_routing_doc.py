@@ -128,7 +128,7 @@ def rows(direction: Direction) -> list[str]:
         if direction is Direction.CLIENT_REQUEST:
             tail = (
                 f" {eligibility(method, route)} | {combination(method, route)} |"
-                f" {locate(route)} | {_handler(route)} |"
+                f" {locate(route)} | {f'`{route.fit}`' if route.fit else ''} | {_handler(route)} |"
             )
         elif direction is Direction.CLIENT_NOTIFICATION:
             tail = f" {eligibility(method, route)} | {_handler(route)} |"
@@ -142,8 +142,8 @@ def rows(direction: Direction) -> list[str]:
 _HEADERS = {
     Direction.CLIENT_REQUEST: (
         "| method | policy | feature | eligible when the backend advertises | answers combined"
-        " | `locate` fills | handler |",
-        "|---|---|---|---|---|---|---|",
+        " | `locate` fills | fitted to the client as | handler |",
+        "|---|---|---|---|---|---|---|---|",
     ),
     Direction.CLIENT_NOTIFICATION: (
         "| method | policy | feature | sent to | handler |",

@@ -12,10 +12,13 @@ client that declared less:
 - `completionItem.snippetSupport` missing: snippet items become plain text
   (`snippet_to_text`, `insertTextFormat` 2 → 1).
 
-`needs_adapting(method, client)` says whether an answer must be parsed at all (the hot path
-relays most answers unparsed); `adapt(method, result, client)` returns the fitted answer. All
-functions take and return raw dicts and never modify their input. `routing/fit_raw.py` fits a
-server's raw answer to the same result without parsing what needs no change.
+What an answer is fitted as is its method's route's (`Route.fit`, one of this module's kinds:
+"completion", "hover", "signatureHelp", "definition", …). `needs_adapting(kind, client)` says
+whether an answer must be parsed at all (the hot path relays most answers unparsed);
+`adapt(kind, result, client)` returns the fitted answer. All functions take and return raw
+dicts and never modify their input. `routing/fit_raw.py` fits a server's raw answer to the same
+result without parsing what needs no change. This module imports nothing of lspmux's or
+lsprotocol's: the fitting worker process imports it and must start in milliseconds.
 """
 
 from __future__ import annotations
@@ -26,20 +29,17 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-# The method names, spelled out: this module is also what the fitting worker process imports
-# (session/fitting.py), which must start in milliseconds, not wait for lsprotocol's types.
-_COMPLETION = "textDocument/completion"
-_COMPLETION_RESOLVE = "completionItem/resolve"
-_HOVER = "textDocument/hover"
-_SIGNATURE_HELP = "textDocument/signatureHelp"
-
-#: Methods whose answers are locations, and the client section that declares `linkSupport`.
-_LINK_METHODS = {
-    "textDocument/definition": "definition",
-    "textDocument/declaration": "declaration",
-    "textDocument/typeDefinition": "typeDefinition",
-    "textDocument/implementation": "implementation",
-}
+# The fitting kinds. A route declares one (`Route.fit`, by the family that owns its method): the
+# section of the client's `textDocument` capabilities that says what its answers may hold. The
+# kind, not the method, is what this module and the fitting worker are handed: no method name
+# is spelled below the families and the table.
+COMPLETION = "completion"  # a completion list, or a resolved item (`completionItem`)
+HOVER = "hover"
+SIGNATURE_HELP = "signatureHelp"
+#: Answers that are locations: the section's `linkSupport` says whether links may stay.
+LINK_KINDS = frozenset(["definition", "declaration", "typeDefinition", "implementation"])
+#: Every kind a route may declare.
+KINDS = frozenset([COMPLETION, HOVER, SIGNATURE_HELP, *LINK_KINDS])
 
 SNIPPET = 2
 PLAIN_TEXT = 1
@@ -60,41 +60,41 @@ def _markdown_ok(formats: Any) -> bool:
 # -- what the client lacks ---------------------------------------------------------------------
 
 
-def lacks_link_support(client: Mapping[str, Any], method: str) -> bool:
-    section = _LINK_METHODS.get(method)
-    return section is not None and not _get(client, "textDocument", section, "linkSupport")
+def lacks_link_support(client: Mapping[str, Any], kind: str) -> bool:
+    return kind in LINK_KINDS and not _get(client, "textDocument", kind, "linkSupport")
 
 
 def lacks_snippets(client: Mapping[str, Any]) -> bool:
     return not _get(client, "textDocument", "completion", "completionItem", "snippetSupport")
 
 
-def lacks_markdown(client: Mapping[str, Any], method: str) -> bool:
-    if method == _HOVER:
+def lacks_markdown(client: Mapping[str, Any], kind: str) -> bool:
+    if kind == HOVER:
         return not _markdown_ok(_get(client, "textDocument", "hover", "contentFormat"))
-    if method in (_COMPLETION, _COMPLETION_RESOLVE):
+    if kind == COMPLETION:
         path = ("textDocument", "completion", "completionItem", "documentationFormat")
         return not _markdown_ok(_get(client, *path))
-    if method == _SIGNATURE_HELP:
+    if kind == SIGNATURE_HELP:
         path = ("textDocument", "signatureHelp", "signatureInformation", "documentationFormat")
         return not _markdown_ok(_get(client, *path))
     return False
 
 
-def needs_adapting(method: str, client: Mapping[str, Any]) -> bool:
-    """Whether answers to `method` may hold something this client did not declare."""
-    if method in _LINK_METHODS:
-        return lacks_link_support(client, method)
-    if method in (_COMPLETION, _COMPLETION_RESOLVE):
-        return lacks_snippets(client) or lacks_markdown(client, method)
-    return lacks_markdown(client, method)
+def needs_adapting(kind: str, client: Mapping[str, Any]) -> bool:
+    """Whether answers of fitting `kind` may hold something this client did not declare."""
+    if kind in LINK_KINDS:
+        return lacks_link_support(client, kind)
+    if kind == COMPLETION:
+        return lacks_snippets(client) or lacks_markdown(client, kind)
+    return lacks_markdown(client, kind)
 
 
-def adapt(method: str, result: Any, client: Mapping[str, Any]) -> Any:
-    """`result` (an answer to `method`) fitted to the client; unchanged when nothing must be."""
-    if result is None or not needs_adapting(method, client):
+def adapt(kind: str, result: Any, client: Mapping[str, Any]) -> Any:
+    """`result` (an answer of fitting `kind`) fitted to the client; unchanged when nothing
+    must be."""
+    if result is None or not needs_adapting(kind, client):
         return result
-    adapter = _ADAPTERS.get(method)
+    adapter = _ADAPTERS.get(kind)
     return adapter(result, client) if adapter is not None else result
 
 
@@ -312,7 +312,7 @@ def plain_completion_item(item: Mapping[str, Any], default_format: Any = None) -
     return out
 
 
-# -- per method -----------------------------------------------------------------------------------
+# -- per kind -------------------------------------------------------------------------------------
 
 
 def _completion_item(
@@ -328,7 +328,7 @@ def _completion_item(
 
 def _completion(result: Any, client: Mapping[str, Any]) -> Any:
     no_snippets = lacks_snippets(client)  # asked once per answer, not once per item
-    no_markdown = lacks_markdown(client, _COMPLETION)
+    no_markdown = lacks_markdown(client, COMPLETION)
     if isinstance(result, list):
         return [_completion_item(i, no_snippets, no_markdown) for i in result]
     if not isinstance(result, Mapping) or "items" not in result:
@@ -371,9 +371,8 @@ def _links(result: Any, _client: Mapping[str, Any]) -> Any:
 
 
 _ADAPTERS: dict[str, Callable[[Any, Mapping[str, Any]], Any]] = {
-    _COMPLETION: _completion,
-    _COMPLETION_RESOLVE: _completion,
-    _HOVER: _hover,
-    _SIGNATURE_HELP: _signature_help,
-    **dict.fromkeys(_LINK_METHODS, _links),
+    COMPLETION: _completion,
+    HOVER: _hover,
+    SIGNATURE_HELP: _signature_help,
+    **dict.fromkeys(LINK_KINDS, _links),
 }

@@ -3,8 +3,8 @@ is rewritten, the bytes around it are copied as they came.
 
 `routing.adapt` fits a parsed answer. For a large one parsing is most of the cost: a 2.5 MB
 completion list is ~10 ms to parse, ~30 ms to rewrite 12,000 items and encode again, while its
-bytes mostly need no change at all. `fit_body(method, body, client)` works on the response's
-bytes instead:
+bytes mostly need no change at all. `fit_body(kind, body, client)` works on the response's
+bytes instead (`kind`: the answered method's fitting kind, `Route.fit`, as `adapt` takes it):
 
 - one scan of the bytes (regular expressions; ~1 ms per 2.5 MB) says whether anything the
   client did not declare is in the answer at all; when nothing is, the answer is relayed as the
@@ -35,9 +35,6 @@ import orjson
 
 from lspmux.routing import adapt
 
-_COMPLETIONS = ("textDocument/completion", "completionItem/resolve")
-_HOVER = "textDocument/hover"
-
 #: A JSON string, escapes included (unrolled: no alternation per character).
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 
@@ -65,18 +62,18 @@ _DOC_LIST_ANY = re.compile(_DOC_LIST)
 _SNIPPET_ANY = re.compile(_SNIPPET)
 
 
-def _lacks(method: str, client: Mapping[str, Any]) -> tuple[bool, bool, bool]:
-    """(link support, snippets, markdown) that `client` lacks for answers to `method`."""
-    links = adapt.lacks_link_support(client, method)
-    snippets = method in _COMPLETIONS and adapt.lacks_snippets(client)
-    markdown = adapt.lacks_markdown(client, method)
+def _lacks(kind: str, client: Mapping[str, Any]) -> tuple[bool, bool, bool]:
+    """(link support, snippets, markdown) that `client` lacks for answers of `kind`."""
+    links = adapt.lacks_link_support(client, kind)
+    snippets = kind == adapt.COMPLETION and adapt.lacks_snippets(client)
+    markdown = adapt.lacks_markdown(client, kind)
     return links, snippets, markdown
 
 
-def _triggers_for(method: str, client: Mapping[str, Any]) -> tuple[re.Pattern[bytes], ...]:
-    """Patterns, one of which is found in every answer to `method` that holds something
+def _triggers_for(kind: str, client: Mapping[str, Any]) -> tuple[re.Pattern[bytes], ...]:
+    """Patterns, one of which is found in every answer of `kind` that holds something
     `client` cannot take (none: nothing to look for)."""
-    links, snippets, markdown = _lacks(method, client)
+    links, snippets, markdown = _lacks(kind, client)
     parts = []
     if links:
         parts.append(_LINK)
@@ -84,50 +81,50 @@ def _triggers_for(method: str, client: Mapping[str, Any]) -> tuple[re.Pattern[by
         parts.append(_SNIPPET)
     if markdown:
         parts += [_MARKDOWN, _LANGUAGE, _DOC_LIST]
-        if method == _HOVER:
+        if kind == adapt.HOVER:
             parts.append(_HOVER_MARKED)
     return tuple(re.compile(part) for part in parts)
 
 
-#: Patterns by (method, id of the client's capabilities), with the capabilities themselves:
+#: Patterns by (kind, id of the client's capabilities), with the capabilities themselves:
 #: a session's capabilities are one dict for its lifetime, held here so that its id is not
 #: reused while cached.
 _triggers: dict[tuple[str, int], tuple[Mapping[str, Any], tuple[re.Pattern[bytes], ...]]] = {}
 
 
-def needs_fitting(method: str, body: bytes, client: Mapping[str, Any]) -> bool:
+def needs_fitting(kind: str, body: bytes, client: Mapping[str, Any]) -> bool:
     """Whether the response `body` holds anything `client` cannot take (a scan, no parse)."""
-    key = (method, id(client))
+    key = (kind, id(client))
     cached = _triggers.get(key)
     if cached is None or cached[0] is not client:
         if len(_triggers) > 1024:  # a bound: entries of sessions long gone go
             _triggers.clear()
-        cached = _triggers[key] = (client, _triggers_for(method, client))
+        cached = _triggers[key] = (client, _triggers_for(kind, client))
     return any(pattern.search(body) is not None for pattern in cached[1])
 
 
-def fit_body(method: str, body: bytes, client: Mapping[str, Any]) -> bytes | None:
-    """The response `body` (an answer to `method`, with a "result") fitted to `client`: None
-    when it holds nothing the client cannot take (relay it as it is), else the new body."""
-    return fit_found(method, body, client) if needs_fitting(method, body, client) else None
+def fit_body(kind: str, body: bytes, client: Mapping[str, Any]) -> bytes | None:
+    """The response `body` (an answer of fitting `kind`, with a "result") fitted to `client`:
+    None when it holds nothing the client cannot take (relay it as it is), else the new body."""
+    return fit_found(kind, body, client) if needs_fitting(kind, body, client) else None
 
 
-def fit_found(method: str, body: bytes, client: Mapping[str, Any]) -> bytes:
+def fit_found(kind: str, body: bytes, client: Mapping[str, Any]) -> bytes:
     """`fit_body` of an answer the scan found something in (`needs_fitting`), not scanned
     again: the new body."""
-    if method in _COMPLETIONS:
+    if kind == adapt.COMPLETION:
         spliced = _completion_markdown(body, client)
         if spliced is not None:
             return spliced
     msg = orjson.loads(body)
-    msg["result"] = adapt.adapt(method, msg.get("result"), client)
+    msg["result"] = adapt.adapt(kind, msg.get("result"), client)
     return orjson.dumps(msg)
 
 
 def _completion_markdown(body: bytes, client: Mapping[str, Any]) -> bytes | None:
     """`body` with each item's markdown documentation made plain text in place, when that is
     all the client cannot take in it; None when something else must change too."""
-    if not adapt.lacks_markdown(client, _COMPLETIONS[0]):
+    if not adapt.lacks_markdown(client, adapt.COMPLETION):
         return None
     if adapt.lacks_snippets(client) and _SNIPPET_ANY.search(body):
         return None

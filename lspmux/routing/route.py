@@ -128,6 +128,9 @@ class Route:
     #: backend's position encoding differs from the session's; None: they hold none.
     params_shape: Shape | None = None
     result_shape: Shape | None = None
+    #: How its answer is fitted to a client that declared less than a shared server was told:
+    #: a kind of `routing/adapt.py` ("completion", "hover", "definition", …); None: as it is.
+    fit: str | None = None
 
 
 def route(
@@ -148,6 +151,7 @@ def route(
     chatter: bool = False,
     params_shape: Shape | None = None,
     result_shape: Shape | None = None,
+    fit: str | None = None,
 ) -> Route:
     """A `Route`; a merged one without a merger concatenates. Its capability is not given
     here: the table sets it from `routing/capabilities.py`."""
@@ -171,6 +175,7 @@ def route(
         chatter,
         params_shape,
         result_shape,
+        fit,
     )
 
 

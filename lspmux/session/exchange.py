@@ -124,6 +124,7 @@ class Exchange(Generic[S]):
         "answered",
         "client_id",
         "fit_for",
+        "fit_kind",
         "link",
         "method",
         "params",
@@ -144,8 +145,10 @@ class Exchange(Generic[S]):
         #: each backend's own diagnostics.
         self.per_backend: dict[str, Any] | None = None
         #: The client's capabilities when its answers must be fitted to them (a shared server
-        #: was told more than it declared; see routing/adapt.py).
+        #: was told more than it declared; see routing/adapt.py), and how: the route's
+        #: fitting kind (`Route.fit`), set with them.
         self.fit_for: dict[str, Any] | None = None
+        self.fit_kind = ""
         link.inflight[self.client_id] = self
 
     def params_for(self, backend: Backend) -> Any:
@@ -160,7 +163,7 @@ class Exchange(Generic[S]):
     def reply(self, value: Any) -> None:
         if self._finish():
             if self.fit_for is not None:
-                value = adapt.adapt(self.method, value, self.fit_for)
+                value = adapt.adapt(self.fit_kind, value, self.fit_for)
             self.link.send({"jsonrpc": "2.0", "id": self.client_id, "result": value})
 
     def reply_error(self, err: JsonRpcError | dict[str, Any]) -> None:
@@ -177,7 +180,7 @@ class Exchange(Generic[S]):
             client is not None
             and body.startswith(b'"result"', offset)
             and not self.link.congested()
-            and fit_raw.needs_fitting(self.method, body, client)
+            and fit_raw.needs_fitting(self.fit_kind, body, client)
         ):
             if len(body) > fitting.FIT_ON_LOOP:  # the other clients must not wait for it
                 fitting.fit_off_loop(self, body, client)

@@ -79,6 +79,9 @@ class Fittable(Protocol):
     @property
     def method(self) -> str: ...
 
+    @property
+    def fit_kind(self) -> str: ...
+
     def owe(self, size: int) -> None: ...
 
     def reply(self, value: Any) -> None: ...
@@ -173,7 +176,7 @@ def fit_on_loop(ex: Fittable, body: bytes, client: dict[str, Any]) -> None:
     something in) fitted for `client` here: only what the client cannot take is rewritten
     (`routing.fit_raw`), the rest relayed as it came."""
     try:
-        out = fit_raw.fit_found(ex.method, body, client)
+        out = fit_raw.fit_found(ex.fit_kind, body, client)
     except orjson.JSONDecodeError as exc:
         ex.reply_error(ParseError(f"the server's answer to {ex.method} is not valid JSON: {exc}"))
         return
@@ -233,7 +236,7 @@ async def _ask_worker(
 
     # The answer goes last, with its size first: the worker reads it without parsing it.
     params = {
-        "method": ex.method,
+        "kind": ex.fit_kind,
         "client": client,
         "size": len(body),
         "answer": orjson.Fragment(body),

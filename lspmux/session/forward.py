@@ -43,8 +43,13 @@ def dispatch(
     """Route a request to `backends` (already running) by its route's policy."""
     session: SessionState = ex.session
     method = ex.method
-    if session.pool.shared and adapt.needs_adapting(method, session.client_capabilities):
-        ex.fit_for = session.client_capabilities
+    fit = route.fit if route is not None else None
+    if (
+        fit is not None
+        and session.pool.shared
+        and adapt.needs_adapting(fit, session.client_capabilities)
+    ):
+        ex.fit_for, ex.fit_kind = session.client_capabilities, fit
     if route is None:
         if not backends:  # unknown to lspmux, and no server here to know it
             ex.reply_error(

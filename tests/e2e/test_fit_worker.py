@@ -23,9 +23,7 @@ def request(params: object, method: str = fit_worker.METHOD, msg_id: object = 1)
 
 
 def test_it_answers_the_fitted_result() -> None:
-    reply = fit_worker.handle(
-        request({"method": "textDocument/hover", "client": {}, "answer": ANSWER})
-    )
+    reply = fit_worker.handle(request({"kind": "hover", "client": {}, "answer": ANSWER}))
     assert reply is not None
     assert orjson.loads(reply) == {
         "jsonrpc": "2.0",
@@ -42,12 +40,12 @@ def test_what_it_cannot_do_is_an_error_the_requester_reads() -> None:
 
     assert code(b"{not json") == -32700
     assert code(request({}, method="other")) == -32601
-    assert code(request({"method": "textDocument/hover"})) == -32603  # no answer
+    assert code(request({"kind": "hover"})) == -32603  # no answer
     assert fit_worker.handle(b'{"jsonrpc":"2.0","method":"x"}') is None  # a notification
 
 
 def test_the_worker_command_runs_it_over_stdio() -> None:
-    body = request({"method": "textDocument/hover", "client": {}, "answer": ANSWER}, msg_id=3)
+    body = request({"kind": "hover", "client": {}, "answer": ANSWER}, msg_id=3)
     done = subprocess.run(
         WORKER_ARGV,
         input=b"Content-Length: %d\r\n\r\n" % len(body) + body,
@@ -67,7 +65,7 @@ def test_the_worker_command_runs_it_over_stdio() -> None:
 
 def sized_request(answer: bytes, client: object, msg_id: int = 5) -> bytes:
     """A request as session/fitting.py writes it: the answer last, its size before it."""
-    params = {"method": "textDocument/completion", "client": client, "size": len(answer)}
+    params = {"kind": "completion", "client": client, "size": len(answer)}
     return request({**params, "answer": orjson.Fragment(answer)}, msg_id=msg_id)
 
 

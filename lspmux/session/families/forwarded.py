@@ -9,18 +9,20 @@ item (`completionItem/resolve`, …). No handler: `session/forward.py` serves ev
 from __future__ import annotations
 
 import lspmux.encodings.shapes as s
-from lspmux.routing import merge
+from lspmux.routing import adapt, merge
 from lspmux.routing import methods as lsp
 from lspmux.routing.route import Policy, Route, route
 
 F, M, OR = Policy.FIRST, Policy.MERGE, Policy.ORIGIN
 
 
-def _locations(feature: str) -> Route:
-    """A request at a position answered with locations, merged from every eligible server."""
+def _locations(feature: str, *, links: bool = False) -> Route:
+    """A request at a position answered with locations, merged from every eligible server.
+    `links`: they may be `LocationLink`s, made `Location`s for a client whose section of the
+    same name lacks `linkSupport` (the fitting kind is the feature)."""
     return route(
         M, feature, position=True, merger=merge.locations, params_shape=s.TDP,
-        result_shape=s.LOCATIONS,
+        result_shape=s.LOCATIONS, fit=feature if links else None,
     )  # fmt: skip
 
 
@@ -32,11 +34,12 @@ def _prepare_hierarchy(feature: str) -> Route:
     )  # fmt: skip
 
 
-def _resolve(feature: str, resolved_by: str, item: s.Shape) -> Route:
+def _resolve(feature: str, resolved_by: str, item: s.Shape, fit: str | None = None) -> Route:
     """A resolve request: the item back to the server that made it, answered with the item."""
     return route(
-        OR, feature, family=feature, resolved_by=resolved_by, params_shape=item, result_shape=item
-    )
+        OR, feature, family=feature, resolved_by=resolved_by, params_shape=item,
+        result_shape=item, fit=fit,
+    )  # fmt: skip
 
 
 def _hierarchy(feature: str, result: s.Shape) -> Route:
@@ -48,9 +51,11 @@ def _hierarchy(feature: str, result: s.Shape) -> Route:
 REQUESTS: dict[str, Route] = {
     # -- first eligible -------------------------------------------------------------------
     lsp.TEXT_DOCUMENT_HOVER: route(
-        F, "hover", position=True, params_shape=s.TDP, result_shape=s.WITH_RANGE
+        F, "hover", position=True, params_shape=s.TDP, result_shape=s.WITH_RANGE, fit=adapt.HOVER
     ),
-    lsp.TEXT_DOCUMENT_SIGNATURE_HELP: route(F, "signatureHelp", position=True, params_shape=s.TDP),
+    lsp.TEXT_DOCUMENT_SIGNATURE_HELP: route(
+        F, "signatureHelp", position=True, params_shape=s.TDP, fit=adapt.SIGNATURE_HELP
+    ),
     lsp.TEXT_DOCUMENT_RENAME: route(
         F, "rename", position=True, params_shape=s.TDP, result_shape=s.WORKSPACE_EDIT
     ),
@@ -140,6 +145,7 @@ REQUESTS: dict[str, Route] = {
         family="completion",
         params_shape=s.TDP,
         result_shape=s.COMPLETION,
+        fit=adapt.COMPLETION,
     ),
     lsp.TEXT_DOCUMENT_CODE_LENS: route(
         M,
@@ -148,10 +154,10 @@ REQUESTS: dict[str, Route] = {
         family="codeLens",
         result_shape=s.each(s.WITH_RANGE),
     ),
-    lsp.TEXT_DOCUMENT_DEFINITION: _locations("definition"),
-    lsp.TEXT_DOCUMENT_DECLARATION: _locations("declaration"),
-    lsp.TEXT_DOCUMENT_TYPE_DEFINITION: _locations("typeDefinition"),
-    lsp.TEXT_DOCUMENT_IMPLEMENTATION: _locations("implementation"),
+    lsp.TEXT_DOCUMENT_DEFINITION: _locations("definition", links=True),
+    lsp.TEXT_DOCUMENT_DECLARATION: _locations("declaration", links=True),
+    lsp.TEXT_DOCUMENT_TYPE_DEFINITION: _locations("typeDefinition", links=True),
+    lsp.TEXT_DOCUMENT_IMPLEMENTATION: _locations("implementation", links=True),
     lsp.TEXT_DOCUMENT_REFERENCES: _locations("references"),
     lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL: route(
         M, "documentSymbol", merger=merge.concat, result_shape=s.DOCUMENT_SYMBOLS
@@ -180,7 +186,9 @@ REQUESTS: dict[str, Route] = {
         M, "fileOperations", merger=merge.workspace_edits, result_shape=s.WORKSPACE_EDIT
     ),
     # -- back to the origin -------------------------------------------------------------------
-    lsp.COMPLETION_ITEM_RESOLVE: _resolve("completion", "completionProvider", s.COMPLETION_ITEM),
+    lsp.COMPLETION_ITEM_RESOLVE: _resolve(
+        "completion", "completionProvider", s.COMPLETION_ITEM, fit=adapt.COMPLETION
+    ),
     lsp.CODE_LENS_RESOLVE: _resolve("codeLens", "codeLensProvider", s.WITH_RANGE),
     lsp.DOCUMENT_LINK_RESOLVE: _resolve("documentLink", "documentLinkProvider", s.WITH_RANGE),
     lsp.INLAY_HINT_RESOLVE: _resolve("inlayHint", "inlayHintProvider", s.INLAY_HINT),

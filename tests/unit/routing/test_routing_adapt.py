@@ -13,6 +13,13 @@ from lsprotocol import types as t
 
 from lspmux.backends.client_caps import LSPMUX_CLIENT_CAPABILITIES
 from lspmux.routing import adapt
+from lspmux.routing.table import CLIENT_REQUESTS
+
+
+def kind(method: str) -> str:
+    """The fitting kind its route declares for answers to `method` ("": none)."""
+    return CLIENT_REQUESTS[method].fit or ""
+
 
 R = {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 7}}
 WIDE = {"start": {"line": 1, "character": 0}, "end": {"line": 3, "character": 0}}
@@ -63,12 +70,12 @@ def test_locations_from_links(result: Any, expected: Any) -> None:
     ],
 )
 def test_links_adapted_only_for_clients_without_link_support(method: str) -> None:
-    assert adapt.adapt(method, [LINK], BARE) == [LOCATION]
-    assert adapt.adapt(method, [LINK], RICH) == [LINK]
+    assert adapt.adapt(kind(method), [LINK], BARE) == [LOCATION]
+    assert adapt.adapt(kind(method), [LINK], RICH) == [LINK]
     section = method.split("/")[1]
     only_this = {"textDocument": {section: {"linkSupport": True}}}
-    assert adapt.adapt(method, [LINK], only_this) == [LINK]
-    assert not adapt.needs_adapting(method, RICH)
+    assert adapt.adapt(kind(method), [LINK], only_this) == [LINK]
+    assert not adapt.needs_adapting(kind(method), RICH)
 
 
 # -- markdown -----------------------------------------------------------------------------------------
@@ -139,7 +146,7 @@ HOVER_MD = {"contents": {"kind": "markdown", "value": "**x**: `int`"}, "range": 
 )
 def test_hover(client: dict[str, Any], result: Any, expected: Any) -> None:
     before = copy.deepcopy(result)
-    assert adapt.adapt(t.TEXT_DOCUMENT_HOVER, result, client) == expected
+    assert adapt.adapt(kind(t.TEXT_DOCUMENT_HOVER), result, client) == expected
     assert result == before
 
 
@@ -156,12 +163,12 @@ def test_signature_help_documentation() -> None:
             }
         ]
     }
-    out = adapt.adapt(t.TEXT_DOCUMENT_SIGNATURE_HELP, result, BARE)
+    out = adapt.adapt(kind(t.TEXT_DOCUMENT_SIGNATURE_HELP), result, BARE)
     sig = out["signatures"][0]
     assert sig["documentation"] == {"kind": "plaintext", "value": "Do it."}
     assert sig["parameters"][0]["documentation"] == {"kind": "plaintext", "value": "x"}
     assert sig["parameters"][1]["documentation"] == "plain *stays*"
-    assert adapt.adapt(t.TEXT_DOCUMENT_SIGNATURE_HELP, result, RICH) == result
+    assert adapt.adapt(kind(t.TEXT_DOCUMENT_SIGNATURE_HELP), result, RICH) == result
     assert result["signatures"][0]["documentation"]["kind"] == "markdown"  # input untouched
 
 
@@ -232,8 +239,8 @@ EDIT_ITEM = {
 )
 def test_completion_items_for_a_bare_client(item: Any, expected: Any) -> None:
     before = copy.deepcopy(item)
-    assert adapt.adapt(t.TEXT_DOCUMENT_COMPLETION, [item], BARE) == [expected]
-    assert adapt.adapt(t.COMPLETION_ITEM_RESOLVE, item, BARE) == expected
+    assert adapt.adapt(kind(t.TEXT_DOCUMENT_COMPLETION), [item], BARE) == [expected]
+    assert adapt.adapt(kind(t.COMPLETION_ITEM_RESOLVE), item, BARE) == expected
     assert item == before
 
 
@@ -246,7 +253,7 @@ def test_completion_list_with_item_defaults() -> None:
             {"label": "g", "insertTextFormat": 1, "insertText": "g$1"},  # its own: plain
         ],
     }
-    out = adapt.adapt(t.TEXT_DOCUMENT_COMPLETION, result, BARE)
+    out = adapt.adapt(kind(t.TEXT_DOCUMENT_COMPLETION), result, BARE)
     assert out["itemDefaults"]["insertTextFormat"] == 1
     assert out["items"][0] == {"label": "f", "textEditText": "f()", "insertTextFormat": 1}
     assert out["items"][1] == {"label": "g", "insertTextFormat": 1, "insertText": "g$1"}
@@ -261,7 +268,7 @@ def test_completion_for_a_client_with_snippets_but_plain_documentation() -> None
             }
         }
     }
-    out = adapt.adapt(t.TEXT_DOCUMENT_COMPLETION, {"items": [SNIPPET_ITEM]}, client)
+    out = adapt.adapt(kind(t.TEXT_DOCUMENT_COMPLETION), {"items": [SNIPPET_ITEM]}, client)
     assert out["items"][0]["insertText"] == SNIPPET_ITEM["insertText"]
     assert out["items"][0]["documentation"] == {"kind": "plaintext", "value": "Print it."}
 
@@ -275,6 +282,16 @@ def test_rich_clients_need_no_adapting() -> None:
         t.TEXT_DOCUMENT_DEFINITION,
         t.TEXT_DOCUMENT_REFERENCES,
     ):
-        assert not adapt.needs_adapting(method, RICH), method
-        assert adapt.adapt(method, [SNIPPET_ITEM], RICH) == [SNIPPET_ITEM]
-    assert not adapt.needs_adapting(t.TEXT_DOCUMENT_REFERENCES, BARE)
+        assert not adapt.needs_adapting(kind(method), RICH), method
+        assert adapt.adapt(kind(method), [SNIPPET_ITEM], RICH) == [SNIPPET_ITEM]
+    assert not adapt.needs_adapting(kind(t.TEXT_DOCUMENT_REFERENCES), BARE)
+
+
+def test_the_routes_declare_the_kinds_this_module_fits() -> None:
+    """Every kind a route declares is fitted here, every kind fitted is some route's, and a
+    location kind is its route's client section (whose `linkSupport` is read)."""
+    declared = {r.fit: r for r in CLIENT_REQUESTS.values() if r.fit is not None}
+    assert declared.keys() == adapt.KINDS
+    for link_kind in adapt.LINK_KINDS:
+        assert declared[link_kind].feature == link_kind
+    assert kind(t.TEXT_DOCUMENT_REFERENCES) == ""  # always plain locations: nothing to fit

@@ -117,8 +117,6 @@ def test_a_handler_of_the_client_takes_the_concrete_session_state() -> None:
 SPELL_METHODS = {
     # pure data below the table, which the backends read too
     "routing/capabilities.py": "the one method → capability map issue 18 asks for (and options)",
-    "routing/adapt.py": "the fit worker imports it alone and is handed method names over a pipe",
-    "routing/fit_raw.py": "adapt.py's in-place twin for completion bytes: the same method list",
     # the daemon's own opening protocol: one-shot requests answered before any session exists
     "daemon/opening.py": "which one-shot method a connection's first message asks (status…)",
     "daemon/server.py": "answers the one-shot lspmux/status for every instance and client",

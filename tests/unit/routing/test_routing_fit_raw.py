@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from lspmux.backends.client_caps import LSPMUX_CLIENT_CAPABILITIES
 from lspmux.routing import adapt, fit_raw
+from lspmux.routing.table import CLIENT_REQUESTS
 
 BARE: dict[str, Any] = {}
 RICH = LSPMUX_CLIENT_CAPABILITIES
@@ -39,6 +40,11 @@ def md(value: str) -> dict[str, str]:
     return {"kind": "markdown", "value": value}
 
 
+def kind(method: str) -> str:
+    """The fitting kind its route declares for answers to `method` ("": none)."""
+    return CLIENT_REQUESTS[method].fit or ""
+
+
 def body_of(result: Any, *, indent: bool = False) -> bytes:
     msg = {"jsonrpc": "2.0", "id": 7, "result": result}
     return orjson.dumps(msg, option=orjson.OPT_INDENT_2 if indent else 0)
@@ -46,13 +52,13 @@ def body_of(result: Any, *, indent: bool = False) -> bytes:
 
 def fitted(method: str, body: bytes, client: dict[str, Any]) -> Any:
     """What the client gets: the fitted body, or the body itself when None came back."""
-    out = fit_raw.fit_body(method, body, client)
+    out = fit_raw.fit_body(kind(method), body, client)
     return orjson.loads(body if out is None else out)
 
 
 def expected(method: str, body: bytes, client: dict[str, Any]) -> Any:
     msg = orjson.loads(body)
-    msg["result"] = adapt.adapt(method, msg["result"], client)
+    msg["result"] = adapt.adapt(kind(method), msg["result"], client)
     return msg
 
 
@@ -144,13 +150,13 @@ def test_an_answer_with_nothing_to_change_is_relayed_as_it_came(
     method: str, result: Any, client: dict[str, Any]
 ) -> None:
     body = body_of(result, indent=True)
-    assert not fit_raw.needs_fitting(method, body, client)
-    assert fit_raw.fit_body(method, body, client) is None
+    assert not fit_raw.needs_fitting(kind(method), body, client)
+    assert fit_raw.fit_body(kind(method), body, client) is None
 
 
 def test_only_the_documentation_changes_in_a_markdown_list() -> None:
     body = body_of(LISTS["markdown docs, one line each"])
-    out = fit_raw.fit_body(COMPLETION, body, BARE)
+    out = fit_raw.fit_body(kind(COMPLETION), body, BARE)
     assert out is not None
     assert out == body.replace(b'"kind":"markdown"', b'"kind":"plaintext"').replace(b"`", b"")
 
@@ -176,7 +182,7 @@ def test_fit_found_is_right_also_for_an_answer_with_nothing_to_fit(
     name: str, client: dict[str, Any]
 ) -> None:
     body = body_of(LISTS[name])
-    assert orjson.loads(fit_raw.fit_found(COMPLETION, body, client)) == expected(
+    assert orjson.loads(fit_raw.fit_found(kind(COMPLETION), body, client)) == expected(
         COMPLETION, body, client
     )
 
@@ -185,7 +191,7 @@ def test_a_server_writing_spaces_keeps_its_bytes_too() -> None:
     """Python's json.dumps writes `", "` and `": "`: still fitted in place, not re-encoded."""
     result = {"items": [item(i, md(f"`x{i}` y")) for i in range(3)]}
     body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": result}).encode()
-    out = fit_raw.fit_body(COMPLETION, body, BARE)
+    out = fit_raw.fit_body(kind(COMPLETION), body, BARE)
     assert out is not None
     assert b'"label": "item_2", "kind": 3' in out  # the server's spelling, kept
     assert orjson.loads(out) == expected(COMPLETION, body, BARE)
