@@ -24,11 +24,14 @@ WORDS = [
 
 
 def locate(words: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    """(exit code, stdout, the command's own lines on stderr): a private proxy's log lines
+    (its servers' start and stop) are not the command's output."""
     done = subprocess.run(
         [sys.executable, "-m", "lspmux", "locate", *words],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    return done.returncode, done.stdout, done.stderr
+    said = [line for line in done.stderr.splitlines(True) if line.startswith("lspmux locate:")]
+    return done.returncode, done.stdout, "".join(said)
 
 
 async def test_the_daemon_prints_what_a_private_proxy_prints(
