@@ -6,6 +6,10 @@ the answer: no event loop, no LSP session of its own, nothing to open. The daemo
 agent session per workspace root (an `AgentLsp` connected to the daemon's own socket, like any
 client), so files stay open and backends stay warm between verbs; a session unused for
 `IDLE` seconds is closed, letting the daemon's reaper stop instances nobody uses.
+
+`lspmux locate` sends `lspmux/locate` (root, Locate string, range) the same way: the string is
+resolved in the root's session (its file synced from disk first, as the `at` of a tool is), and
+the answer — or the error, nearest candidates included — is `locate/resolve`'s own.
 """
 
 from __future__ import annotations
@@ -15,13 +19,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lspmux.agent import specs
+from lspmux.agent import paths, specs
 from lspmux.agent.errors import ToolError
 from lspmux.agent.lsp import AgentLsp
 from lspmux.agent.reach import DaemonQuery
-from lspmux.headless import HeadlessClient
+from lspmux.errors import InvalidParams, JsonRpcError, RequestFailed
+from lspmux.headless import HeadlessClient, LspError, ReportError
 
 IDLE = 600.0
+#: How long `lspmux/locate` may take (the file's server may be starting).
+RESOLVE_TIMEOUT = 120.0
 
 
 class HostedTools:
@@ -54,6 +61,31 @@ class HostedTools:
             if isinstance(root_given, str):
                 self._touch(Path(os.path.realpath(root_given)))
         return {"text": result.text, "data": result.data}
+
+    async def locate(self, params: dict[str, Any]) -> Any:
+        """`lspmux/locate`: `locate/resolve` (`locate/resolveRange` when `range`) of the
+        string `locate` in the session for `root`; its error raised as the session gave it."""
+        spec, root_given = params.get("locate"), params.get("root")
+        if not isinstance(spec, str) or not isinstance(root_given, str):
+            raise InvalidParams("lspmux/locate needs `root` (a folder) and `locate` (a string)")
+        root = Path(os.path.realpath(root_given))
+        if not root.is_dir():
+            raise InvalidParams(f"lspmux: the workspace root {root_given} is not a folder")
+        method = "locate/resolveRange" if params.get("range") else "locate/resolve"
+        try:
+            lsp = await self._session(root)
+            async with self._busy.setdefault(root, asyncio.Lock()):
+                named = paths.locate_file(root, spec)
+                if named is not None:  # what the session holds for it is the disk's text
+                    await lsp.sync(named)
+                return await lsp.client.request(method, {"locate": spec}, timeout=RESOLVE_TIMEOUT)
+        except LspError as exc:
+            error = {"code": exc.code, "message": str(exc), "data": exc.data}
+            raise JsonRpcError.from_error(error) from None
+        except (ToolError, ReportError) as exc:
+            raise RequestFailed(f"lspmux: {method}: {exc}") from None
+        finally:
+            self._touch(root)
 
     async def _session(self, root: Path) -> AgentLsp:
         async with self._lock:

@@ -8,7 +8,7 @@ Parsing only; the daemon acts on the answer. A first message is one of:
   (with `cwd`, the Rust client's folder) are also understood.
 - `lspmux/status`, `lspmux/reload` (params: `cwd`, `all`, `restart` or `root`),
   `lspmux/documents` (params: `uris`), `lspmux/tool` (params: `root`, `name`,
-  `arguments`) or `lspmux/stop`, `token` on TCP: answered, then the connection is closed.
+  `arguments`), `lspmux/locate` (params: `root`, `locate`, `range`) or `lspmux/stop`, `token` on TCP: answered, then the connection is closed.
 
 Errors that need no trust (not JSON, not a request, `lspMux` not an object) are told before
 the token is checked; the others only to a peer that passed it.
@@ -32,6 +32,7 @@ ONE_SHOT = {
     "lspmux/reload": "reload",
     "lspmux/documents": "documents",
     "lspmux/tool": "tool",
+    "lspmux/locate": "locate",
     "lspmux/stop": "stop",
 }
 
@@ -39,7 +40,7 @@ ONE_SHOT = {
 @dataclass
 class Opening:
     """A first message, read. `kind`: "session" (an initialize for a new Session), "status",
-    "reload", "documents" or "tool"; `error` set when it cannot be served at all."""
+    "reload", "documents", "tool" or "locate"; `error` set when it cannot be served at all."""
 
     kind: str = ""
     msg_id: Any = None

@@ -4,8 +4,8 @@ Responsible for the daemon's lifetime and for acting on each connection's first 
 starts listening (listen.py: the instance lock, the socket), gives each connection a
 `Handshake` (handshake.py) and acts on what its first message asks (opening.py): a Session for
 a client over the shared `Pool` (clients.py), or a one-shot answer — `lspmux/status`,
-`lspmux/reload` (reload.py), `lspmux/documents`, `lspmux/tool` (agent tools hosted here, made
-by the factory the command line passes in), `lspmux/stop`. It reaps instances nobody uses
+`lspmux/reload` (reload.py), `lspmux/documents`, `lspmux/tool` and `lspmux/locate` (agent tools
+hosted here, made by the factory the command line passes in), `lspmux/stop`. It reaps instances nobody uses
 (reaper.py), exits when idle or replaced by a new install (lifetime.py), and stops cleanly
 (every backend shut down) on SIGTERM/SIGINT/SIGHUP and on `lspmux/stop`, which is answered
 once everything is down.
@@ -70,6 +70,8 @@ class HostedTools(Protocol):
     """Agent tools run inside the daemon (lspmux/agent/hosted.py provides them)."""
 
     async def run(self, params: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def locate(self, params: dict[str, Any]) -> Any: ...
 
     async def close(self) -> None: ...
 
@@ -296,7 +298,7 @@ class Daemon:
         elif opening.kind == "documents":
             answer = self.open_documents(opening.params.get("uris"))
             hs.reply_and_close(result(opening.msg_id, answer))
-        elif opening.kind == "tool":
+        elif opening.kind in ("tool", "locate"):
             self._spawn(self._tool_reply(hs, opening))
         elif opening.kind == "reload":
             self._spawn(self._reload_reply(hs, opening))
@@ -325,7 +327,8 @@ class Daemon:
         hs.hand_over(session, frame(orjson.dumps(opening.message)) + rest)
 
     async def _tool_reply(self, hs: Handshake, opening: Opening) -> None:
-        """`lspmux/tool`: an agent tool run here for `lspmux <verb>` (lspmux/agent/hosted.py)."""
+        """`lspmux/tool`: an agent tool run here for `lspmux <verb>`; `lspmux/locate`: a Locate
+        string resolved in the same hosted session, for `lspmux locate` (lspmux/agent/hosted.py)."""
         if self.make_tools is None:
             why = "lspmux: this daemon hosts no agent tools; run the verb with --private"
             hs.reply_and_close(error(opening.msg_id, RequestFailed(why)))
@@ -333,8 +336,12 @@ class Daemon:
         if self.tools is None:
             socket_path = self.address.path if self.address.is_unix else None
             self.tools = self.make_tools(socket_path, self.query)
+        hosted = self.tools.locate if opening.kind == "locate" else self.tools.run
         try:
-            answer = await self.tools.run(opening.params)
+            answer = await hosted(opening.params)
+        except JsonRpcError as exc:
+            hs.reply_and_close(error(opening.msg_id, exc))
+            return
         except Exception as exc:
             log.exception("lspmux/tool failed")
             why = f"lspmux: tool failed: {exc}"

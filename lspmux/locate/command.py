@@ -6,9 +6,11 @@ answered by the file's real server exactly as an agent would get them. Prints `p
 (1-based; `path:line:col-line:col` for a range) or the JSON result.
 
 Against a running daemon the command starts fast (issue 21): its words are read without
-argparse (`lspmux.cli.fast_locate`), and the LSP exchange is a blocking one on the
-daemon's socket (standard library only: no event loop, no child process). The private proxy is
-reached through the event loop `cli_common.run_loop` picks ($LSPMUX_EVENT_LOOP).
+argparse (`lspmux.cli.fast_locate`), and it sends one `lspmux/locate` request on the daemon's
+socket with blocking calls (standard library only: no event loop, no child process, no LSP
+session of its own); the daemon resolves it in its warm hosted session for the root, as it runs
+`lspmux hover`. The private proxy is reached through the event loop `cli_common.run_loop`
+picks ($LSPMUX_EVENT_LOOP).
 """
 
 from __future__ import annotations
@@ -23,9 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lspmux.wire.blocking import BlockingPeer
-
-#: How long the daemon may take: to initialize the session, to resolve (the server's start).
+#: How long lspmux may take: to initialize the session, to resolve (the server's start).
 INITIALIZE_TIMEOUT = 60.0
 RESOLVE_TIMEOUT = 120.0
 
@@ -111,10 +111,11 @@ def _private(spec: str, *, root: str, want_range: bool, configs: list[Any]) -> A
 
 
 def through_daemon(spec: str, *, root: str, want_range: bool) -> dict[str, object] | None:
-    """The result from the daemon on its local socket, over a blocking LSP session (standard
-    library only); None when no daemon answers there."""
+    """The result from the daemon on its local socket: one `lspmux/locate` request, resolved
+    in the daemon's warm session for `root` (lspmux/agent/hosted.py; standard library only);
+    None when no daemon answers there, or one that cannot (older, or hosting no tools)."""
     from lspmux.daemon.address import AddressError, resolve_client
-    from lspmux.wire.blocking import BlockingPeer, WireError, open_socket
+    from lspmux.wire.blocking import BlockingPeer, RemoteError, WireError, open_socket
 
     try:
         address = resolve_client(None)
@@ -124,67 +125,23 @@ def through_daemon(spec: str, *, root: str, want_range: bool) -> dict[str, objec
     except (OSError, AddressError):
         return None
     try:
-        sock.settimeout(INITIALIZE_TIMEOUT)
-        peer = BlockingPeer.over_socket(sock, f"the daemon at {address}")
-        uri = _file_uri(root)
-        params = {
-            "processId": os.getpid(),
-            "rootUri": uri,
-            "workspaceFolders": [{"uri": uri, "name": os.path.basename(root)}],
-            "capabilities": {"general": {"positionEncodings": ["utf-16"]}},
-            "clientInfo": {"name": "lspmux locate"},
-        }
-        _ask(peer, 1, "initialize", params)
-        _send(peer, {"method": "initialized", "params": {}})
         sock.settimeout(RESOLVE_TIMEOUT)
-        method = "locate/resolveRange" if want_range else "locate/resolve"
-        result = _ask(peer, 2, method, {"locate": spec})
-        _ask(peer, 3, "shutdown", None)
-        _send(peer, {"method": "exit"})
+        peer = BlockingPeer.over_socket(sock, f"the daemon at {address}")
+        params = {"root": root, "locate": spec, "range": want_range}
+        result = peer.request("lspmux/locate", params)
         return dict(result or {})
     except TimeoutError:
         raise LocateError(f"no answer from the lspmux daemon at {address} in time") from None
+    except RemoteError as exc:
+        if any(old in str(exc) for old in _CANNOT):
+            return None
+        raise LocateError(str(exc).removeprefix("lspmux: ")) from None
     except (OSError, WireError) as exc:
         raise LocateError(str(exc).removeprefix("lspmux: ")) from None
     finally:
         sock.close()
 
 
-def _file_uri(path: str) -> str:
-    """`Path(path).as_uri()` for an absolute POSIX path, without pathlib."""
-    from urllib.parse import quote_from_bytes
-
-    return "file://" + quote_from_bytes(os.fsencode(path))
-
-
-def _send(peer: BlockingPeer, msg: dict[str, Any]) -> None:
-    peer.write_body(json.dumps({"jsonrpc": "2.0", **msg}).encode())
-
-
-def _ask(peer: BlockingPeer, msg_id: int, method: str, params: Any) -> Any:
-    """Send a request and read until its answer, answering the daemon's own requests as a
-    plain client does (settings unknown, no folders, anything else null)."""
-    from lspmux.wire.blocking import RemoteError, WireError
-
-    _send(peer, {"id": msg_id, "method": method, "params": params})
-    while True:
-        body = peer.read_body()
-        if body is None:
-            raise WireError(f"{peer.name} closed the connection without answering {method}")
-        msg = json.loads(body)
-        if "method" in msg:
-            if "id" in msg:
-                asked = msg.get("params") or {}
-                result: Any = None
-                if msg["method"] == "workspace/configuration":
-                    result = [None for _ in asked.get("items") or ()]
-                elif msg["method"] == "workspace/workspaceFolders":
-                    result = []
-                _send(peer, {"id": msg["id"], "result": result})
-            continue
-        if msg.get("id") != msg_id:
-            continue
-        if "error" in msg:
-            err = msg["error"] or {}
-            raise RemoteError(str(err.get("message", err)), err.get("code"))
-        return msg.get("result")
+#: What a daemon that cannot answer `lspmux/locate` says: an older one (it knows only
+#: `initialize` first), or one started without the hosted tools.
+_CANNOT = ("expected initialize first", "hosts no agent tools")
