@@ -160,6 +160,10 @@ class ServerLife:
                 "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
             )
         except Exception as exc:  # the server died or answered with an error
+            if self._stopping:  # stopped while starting (a short session): nothing failed
+                log.debug("%s: stopped before it answered initialize (%s)", self.label, exc)
+                _settle(ready, False)
+                return
             log.error("%s: initialize failed: %s", self.label, exc)
             self.last_failure = self.last_failure or f"initialize failed: {exc}"
             _settle(ready, False)
