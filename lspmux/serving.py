@@ -10,9 +10,20 @@ import gc
 CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
 
 
+#: Container objects allocated between two young-generation passes of the cyclic collector
+#: once serving (Python's default: 700). The message path makes no reference cycles, but
+#: each request allocates about ten containers (its message, exchange, pending entry…): at
+#: 700, a pipelined burst ran a collector pass every ~70 requests, each walking the requests
+#: in flight, and promoted them to be walked again by the older passes — 10 to 16% of the
+#: proxy's CPU under pipelined hovers (docs/benchmarks.md, "Proxy overhead").
+YOUNG_THRESHOLD = 20_000
+
+
 def settle_heap() -> None:
     """After start-up: move the long-lived objects (the routing tables, the modules, the
     config) out of the cyclic collector's reach, so its full passes stop walking them on the
-    message path."""
+    message path; and collect the young generation less often (`YOUNG_THRESHOLD`)."""
     gc.collect()
     gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_THRESHOLD, older, oldest)

@@ -62,7 +62,12 @@ class ClientDispatch:
 
     def on_message(self, msg: Message) -> None:
         self.session.last_active = time.monotonic()
-        self._handle(msg)
+        if self._held:
+            self._handle(msg)
+        elif "id" in msg:  # what `_handle` does when nothing is held: one call less a message
+            self._request(msg)
+        else:
+            self._notification(msg)
 
     def _handle(self, msg: Message) -> None:
         held = self._held
@@ -165,12 +170,15 @@ class ClientDispatch:
         session = self.session
         if ex.answered:
             return  # cancelled while it waited
-        if session.congested():  # read with the requests before it stopped being read
+        if ex.link.congested():  # read with the requests before it stopped being read
             ex.reply_error(ServerCancelled(NOT_READING))
             return
         uri = uri_of(ex.params)
         backends = session.backends_for(uri) if uri else list(session.backends)
-        if all(b.state == "running" for b in backends):
+        for b in backends:  # a loop, not all(<generator>): two calls less per request
+            if b.state != "running":
+                break
+        else:
             forward.dispatch(ex, route, backends)
             return
         if uri is not None:

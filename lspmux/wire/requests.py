@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from lspmux.errors import InternalError, InvalidParams, JsonRpcError, RequestFailed
-from lspmux.wire.messages import Message, error, request
+from lspmux.wire.messages import Message, error
 
 log = logging.getLogger("lspmux.wire")
 
@@ -91,7 +91,11 @@ class Requests:
             callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
             return msg_id
         try:
-            body = orjson.dumps(request(msg_id, method, params))
+            # `request(msg_id, method, params)`, inline: the path of every forwarded request
+            msg: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+            if params is not None:
+                msg["params"] = params
+            body = orjson.dumps(msg)
         except orjson.JSONEncodeError as exc:  # nothing is pending: the caller hears it once
             callback(error(msg_id, InvalidParams(f"{method}: params cannot be encoded: {exc}")))
             return msg_id
