@@ -27,18 +27,12 @@ from pathlib import Path
 import attrs
 
 from lspmux.config.model import Config, LinterConfig, ServerConfig
+from lspmux.config.needs import OWN_FILES, SKIP_DIRS
 from lspmux.config.resolve import project_executable
 from lspmux.install.prefix import install_hint
 from lspmux.workspace.kinds import Kinds, kinds_of
 
-SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "target", "build"}
-    | {"dist", ".tox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tools", ".build"}
-)
 MAX_FILES = 20000
-#: lspmux's own files: they make no project need a server (taplo for lspmux.toml), as in
-#: `lspmux.session.announce`.
-OWN_FILES = frozenset({"lspmux.toml"})
 SMOKE_TIMEOUT = 5.0
 #: How many servers doctor starts at the same time.
 PROBES_AT_ONCE = max(2, min(4, os.cpu_count() or 2))

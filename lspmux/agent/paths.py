@@ -61,7 +61,7 @@ def uri_to_path(uri: str) -> Path:
 
 def one_file_per_language(root: Path, seen: dict[str, Path]) -> dict[str, Path]:
     """`seen` plus the first file of each language not in it (a bounded walk)."""
-    from lspmux.doctor import SKIP_DIRS  # VCS, dependency and build folders
+    from lspmux.config.needs import SKIP_DIRS  # VCS, dependency and build folders
 
     found = dict(seen)
     budget = 5000

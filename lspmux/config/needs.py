@@ -22,24 +22,16 @@ if TYPE_CHECKING:
 #: Files looked at to decide which servers a workspace needs (skipping VCS and dependency
 #: folders); enough to find every language of a project, bounded for huge trees.
 SCAN_LIMIT = 3000
-_SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        ".venv",
-        "venv",
-        "__pycache__",
-        "target",
-        "build",
-        "dist",
-    }
+#: Folders no scan looks into (VCS, dependencies, builds, caches): the session's choice of
+#: servers here, `lspmux doctor` and the agent's file walk read the same set.
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "target", "build"}
+    | {"dist", ".tox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tools", ".build"}
 )
 
 
 #: lspmux's own files: they make no workspace need a server (a TOML one, say).
-_OWN_FILES = frozenset({"lspmux.toml"})
+OWN_FILES = frozenset({"lspmux.toml"})
 
 
 def roots_of(params: dict[str, Any]) -> list[Path]:
@@ -74,10 +66,10 @@ def servers_for_workspace(
         for entry in entries:
             looked += 1
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in _SKIP_DIRS and not entry.name.startswith("."):
+                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
                     queue.append(Path(entry.path))
                 continue
-            if entry.name in _OWN_FILES:
+            if entry.name in OWN_FILES:
                 continue
             kind = os.path.splitext(entry.name)[1] or entry.name
             if kind in seen_types:
