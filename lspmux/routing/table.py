@@ -124,10 +124,9 @@ def _shapes() -> dict[str, tuple[Any, Any]]:
     return out
 
 
-#: Method → (params shape, result shape) (`encodings/shapes.py`), handed to
-#: `session/positions.py`, which converts positions by them.
-SHAPES: dict[str, tuple[Any, Any]] = _shapes()
-positions.SHAPES.update(SHAPES)
+# Method → (params shape, result shape) (`encodings/shapes.py`), handed to
+# `session/positions.py`, which converts positions by them and keeps the one copy.
+positions.SHAPES.update(_shapes())
 
 #: Client → server methods that backends serve (requests and notifications), by method:
 #: what `only_features` / `except_features` and the capability checks apply to.

@@ -86,9 +86,9 @@ def by_policy(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
             def remember(backend: Backend) -> None:
                 session.last_origin[family] = session.origin_of(backend)
 
-            _First(ex, eligible, True, remember).attempt(0)
+            first(ex, eligible, on_answer=remember)
         else:
-            _First(ex, eligible, True, None).attempt(0)  # `first`, one call less per request
+            first(ex, eligible)
         return
     if route.policy is Policy.MERGE:
         if len(eligible) == 1:
