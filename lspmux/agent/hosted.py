@@ -25,10 +25,10 @@ from lspmux.agent.lsp import AgentLsp
 from lspmux.agent.reach import DaemonQuery
 from lspmux.errors import InvalidParams, JsonRpcError, RequestFailed
 from lspmux.headless import HeadlessClient, LspError, ReportError
+from lspmux.locate.command import RESOLVE_TIMEOUT
 
 IDLE = 600.0
 #: How long `lspmux/locate` may take (the file's server may be starting).
-RESOLVE_TIMEOUT = 120.0
 
 
 class HostedTools:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 #: How long lspmux may take: to initialize the session, to resolve (the server's start).
 INITIALIZE_TIMEOUT = 60.0
-RESOLVE_TIMEOUT = 120.0
+RESOLVE_TIMEOUT = 120.0  # also the daemon's hosted session's (agent/hosted.py)
 
 
 def run(args: argparse.Namespace) -> int:

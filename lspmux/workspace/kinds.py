@@ -42,7 +42,7 @@ class Kinds:
 def is_marker(name: str, markers: Iterable[str]) -> bool:
     """Whether a file named `name` is one of `markers` (names, or globs such as `*.csproj`)."""
     return any(
-        name == m or (any(c in m for c in "*?[") and fnmatch.fnmatch(name, m)) for m in markers
+        name == m or (any(c in m for c in "*?[") and fnmatch.fnmatchcase(name, m)) for m in markers
     )
 
 
