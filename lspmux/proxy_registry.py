@@ -160,8 +160,10 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ans
 
 def running_proxies(timeout: float = ASK_TIMEOUT) -> list[dict[str, Any]]:
     """Every running proxy's record, each with `status` (its answer to `lspmux/status`) or
-    `error` (why it did not answer); records of proxies that are gone are removed."""
+    `error` (why it did not answer); records of proxies that are gone are removed. `timeout`
+    bounds the whole listing: wedged proxies do not add a second each."""
     import json
+    import time
 
     from lspmux.wire.blocking import BlockingPeer, WireError, open_socket
 
@@ -176,6 +178,7 @@ def running_proxies(timeout: float = ASK_TIMEOUT) -> list[dict[str, Any]]:
         _log().warning("not listing the proxies: %s", exc)
         return []
     found = []
+    deadline = time.monotonic() + timeout
     for name in names:
         # The socket is named by the record's file, never by what the record says: only
         # files of this folder are ever connected to or removed.
@@ -194,7 +197,7 @@ def running_proxies(timeout: float = ASK_TIMEOUT) -> list[dict[str, Any]]:
             _forget(path, sock_path)
             continue
         try:
-            sock = open_socket(sock_path, timeout)
+            sock = open_socket(sock_path, left := max(deadline - time.monotonic(), 0.05))
         except (FileNotFoundError, ConnectionRefusedError):
             _forget(path, sock_path)  # nobody listens: the proxy that wrote it is gone
             continue
@@ -202,7 +205,7 @@ def running_proxies(timeout: float = ASK_TIMEOUT) -> list[dict[str, Any]]:
             found.append({**record, "error": str(exc)})
             continue
         try:
-            sock.settimeout(timeout)
+            sock.settimeout(left)
             peer = BlockingPeer.over_socket(sock, f"the proxy with pid {pid}")
             found.append({**record, "status": peer.request(STATUS, {})})
         except (OSError, WireError) as exc:
