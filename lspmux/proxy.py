@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from lspmux.config.model import Config
     from lspmux.session.session import ConfigLoader
 
+#: How long after the `initialize` answer a server spawned at launch may wait for its backend
+#: (which asks for it at the answer or right after); then it is killed (`Prespawned.discard`).
+UNTAKEN_AFTER = 5.0
+
 #: A server spawned before the event loop: (argv, folder, its configured environment, process).
 Early = tuple[list[str], Path, dict[str, str], "subprocess.Popen[bytes]"]
 
@@ -191,6 +195,12 @@ async def run_proxy(
     if first:  # read before the loop existed: received before anything the pipe brings
         conn.data_received(first)
     await loop.connect_read_pipe(lambda: conn, stdio.reader)
+
+    # What the servers' starts did not take by then is killed, not kept idle for the session.
+    def discard_untaken() -> None:
+        loop.call_later(UNTAKEN_AFTER, prespawned.discard)
+
+    session.when_running(discard_untaken)
     listed = await proxy_registry.register(session)  # `lspmux status` finds and asks it
     settle_heap()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

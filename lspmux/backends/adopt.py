@@ -132,9 +132,12 @@ class Prespawned:
         return await adopt(name, popen, conn=conn, on_exit=on_exit)
 
     def discard(self) -> None:
-        """Kill every process no backend took."""
+        """Kill every process no backend took (said: its start differed from its backend's,
+        which then spawned its own — a waste of a start, and a sign of two start paths
+        disagreeing)."""
         waiting, self.waiting = self.waiting, {}
         for popen in waiting.values():
+            log.warning("pid %s, started at launch, was taken by no server: killed", popen.pid)
             discard(popen)
 
 
