@@ -131,7 +131,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return EXIT_BROKEN_PIPE
+    if argv is None and _nothing_left_at_exit():
+        # The interpreter's own teardown (every module's dict cleared, a last collection) costs
+        # a verb 3-6 ms of its ~40 (issue 21): with nothing registered to run at exit and no
+        # thread to join, ending the process now skips only that (the kernel closes the fds)
+        sys.stderr.flush()
+        os._exit(code)
     return code
+
+
+def _nothing_left_at_exit() -> bool:
+    """Whether this process would run nothing of its own at exit: no `atexit` callback (logging,
+    a temporary folder's finalizer, a test's probe … register one) and no thread (`threading`
+    joins the non-daemon ones). Only the command line's own run asks (`main` without argv)."""
+    import atexit
+
+    count = getattr(atexit, "_ncallbacks", None)  # CPython's; elsewhere exit as usual
+    return count is not None and count() == 0 and "threading" not in sys.modules
 
 
 def _help(parser: argparse.ArgumentParser, words: Sequence[str]) -> int:

@@ -168,8 +168,10 @@ HEAVY += ("argparse", "typing", "pathlib", "platformdirs")
 def test_the_client_path_imports_nothing_heavy(entry: str, tmp_path: Path) -> None:
     # Run the real entry points against a missing daemon, then list what got imported.
     probe = (
-        "import sys, runpy\n"
+        "import atexit, sys, runpy\n"
         "before = set(sys.modules)\n"
+        # at exit: a process with nothing registered there ends without its teardown (cli.main)
+        "atexit.register(lambda: print(' '.join(sorted(set(sys.modules) - before))))\n"
         "sys.argv = ['lspmux', 'client', '--no-autostart', '--connect', 'unix:/nonexistent/s']\n"
         "try:\n"
         + (
@@ -178,7 +180,6 @@ def test_the_client_path_imports_nothing_heavy(entry: str, tmp_path: Path) -> No
             else "    from lspmux.cli import main; main()\n"
         )
         + "except SystemExit:\n    pass\n"
-        "print(' '.join(sorted(set(sys.modules) - before)))\n"
     )
     out = subprocess.run(
         [sys.executable, "-S", "-c", probe],  # no site: no editable install's hook (pathlib …)

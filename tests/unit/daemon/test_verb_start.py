@@ -5,6 +5,7 @@ the agent's LSP client (docs/benchmarks.md "Start-up" measures the time it takes
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import sysconfig
@@ -36,6 +37,22 @@ HEAVY = (
 )
 
 
+def verb_env(runtime: Path, cwd: Path, **environ: str) -> dict[str, str]:
+    """A verb's environment: a user's with the daemon's runtime folder `runtime`, at home in
+    `cwd`."""
+    # the installed packages on the path (orjson, uvloop: `lspmux diagnostics` runs an event
+    # loop), but not as a site directory: its .pth files (the editable install's hook) stay unrun
+    packages = sysconfig.get_paths()["purelib"]
+    return {
+        "PYTHONPATH": os.pathsep.join((str(ROOT), packages)),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "XDG_CONFIG_HOME": str(cwd / "config"),
+        **environ,
+    }
+
+
 async def run_verb(
     entry: str, words: list[str], runtime: Path, cwd: Path, **environ: str
 ) -> tuple[int, str, str]:
@@ -57,19 +74,8 @@ async def run_verb(
         f"sys.argv = ['lspmux', *{words!r}]\n"
         f"{run}\n"
     )
-    # the installed packages on the path (orjson, uvloop: `lspmux diagnostics` runs an event
-    # loop), but not as a site directory: its .pth files (the editable install's hook) stay unrun
-    packages = sysconfig.get_paths()["purelib"]
-    env = {
-        "PYTHONPATH": os.pathsep.join((str(ROOT), packages)),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "XDG_RUNTIME_DIR": str(runtime),
-        "XDG_CONFIG_HOME": str(cwd / "config"),
-        **environ,
-    }
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-S", "-c", probe, cwd=cwd, env=env,
+        sys.executable, "-S", "-c", probe, cwd=cwd, env=verb_env(runtime, cwd, **environ),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
@@ -163,3 +169,48 @@ async def test_diagnostics_through_the_daemon_run_on_the_loop_chosen(
     assert "NOT CHECKED: 1 of 1 file" in output, output
     assert code == 2, output  # no source for a .txt file: not checked
     assert ("uvloop" in modules.split()) == (loop == "uvloop"), output
+
+
+#: Run as the first thing of a probe: says on stderr when the interpreter's teardown begins
+#: (the audit events CPython raises as it finalizes), which a verb that ends with `os._exit` skips.
+TEARDOWN_PROBE = (
+    "import os, sys\n"
+    "def hook(event, _args, write=os.write):\n"
+    "    if event in ('cpython.PyInterpreterState_Clear', 'cpython._PySys_ClearAuditHooks'):\n"
+    "        write(2, b'TEARDOWN\\n')\n"
+    "sys.addaudithook(hook)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("words", "answered", "exit_code"),
+    [
+        (["status", "--json"], '"pid"', 0),
+        (["reload", "--restart", "."], "no instance", 1),
+        (["locate", "notes.txt@hel<|>lo"], "notes.txt:2:4", 0),
+    ],
+)
+async def test_a_verb_ends_without_the_interpreters_teardown(
+    hosting: Daemon, tmp_path: Path, words: list[str], answered: str, exit_code: int
+) -> None:
+    """With nothing to run at exit, a verb's process ends with `os._exit` once its output is
+    flushed (the teardown costs 3-6 ms of ~40): its whole output and exit status arrive."""
+    (tmp_path / "notes.txt").write_text("# notes\nhello\n")
+    runtime = Path(hosting.address.path).parent.parent
+    env = verb_env(runtime, tmp_path)
+    probe = f"{TEARDOWN_PROBE}sys.argv = ['lspmux', *{words!r}]\nfrom lspmux.cli import main\n"
+    for run, teardown in ((probe + "sys.exit(main())\n", False), (probe + "main([])\n", True)):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-S", "-c", run, cwd=tmp_path, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        if teardown:  # a caller's own argv (tests, scripts): the interpreter ends as usual
+            assert b"TEARDOWN" in err, err
+            continue
+        assert answered in (out + err).decode(), (out, err)
+        assert proc.returncode == exit_code, (out, err)
+        assert b"TEARDOWN" not in err, err
+        if words[-1] == "--json":
+            assert json.loads(out)["pid"] == os.getpid()  # all of it, flushed
