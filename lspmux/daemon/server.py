@@ -258,14 +258,20 @@ class Daemon:
         restart: bool | None = None,
     ) -> dict[str, Any]:
         """Reload instances (reload.py `reload_instances`). The daemon's own configuration
-        (allow-list, instance_timeout, gc_interval) is read again too."""
+        (allow-list, instance_timeout, gc_interval) is read again too, once the answer is on its
+        way (it does not depend on it; ~5 ms of a `lspmux reload`'s ~35 otherwise)."""
+        backends = list(self.pool.backends.values())
+        try:
+            return await reload_instances(
+                backends, root, cwd=cwd, everything=everything, restart=restart
+            )
+        finally:  # before anything that comes after the answer: the ready queue is in order
+            asyncio.get_running_loop().call_soon(self._read_config)
+
+    def _read_config(self) -> None:
         with contextlib.suppress(Exception):
             self.config = self.load_config(None)
             self.allow = AllowList(self.config)
-        backends = list(self.pool.backends.values())
-        return await reload_instances(
-            backends, root, cwd=cwd, everything=everything, restart=restart
-        )
 
     async def query(self, method: str, params: dict[str, Any]) -> Any:
         """The daemon's one-shot methods, asked from inside (by the hosted agent tools)."""
