@@ -91,6 +91,33 @@ def own_memory() -> int | None:
         return None
 
 
+#: How long one scan of the process table serves `tree_memory`: a status answer asks for every
+#: instance's tree in a row, and each scan reads every process's parent (~1.5 ms with 80
+#: processes), so one scan serves them all instead of one each.
+SCAN_TTL = 0.25
+_scan: tuple[float, dict[int, list[int]]] | None = None
+
+
+def _children() -> dict[int, list[int]] | None:
+    """Each process's children by pid, from one scan at most SCAN_TTL old; None where psutil
+    has no table of parents (then each tree is walked by `Process.children`)."""
+    import time
+
+    import psutil
+
+    global _scan
+    ppid_map = getattr(psutil, "_ppid_map", None)  # what `children()` reads, once per call
+    if ppid_map is None:
+        return None
+    now = time.monotonic()
+    if _scan is None or now - _scan[0] > SCAN_TTL:
+        children: dict[int, list[int]] = {}
+        for pid, ppid in ppid_map().items():
+            children.setdefault(ppid, []).append(pid)
+        _scan = (now, children)
+    return _scan[1]
+
+
 def tree_memory(pid: int | None) -> int | None:
     """The resident memory (RSS, bytes) of process `pid` and all its descendants; None when
     there is no such process or it cannot be read. Each process's RSS is summed, as `ps` shows
@@ -101,13 +128,21 @@ def tree_memory(pid: int | None) -> int | None:
 
     try:
         top = psutil.Process(pid)
-        procs = [top, *top.children(recursive=True)]
         total = top.memory_info().rss
+        children = _children()
+        if children is None:
+            descendants = [p.pid for p in top.children(recursive=True)]
+        else:
+            descendants, stack = [], list(children.get(pid, ()))
+            while stack:  # a pid is a child of one parent: no process is met twice
+                child = stack.pop()
+                descendants.append(child)
+                stack.extend(children.get(child, ()))
     except psutil.Error:
         return None
-    for child in procs[1:]:
+    for child in descendants:
         try:
-            total += child.memory_info().rss
+            total += psutil.Process(child).memory_info().rss
         except psutil.Error:  # it ended meanwhile: it holds nothing now
             continue
     return int(total)

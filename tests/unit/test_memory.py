@@ -70,3 +70,40 @@ def test_tree_memory_counts_this_process_and_nothing_for_none_or_gone() -> None:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     assert memory.tree_memory(proc.pid) is None
+
+
+def test_tree_memory_counts_a_grandchild_and_scans_the_table_once_for_many_trees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A launcher's tree is the launcher, its child and its grandchild; trees asked for in a
+    row (a status answer's instances) share one scan of the process table."""
+    import subprocess
+
+    import psutil
+
+    # python → python → python, the last one saying it runs; each waits on its stdin
+    inner = "import sys; print('up', flush=True); sys.stdin.read()"
+    run = "import subprocess, sys; subprocess.run([sys.executable, '-c', {!r}], stdin=sys.stdin)"
+    top = subprocess.Popen(
+        [sys.executable, "-c", run.format(run.format(inner))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert top.stdout is not None and top.stdout.readline() == b"up\n"
+        procs = [psutil.Process(top.pid), *psutil.Process(top.pid).children(recursive=True)]
+        assert len(procs) == 3
+        scans = []
+        real = psutil._ppid_map  # type: ignore[attr-defined]
+        monkeypatch.setattr(psutil, "_ppid_map", lambda: scans.append(1) or real())
+        monkeypatch.setattr(memory, "_scan", None)
+        total = memory.tree_memory(top.pid)
+        assert total is not None
+        assert total >= sum(p.memory_info().rss for p in procs) * 0.9  # RSS moves a little
+        assert memory.tree_memory(procs[1].pid) is not None
+        assert (memory.tree_memory(top.pid) or 0) > (memory.tree_memory(procs[2].pid) or 0)
+        assert len(scans) == 1
+    finally:
+        assert top.stdin is not None
+        top.stdin.close()
+        top.wait(10)
