@@ -3,7 +3,8 @@
 `connect` opens a socket to the daemon and, when none answers on a Unix address, starts one
 (under an flock on a lock file beside the socket, so two shims starting together produce one
 daemon; `subprocess` is imported only then). `request` sends one request as a connection's
-first message and returns its result (`lspmux status`, `lspmux reload`, the agent's verbs).
+first message and returns its result (`lspmux status`, `lspmux reload`, `lspmux locate`, the
+agent's verbs).
 """
 
 from __future__ import annotations
@@ -93,18 +94,30 @@ def start_daemon(address: Address, environ: Mapping[str, str]) -> Any:
 
 
 def request(
-    address: Address, method: str, params: dict[str, Any], *, token: str | None, timeout: float
+    address: Address,
+    method: str,
+    params: dict[str, Any],
+    *,
+    token: str | None,
+    timeout: float,
+    connect_timeout: float | None = None,
 ) -> Any:
-    """One request as the connection's first message (`lspmux/status`, `lspmux/reload`);
-    the result, or ShimError with the daemon's error message. OSError when no daemon answers
-    (or it takes longer than `timeout`)."""
+    """One request as the connection's first message (`lspmux/status`, `lspmux/reload`, an
+    agent verb's `lspmux/tool`, `lspmux locate`'s `lspmux/locate`); its result. OSError when no
+    daemon answers the connect (within `connect_timeout`, else `timeout`); ShimError, naming
+    the daemon, with its error message, or when it leaves or says nothing for `timeout`
+    seconds once connected."""
     if token is not None:
         params = {**params, "token": token}
-    sock = open_socket(address, timeout)
+    sock = open_socket(address, timeout if connect_timeout is None else connect_timeout)
     try:
         sock.settimeout(timeout)
         peer = BlockingPeer.over_socket(sock, f"the daemon at {address}")
         return peer.request(method, params)
+    except TimeoutError:
+        raise ShimError(f"the daemon at {address} did not answer within {timeout:g}s") from None
+    except OSError as exc:
+        raise ShimError(f"the daemon at {address} went away: {exc}") from None
     except WireError as exc:
         raise ShimError(str(exc)) from None
     finally:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 #: How long lspmux may take: to initialize the session, to resolve (the server's start).
 INITIALIZE_TIMEOUT = 60.0
 RESOLVE_TIMEOUT = 120.0  # also the daemon's hosted session's (agent/hosted.py)
+#: How long a connect to the daemon may take before the private proxy answers instead.
+CONNECT_TIMEOUT = 0.5
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,31 +117,24 @@ def through_daemon(spec: str, *, root: str, want_range: bool) -> dict[str, objec
     in the daemon's warm session for `root` (lspmux/agent/hosted.py; standard library only);
     None when no daemon answers there, or one that cannot (older, or hosting no tools)."""
     from lspmux.daemon.address import AddressError, resolve_client
-    from lspmux.wire.blocking import BlockingPeer, RemoteError, WireError, open_socket
+    from lspmux.daemon.dial import ShimError, request
 
     try:
         address = resolve_client(None)
         if not address.is_unix:
             return None
-        sock = open_socket(address.path, timeout=0.5)
+        params = {"root": root, "locate": spec, "range": want_range}
+        result = request(
+            address, "lspmux/locate", params, token=None, timeout=RESOLVE_TIMEOUT,
+            connect_timeout=CONNECT_TIMEOUT,
+        )  # fmt: skip
     except (OSError, AddressError):
         return None
-    try:
-        sock.settimeout(RESOLVE_TIMEOUT)
-        peer = BlockingPeer.over_socket(sock, f"the daemon at {address}")
-        params = {"root": root, "locate": spec, "range": want_range}
-        result = peer.request("lspmux/locate", params)
-        return dict(result or {})
-    except TimeoutError:
-        raise LocateError(f"no answer from the lspmux daemon at {address} in time") from None
-    except RemoteError as exc:
+    except ShimError as exc:
         if any(old in str(exc) for old in _CANNOT):
             return None
         raise LocateError(str(exc).removeprefix("lspmux: ")) from None
-    except (OSError, WireError) as exc:
-        raise LocateError(str(exc).removeprefix("lspmux: ")) from None
-    finally:
-        sock.close()
+    return dict(result or {})
 
 
 #: What a daemon that cannot answer `lspmux/locate` says: an older one (it knows only

@@ -107,6 +107,7 @@ LAYERS: tuple[Rank, ...] = (
                 "lspmux.doctor",
                 "lspmux.diagnostics.report",
                 "lspmux.locate.command",
+                "lspmux.daemon.dial",  # reaching the daemon: the shim's, the verbs', locate's
             ),
         ),
         "Clients of a running lspmux, one-shot checks and what every command shares (logging, "
