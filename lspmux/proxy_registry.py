@@ -23,6 +23,7 @@ import os
 from lspmux import __version__
 from lspmux.daemon.address import MAX_SOCKET_PATH, AddressError, private_dir
 from lspmux.dirs import runtime_dir_name
+from lspmux.serving import STATUS
 
 # Neither `typing`, `pathlib` nor `logging` at import: `lspmux status` imports this module
 # (tests/unit/daemon/test_verb_start.py), and the proxy at start.
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
     from lspmux.session.state import SessionState
 
-STATUS = "lspmux/status"
 #: How long `lspmux status` waits for a proxy's answer.
 ASK_TIMEOUT = 1.0
 #: How long a proxy waits for the one request of a status connection.

@@ -1,10 +1,15 @@
 """What both ways of serving clients share — the stdio proxy and the daemon, peers that do not
 import each other: how much may be queued for a client that does not read, and settling the
-heap once start-up is over."""
+heap once start-up is over; and the name of the request that asks either what it serves."""
 
 from __future__ import annotations
 
 import gc
+
+#: What an lspmux process serves, asked of a proxy (session/families/status.py answers, on
+#: stdio and on its status socket: lspmux/proxy_registry.py) or of the daemon (its one-shot
+#: request; `lspmux status` asks both).
+STATUS = "lspmux/status"
 
 #: Bytes queued for a client that does not read before it is cut off (proxy and daemon).
 CLIENT_WRITE_LIMIT = 64 * 1024 * 1024

@@ -16,6 +16,7 @@ from lspmux.cli_common import (
     setup_logging,
 )
 from lspmux.daemon.client_options import CONNECT_OPTIONS, Option, read_options
+from lspmux.serving import STATUS
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the commands are imported on the start path
 if TYPE_CHECKING:  # argparse and pathlib too: `lspmux status` runs without them
@@ -187,7 +188,7 @@ def _daemon_request(args: argparse.Namespace, method: str, params: dict[str, obj
 
     address = resolve_client(args.connect)
     token = None if address.is_unix else load_token(args.token_file)
-    timeout = {"lspmux/status": 1.0, "lspmux/stop": STOP_TIMEOUT}.get(method, 120.0)
+    timeout = {STATUS: 1.0, "lspmux/stop": STOP_TIMEOUT}.get(method, 120.0)
     return request(address, method, params, token=token, timeout=timeout)
 
 
@@ -205,7 +206,7 @@ def _status(args: argparse.Namespace) -> int:
         return far
     proxies = running_proxies()
     try:
-        result = _daemon_request(args, "lspmux/status", {})
+        result = _daemon_request(args, STATUS, {})
         documents = _daemon_request(args, "lspmux/documents", {}) if args.verbose else None
     except (OSError, ShimError, AddressError) as exc:
         where = _where(args)

@@ -13,10 +13,9 @@ from typing import Any
 
 from lspmux import __version__
 from lspmux.routing.route import Policy, Route, route
+from lspmux.serving import STATUS
 from lspmux.session.exchange import Exchange
 from lspmux.session.state import SessionState
-
-STATUS = "lspmux/status"
 
 #: When this process started (as the monotonic clock counts): its uptime in the answer.
 _STARTED = time.monotonic()

@@ -120,8 +120,9 @@ SPELL_METHODS = {
     # the daemon's own opening protocol: one-shot requests answered before any session exists
     "daemon/opening.py": "which one-shot method a connection's first message asks (status…)",
     "daemon/server.py": "answers the one-shot lspmux/status for every instance and client",
-    "daemon/commands.py": "`lspmux status`/`stop`: a client asking the daemon's one-shots",
-    "proxy_registry.py": "a proxy's status socket takes lspmux/status alone, before any route",
+    # lspmux/status, named once below its family (session/families/status.py) and the places
+    # that take or ask it without a route: a proxy's status socket, `lspmux status`
+    "serving.py": "what both ways of serving answer: lspmux/status, for the family and socket",
     # a backend speaks LSP to its server process itself, below the sessions and their families
     "backends/lifecycle.py": "a server's own start and stop: its settings after initialized",
     "backends/documents.py": "the documents a server holds: opened, changed, replayed on restart",
