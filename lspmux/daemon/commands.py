@@ -197,21 +197,24 @@ def _status(args: argparse.Namespace) -> int:
 
     from lspmux.daemon.address import AddressError
     from lspmux.daemon.dial import ShimError
-    from lspmux.daemon.status import render, render_proxies, render_verbose
+    from lspmux.daemon.status import no_daemon, render, render_proxies, render_verbose
     from lspmux.proxy_registry import running_proxies
-    from lspmux.remote.cli import remote_status
 
-    far = remote_status(args)  # `--remote …`: the daemon of another machine says it
-    if far is not None:
-        return far
+    if args.remote or args.remote_exec:  # the daemon of another machine says it
+        from lspmux.remote.cli import remote_status
+
+        far = remote_status(args)
+        if far is not None:
+            return far
     proxies = running_proxies()
     try:
         result = _daemon_request(args, STATUS, {})
         documents = _daemon_request(args, "lspmux/documents", {}) if args.verbose else None
     except (OSError, ShimError, AddressError) as exc:
         where = _where(args)
-        if args.json and proxies:
-            print(json.dumps({"daemon": None, "proxies": proxies}, indent=2))
+        if args.json:  # the one shape: the daemon's keys, its pid null (docs/sharing.md)
+            answer = {**no_daemon(where), "proxies": proxies}
+            print(json.dumps({**answer, "documents": []} if args.verbose else answer, indent=2))
         elif proxies:  # shown, yet exit 1: scripts ask `status` whether a daemon runs
             print(f"no daemon answers at {where}\n\n{render_proxies(proxies)}")
         print(

@@ -6,7 +6,8 @@ uptime and memory, one row per instance (server, root, pid, clients, open docume
 the server's whole process tree, uptime, state, the progress it reports now; and why an extra
 instance of the same server and root exists) and one per client. Each running proxy answers
 with its own (session/families/status.py), found through lspmux/proxy_registry.py. This module
-only formats them for a terminal; `--json` prints the objects as they came.
+only formats them for a terminal; `--json` prints the objects as they came, in one shape
+whether a daemon answers or not (`no_daemon`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,22 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux status` would impor
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
+
+
+def no_daemon(address: str) -> dict[str, Any]:
+    """`lspmux status --json` when no daemon answers at `address`: the keys of its answer
+    (`Daemon.status`), with `pid` null, nothing running and nothing known."""
+    return {
+        "pid": None,
+        "version": None,
+        "address": address,
+        "uptime": None,
+        "rss": None,
+        "instance_timeout": None,
+        "idle_timeout": None,
+        "instances": [],
+        "clients": [],
+    }
 
 
 def human_bytes(n: Any) -> str:

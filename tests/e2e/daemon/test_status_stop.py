@@ -115,7 +115,7 @@ async def test_status_with_only_a_proxy_running(daemon: DaemonUnderTest, workspa
     private.open("app.py", "python")
     # Shown, but exit 1: `lspmux status` is a liveness check of the daemon (oh-my-pi's).
     code, status, err = status_json(daemon, "--connect", daemon.address)
-    assert code == 1 and status["daemon"] is None and "no daemon answers" in err
+    assert code == 1 and status["pid"] is None and "no daemon answers" in err
     assert [p["pid"] for p in status["proxies"]] == [private.pid]
     text = daemon.run_cli("status", "--connect", daemon.address)
     assert text.returncode == 1 and f"\n{private.pid} " in text.stdout

@@ -1,10 +1,20 @@
-"""`lspmux status` rendering (lspmux.daemon.status)."""
+"""`lspmux status`: its rendering (lspmux.daemon.status) and its JSON shape."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from lspmux.daemon.server import Daemon
 from lspmux.daemon.status import (
     human_bytes,
     human_seconds,
+    no_daemon,
     progress_text,
     render,
     render_proxies,
@@ -120,3 +130,28 @@ def test_render_proxies_with_their_servers() -> None:
     server = next(line for line in lines if line.startswith("ruff"))
     assert server.split()[:4] == ["ruff", "7", "/src/p", "8"]
     assert render_proxies([]) == "no proxies"
+
+
+async def test_status_json_has_one_shape_with_a_daemon_or_without(
+    running: Daemon, tmp_path: Path
+) -> None:
+    """`lspmux status --json` prints the daemon's keys and `proxies` whether a daemon answers
+    or not (then `pid` is null, and the exit status 1): a script reads one shape."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
+        "XDG_RUNTIME_DIR": str(tmp_path),  # no proxies there
+    }
+
+    def status_json(address: str, *more: str) -> tuple[int, dict[str, Any]]:
+        argv = [sys.executable, "-m", "lspmux", "status", "--json", "--connect", address, *more]
+        out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+        return out.returncode, json.loads(out.stdout)
+
+    up = await asyncio.to_thread(status_json, str(running.address))
+    down = await asyncio.to_thread(status_json, f"unix:{tmp_path / 'none.sock'}")
+    assert up[0] == 0 and up[1]["pid"] == os.getpid() and up[1]["proxies"] == []
+    assert down == (1, {**no_daemon(f"unix:{tmp_path / 'none.sock'}"), "proxies": []})
+    assert set(up[1]) == set(down[1]) == {*running.status(), "proxies"}
+    verbose = await asyncio.to_thread(status_json, f"unix:{tmp_path / 'none.sock'}", "-v")
+    assert verbose[1]["documents"] == [] and set(verbose[1]) == {*down[1], "documents"}
