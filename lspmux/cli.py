@@ -11,7 +11,7 @@ import os
 import sys
 
 from lspmux.cli_agent import AGENT_VERBS as _AGENT_VERBS
-from lspmux.daemon.client_options import Option, read_options
+from lspmux.daemon.client_options import Option, read_args
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` and the verbs start fast
 if TYPE_CHECKING:  # the rest is imported when a parser is built (`build_parser`, `_parsed`)
@@ -329,31 +329,20 @@ LOCATE_OPTIONS = (
 )
 
 
-class LocateArgs:
-    """`lspmux locate`'s command line as `read_locate` read it (argparse's attributes)."""
-
-    def __init__(self) -> None:
-        self.spec = ""
-        self.range = self.json = False
-        self.dir: str | None = None
-        self.config: list[str] = []
-
-
-def read_locate(words: Sequence[str]) -> LocateArgs | None:
+def read_locate(words: Sequence[str]) -> argparse.Namespace | None:
     """The words after `locate`, read without argparse; None when argparse must read them
     (help, a mistake, `--config`)."""
-    args, rest = LocateArgs(), list[str]()
-    by_name = {name: o for o in LOCATE_OPTIONS for name in o.names}
-    if not read_options(words, by_name, args, rest) or len(rest) != 1:
+    args = read_args(words, LOCATE_OPTIONS, rest="spec", config=[])
+    if args is None or len(args.spec) != 1:
         return None
-    args.spec = rest[0]
+    args.spec = args.spec[0]
     return args
 
 
 def fast_locate(words: Sequence[str]) -> int | None:
     """`lspmux locate …` read without argparse; None when argparse must read the words."""
     args = read_locate(words)
-    return None if args is None else _locate(args)  # type: ignore[arg-type]
+    return None if args is None else _locate(args)
 
 
 def _add_locate_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

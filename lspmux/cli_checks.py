@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from lspmux.daemon.client_options import Option, read_options
+from lspmux.daemon.client_options import Option, read_args
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux diagnostics` reads its words fast
 if TYPE_CHECKING:  # argparse and pathlib: only when a parser is built, or for `doctor`
@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # argparse and pathlib: only when a parser is built, or for `
 
 #: The levels of --min-severity, most severe first.
 SEVERITIES = ("error", "warning", "information", "hint")
-#: `lspmux diagnostics`'s options besides --min-severity (argparse checks its choices) and
-#: `--config` (a private proxy: argparse's to read), for argparse and `read_diagnostics`.
+#: `lspmux diagnostics`'s options besides `--config` (a private proxy: argparse's to read), for
+#: argparse and `read_diagnostics`.
 DIAGNOSTICS_OPTIONS = (
     Option("--json", dest="json", kind="flag", help="machine-readable output"),
     Option(
@@ -41,6 +41,7 @@ DIAGNOSTICS_OPTIONS = (
         "--min-severity",
         dest="min_severity",
         default="hint",
+        choices=SEVERITIES,
         help="leave out diagnostics below this severity (default: show all)",
     ),
 )
@@ -69,11 +70,8 @@ def add_diagnostics_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     diag.add_argument(
         "paths", nargs="+", metavar="PATH_OR_GLOB", help="files, glob patterns, or '*' (all)"
     )
-    for option in DIAGNOSTICS_OPTIONS[:-1]:
+    for option in DIAGNOSTICS_OPTIONS:
         option.add_to(diag)
-    severity = DIAGNOSTICS_OPTIONS[-1]
-    diag.add_argument(*severity.names, choices=SEVERITIES, default=severity.default,
-                      help=severity.help)  # fmt: skip
     add_config(diag)
 
     doctor = sub.add_parser(
@@ -95,31 +93,17 @@ def _diagnostics(args: argparse.Namespace) -> int:
     return report.main(args)
 
 
-class DiagnosticsArgs:
-    """`lspmux diagnostics`'s command line as `read_diagnostics` read it (argparse's
-    attributes)."""
-
-    def __init__(self) -> None:
-        for option in DIAGNOSTICS_OPTIONS:
-            setattr(self, option.dest, option.initial())
-        self.paths: list[str] = []
-        self.config: list[str] = []
-
-
-def read_diagnostics(words: Sequence[str]) -> DiagnosticsArgs | None:
+def read_diagnostics(words: Sequence[str]) -> argparse.Namespace | None:
     """The words after `diagnostics`, read without argparse; None when argparse must read
     them (help, a mistake, `--config`)."""
-    args = DiagnosticsArgs()
-    by_name = {name: o for o in DIAGNOSTICS_OPTIONS for name in o.names}
-    if not read_options(words, by_name, args, args.paths) or not args.paths:
-        return None
-    return args if args.min_severity in SEVERITIES else None  # type: ignore[attr-defined]
+    args = read_args(words, DIAGNOSTICS_OPTIONS, rest="paths", config=[])
+    return args if args is not None and args.paths else None
 
 
 def fast_diagnostics(words: Sequence[str]) -> int | None:
     """`lspmux diagnostics …` read without argparse; None when argparse must read the words."""
     args = read_diagnostics(words)
-    return None if args is None else _diagnostics(args)  # type: ignore[arg-type]
+    return None if args is None else _diagnostics(args)
 
 
 def project_config(args: argparse.Namespace) -> tuple[Path, Config] | None:

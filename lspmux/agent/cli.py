@@ -20,7 +20,7 @@ import os
 import sys
 
 from lspmux.agent.specs import TOOLS, Tool
-from lspmux.daemon.client_options import Option, read_options
+from lspmux.daemon.client_options import Option, read_args
 from lspmux.remote.cli import remote_words
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the verbs start fast (typing costs ms)
@@ -107,28 +107,18 @@ def build_verb_parser(tool: Tool, prog: str = "lspmux") -> argparse.ArgumentPars
     return p
 
 
-class VerbArgs:
-    """A verb's command line as `read_verb` read it: the attributes of argparse's namespace
-    for the same words."""
-
-    def __init__(self, **values: Any) -> None:
-        self.__dict__.update(values)
-
-
-def read_verb(tool: Tool, words: Sequence[str]) -> VerbArgs | None:
+def read_verb(tool: Tool, words: Sequence[str]) -> argparse.Namespace | None:
     """The verb's command line (after the verb) read without argparse, from the same table as
     `build_verb_parser`; None when argparse must read it (help, a mistake, an option the fast
     path does not take)."""
     options = (*verb_options(tool), *FAST_SESSION_OPTIONS)
-    ns = VerbArgs(**{o.dest: o.initial() for o in options}, **session_defaults())
-    positional: list[str] = []
-    if not read_options(words, {n: o for o in options for n in o.names}, ns, positional):
-        return None
+    ns = read_args(words, options, rest="positional", **session_defaults())
     required = [arg.name for arg in tool.args if arg.required]
-    if len(positional) != len(required):
+    if ns is None or len(ns.positional) != len(required):
         return None
-    for name, value in zip(required, positional, strict=True):
+    for name, value in zip(required, ns.positional, strict=True):
         setattr(ns, name, value)
+    del ns.positional
     return ns
 
 

@@ -35,9 +35,10 @@ RUST_DEFAULT_SERVER = "rust-analyzer"
 class Option:
     """One option: its spellings, where its value goes, and how it reads (`kind`: "value",
     "append" for a repeatable value, "flag" (sets True), "off" (`--no-…`: sets False); a
-    "value" has a `default` and may be converted by `convert`, such as `int`)."""
+    "value" has a `default`, may be converted by `convert`, such as `int`, and may be one of
+    `choices` only)."""
 
-    __slots__ = ("convert", "default", "dest", "help", "kind", "metavar", "names")
+    __slots__ = ("choices", "convert", "default", "dest", "help", "kind", "metavar", "names")
 
     def __init__(
         self,
@@ -48,6 +49,7 @@ class Option:
         metavar: str | None = None,
         default: Any = None,
         convert: Callable[[str], Any] | None = None,
+        choices: Sequence[str] | None = None,
     ) -> None:
         self.names = names
         self.dest = dest
@@ -56,6 +58,7 @@ class Option:
         self.metavar = metavar
         self.default = default
         self.convert = convert
+        self.choices = choices
 
     def initial(self) -> Any:
         """The value when the option is not given (argparse's default for it)."""
@@ -77,7 +80,7 @@ class Option:
         else:
             added = p.add_argument(
                 *self.names, dest=self.dest, metavar=self.metavar, default=self.default,
-                help=self.help,
+                choices=self.choices, help=self.help,
             )  # fmt: skip
             added.type = self.convert  # argparse's default is None too
 
@@ -121,7 +124,6 @@ OPTIONS = (
         help="fail instead of starting the daemon when none is running",
     ),
 )
-_BY_NAME = {name: option for option in OPTIONS for name in option.names}
 STATUS_OPTIONS = (
     *CONNECT_OPTIONS,
     Option("--json", dest="json", kind="flag", help="machine-readable output"),
@@ -133,7 +135,6 @@ STATUS_OPTIONS = (
         help="every instance and client in full, with each client's open documents",
     ),
 )
-_STATUS_BY_NAME = {name: option for option in STATUS_OPTIONS for name in option.names}
 
 
 def add_connect_options(p: argparse.ArgumentParser) -> None:
@@ -172,45 +173,50 @@ def build_parser(prog: str = "lspmux client", *, remote: bool = True) -> argpars
     return p
 
 
-class ClientArgs:
-    """The shim's options, as `parse_args` read them (the attributes of argparse's
-    namespace for the same words)."""
+if TYPE_CHECKING:  # to mypy, what argparse would have read: any attribute
+    from argparse import Namespace as Args
+else:
 
-    def __init__(self) -> None:
-        self.connect: str | None = None
-        self.token_file: str | None = None
-        self.server_path: str | None = None
-        self.pass_env: list[str] = []
-        self.no_autostart = False
-        self.server_args: list[str] = []
+    class Args:
+        """A command line read without argparse (`read_args`): the attributes of argparse's
+        namespace for the same words."""
 
-
-def parse_args(argv: Sequence[str]) -> ClientArgs | None:
-    """The options, read from `OPTIONS` without argparse; None when argparse must handle
-    them (help, an unknown option, a missing value)."""
-    args = ClientArgs()
-    return args if read_options(argv, _BY_NAME, args, args.server_args) else None
+        def __init__(self, **values: Any) -> None:
+            self.__dict__.update(values)
 
 
-class StatusArgs:
-    """`lspmux status`'s options, as `parse_status_args` read them (the attributes of
-    argparse's namespace for the same words: the `--remote` ones are argparse's to read)."""
+def read_args(
+    words: Sequence[str], options: Sequence[Option], rest: str | None = None, **more: Any
+) -> Args | None:
+    """`words` read from `options` without argparse: each option's value (its `initial` when
+    not given), the other words in a list named `rest` (no other word is taken without it),
+    and `more` as they are (what argparse sets besides). None when argparse must read the
+    words: help, a mistake (`read_options`), a value not among an option's `choices` (argparse
+    names them)."""
+    args = Args(**{o.dest: o.initial() for o in options}, **more)
+    others: list[str] | None = None
+    if rest is not None:
+        others = []
+        setattr(args, rest, others)
+    if not read_options(words, {name: o for o in options for name in o.names}, args, others):
+        return None
+    if any(o.choices is not None and getattr(args, o.dest) not in o.choices for o in options):
+        return None
+    return args
 
-    def __init__(self) -> None:
-        self.connect: str | None = None
-        self.token_file: str | None = None
-        self.json = False
-        self.verbose = False
-        self.remote: str | None = None
-        self.remote_exec: str | None = None
-        self.remote_lspmux: str | None = None
+
+def parse_args(argv: Sequence[str]) -> Args | None:
+    """The shim's options, read from `OPTIONS` without argparse (the server's own arguments
+    in `server_args`); None when argparse must handle them (help, an unknown option, a
+    missing value)."""
+    return read_args(argv, OPTIONS, rest="server_args")
 
 
-def parse_status_args(argv: Sequence[str]) -> StatusArgs | None:
+def parse_status_args(argv: Sequence[str]) -> Args | None:
     """`lspmux status`'s options (the words after `status`), read from `STATUS_OPTIONS`
-    without argparse; None when argparse must handle them (help, a mistake, `--remote`)."""
-    args = StatusArgs()
-    return args if read_options(argv, _STATUS_BY_NAME, args, None) else None
+    without argparse; None when argparse must handle them (help, a mistake, `--remote`: the
+    `--remote` options are argparse's to read)."""
+    return read_args(argv, STATUS_OPTIONS, remote=None, remote_exec=None, remote_lspmux=None)
 
 
 def read_options(
@@ -282,7 +288,7 @@ def command_first(words: Sequence[str]) -> list[str]:
 
 
 def lspmux_options(
-    args: ClientArgs | argparse.Namespace,
+    args: argparse.Namespace,
     *,
     rust_compat: bool,
     address: Address,

@@ -15,7 +15,7 @@ from lspmux.cli_common import (
     set_levels,
     setup_logging,
 )
-from lspmux.daemon.client_options import CONNECT_OPTIONS, Option, read_options
+from lspmux.daemon.client_options import CONNECT_OPTIONS, Option, read_args
 from lspmux.serving import STATUS
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the commands are imported on the start path
@@ -274,30 +274,13 @@ RELOAD_OPTIONS = (
 )
 
 
-class ReloadArgs:
-    """`lspmux reload`'s command line as `read_reload` read it (the attributes of argparse's
-    namespace for the same words)."""
-
-    def __init__(self) -> None:
-        self.connect: str | None = None
-        self.token_file: str | None = None
-        self.root: str | None = None
-        self.all = False
-        self.restart = False
-        self.dir: str | None = None
-
-
-def read_reload(words: Sequence[str]) -> ReloadArgs | None:
+def read_reload(words: Sequence[str]) -> argparse.Namespace | None:
     """`lspmux reload`'s options (the words after `reload`) read without argparse; None when
     argparse must read them (help, a mistake, DIR / --root / --all given together)."""
-    args = ReloadArgs()
-    by_name = {name: o for o in (*CONNECT_OPTIONS, *RELOAD_OPTIONS) for name in o.names}
-    rest: list[str] = []
-    if not read_options(words, by_name, args, rest):
+    args = read_args(words, (*CONNECT_OPTIONS, *RELOAD_OPTIONS), rest="dir")
+    if args is None or len(args.dir) + (args.root is not None) + args.all > 1:
         return None
-    if len(rest) + (args.root is not None) + args.all > 1:
-        return None
-    args.dir = rest[0] if rest else None
+    args.dir = args.dir[0] if args.dir else None
     return args
 
 
@@ -305,7 +288,7 @@ def fast_reload(words: Sequence[str]) -> int | None:
     """`lspmux reload …` without argparse (one request to the daemon: the standard library
     only); None when argparse must read the words."""
     args = read_reload(words)
-    return None if args is None else _reload(args)  # type: ignore[arg-type]
+    return None if args is None else _reload(args)
 
 
 def _reload(args: argparse.Namespace) -> int:
