@@ -11,6 +11,8 @@
   it stops listening (its socket removed, the address's lock released), serves the clients it
   has (that one included) to their end, then exits; the next client finds no daemon and
   starts the new one (`lspmux client` does that itself). Nothing is cut off mid-session.
+  The look is cheap at each connect: the package's folders and `__init__.py`, and all its
+  files at most every `WALK_EVERY` seconds.
 """
 
 from __future__ import annotations
@@ -40,21 +42,64 @@ def idle_timeout(given: float | None, environ: dict[str, str] | None = None) -> 
     return given or None
 
 
+#: How long a full look at the package's files serves (`installed`): a client's connect asks,
+#: and walking ~250 files costs about a millisecond; its folders and `__init__.py` (where the
+#: version is) are looked at every time, which is what an upgrade or a checkout changes.
+WALK_EVERY = 2.0
+
+
+class _Look:
+    """The last full look: what it found, when, and the folders' and `__init__.py`'s stamps."""
+
+    def __init__(self, found: tuple[str, int], at: float, stamps: list[int]) -> None:
+        self.found, self.at, self.stamps = found, at, stamps
+
+
+_last: dict[str, tuple[list[str], _Look]] = {}
+
+
 def installed(package: Path | None = None) -> tuple[str, int]:
     """What lspmux is installed now: (version, newest mtime in ns of the package's files).
-    A walk of the package's ~250 files: well under a millisecond of stats."""
-    root = package or Path(lspmux.__file__).parent
+    A walk of the package's ~250 files (about a millisecond) at most every WALK_EVERY seconds
+    while its folders (a file added, removed or replaced, as installers and git do) and its
+    `__init__.py` (the version) are unchanged; an edit in place of another file is seen at the
+    first look after that."""
+    import time
+
+    root = str(package or Path(lspmux.__file__).parent)
+    now = time.monotonic()
+    last = _last.get(root)
+    if last is not None:
+        folders, look = last
+        if now - look.at < WALK_EVERY and _stamps(folders, root) == look.stamps:
+            return look.found
     newest = 0
-    stack = [str(root)]
+    folders = []
+    stack = [root]
     while stack:
-        with os.scandir(stack.pop()) as entries:
+        folder = stack.pop()
+        folders.append(folder)
+        with os.scandir(folder) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name != "__pycache__":
                         stack.append(entry.path)
                 elif entry.name.endswith((".py", ".toml", ".json")):
                     newest = max(newest, entry.stat().st_mtime_ns)
-    return _version_on_disk(root), newest
+    found = (_version_on_disk(Path(root)), newest)
+    _last[root] = (folders, _Look(found, now, _stamps(folders, root)))
+    return found
+
+
+def _stamps(folders: list[str], root: str) -> list[int]:
+    """The folders' modification times and `__init__.py`'s (-1 for one that is gone)."""
+    out = []
+    for path in (*folders, os.path.join(root, "__init__.py")):
+        try:
+            out.append(os.stat(path).st_mtime_ns)
+        except OSError:
+            out.append(-1)
+    return out
 
 
 def _version_on_disk(root: Path) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import lspmux
+from lspmux.daemon import lifetime
 from lspmux.daemon.lifetime import DEFAULT_IDLE, IDLE_ENV, Idle, idle_timeout, installed
 
 
@@ -36,16 +37,30 @@ def test_idle_timeout_from_the_command_line_the_environment_or_the_default() -> 
         idle_timeout(-1.0, {})
 
 
-def test_installed_changes_with_the_version_or_any_file(tmp_path: Path) -> None:
+def test_installed_changes_with_the_version_or_any_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     package = tmp_path / "lspmux"
-    shutil.copytree(Path(lspmux.__file__).parent, package)
+    shutil.copytree(Path(lspmux.__file__).parent, package)  # the files' times kept: all older
     before = installed(package)
     assert before[0] == lspmux.__version__
     assert installed(package) == before
     module = package / "daemon" / "server.py"
     stamp = before[1] + 1_000_000_000  # newer than every file there
-    os.utime(module, ns=(stamp, stamp))  # a file rewritten by an upgrade
+    # an upgrade (or git) replaces a file: its folder changes, seen at the next look
+    replacement = module.with_suffix(".new")
+    replacement.write_text(module.read_text())
+    os.utime(replacement, ns=(stamp, stamp))
+    replacement.replace(module)
     assert installed(package) == (before[0], stamp)
+    # a file edited in place: seen by the next full look, at most WALK_EVERY seconds later
+    later = stamp + 1_000_000_000
+    os.utime(module, ns=(later, later))
+    assert installed(package) == (before[0], stamp)
+    monkeypatch.setattr(lifetime, "WALK_EVERY", 0.0)
+    assert installed(package) == (before[0], later)
+    # the version: `__init__.py` is looked at every time
+    monkeypatch.setattr(lifetime, "WALK_EVERY", 3600.0)
     init = package / "__init__.py"
     init.write_text(init.read_text().replace(lspmux.__version__, "99.0"))
     assert installed(package)[0] == "99.0"
