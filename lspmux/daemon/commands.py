@@ -6,15 +6,6 @@ from __future__ import annotations
 
 import sys
 
-from lspmux.cli_common import (
-    add_config,
-    add_logging,
-    apply_limits,
-    log_levels,
-    run_loop,
-    set_levels,
-    setup_logging,
-)
 from lspmux.daemon.client_options import CONNECT_OPTIONS, Option, read_args
 from lspmux.serving import STATUS
 
@@ -32,6 +23,7 @@ if TYPE_CHECKING:  # argparse and pathlib too: `lspmux status` runs without them
 def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from pathlib import Path
 
+    from lspmux.cli_common import add_config, add_logging
     from lspmux.daemon.client_options import (
         add_client_options,
         add_connect_options,
@@ -117,6 +109,7 @@ def add_daemon_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _server(args: argparse.Namespace) -> int:
+    from lspmux.cli_common import apply_limits, log_levels, run_loop, set_levels, setup_logging
     from lspmux.config.loader import ConfigError, load_config
     from lspmux.daemon.address import AddressError, load_token, resolve
     from lspmux.daemon.lifetime import idle_timeout
