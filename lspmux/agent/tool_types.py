@@ -5,8 +5,6 @@ before the function runs. The table of tools is specs.py.
 
 from __future__ import annotations
 
-import importlib
-
 from lspmux.agent.errors import ToolError
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the verbs import the table at start
@@ -58,6 +56,8 @@ class Tool:
     def function(self) -> Any:
         found = _FUNCTIONS.get(self.target)
         if found is None:
+            import importlib  # here: a verb that the daemon runs never calls a function
+
             module, func = self.target.split(":")
             found = _FUNCTIONS[self.target] = getattr(
                 importlib.import_module(f"lspmux.agent.{module}"), func
