@@ -21,7 +21,6 @@ import sys
 
 from lspmux.agent.specs import TOOLS, Tool
 from lspmux.daemon.client_options import Option, read_args
-from lspmux.remote.cli import remote_words
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the verbs start fast (typing costs ms)
 if TYPE_CHECKING:  # argparse only for help, a mistake, or the private and remote runs
@@ -146,7 +145,7 @@ def main(words: Sequence[str]) -> int:
     ns: Any = read_verb(tool, words[1:]) or build_verb_parser(tool).parse_args(list(words[1:]))
     arguments = arguments_of(tool, ns)
     root = os.path.realpath(ns.root or os.getcwd())
-    remote = remote_words(ns)
+    remote = _remote_words(ns)
     if not ns.private and not ns.config and not remote:
         answer = _through_daemon(tool, arguments, root)
         if answer is not None:
@@ -156,6 +155,16 @@ def main(words: Sequence[str]) -> int:
 
     return _run(_verb(tool, arguments, Path(root), private=ns.private, configs=ns.config,
                       as_json=ns.json, remote=remote))  # fmt: skip
+
+
+def _remote_words(ns: Any) -> list[str] | None:
+    """`remote.cli.remote_words`, imported only when a remote is named (the relay's modules
+    are no part of a verb the local daemon answers)."""
+    if not (ns.remote or ns.remote_exec):
+        return None
+    from lspmux.remote.cli import remote_words
+
+    return remote_words(ns)
 
 
 def _through_daemon(tool: Tool, arguments: dict[str, Any], root: str) -> dict[str, Any] | None:
@@ -250,4 +259,4 @@ def mcp_main(words: Sequence[str]) -> int:
     from lspmux.agent.mcp_server import serve
 
     root = Path(os.path.realpath(ns.root or os.getcwd()))
-    return serve(root, private=ns.private, configs=ns.config, remote=remote_words(ns))
+    return serve(root, private=ns.private, configs=ns.config, remote=_remote_words(ns))

@@ -34,6 +34,7 @@ HEAVY = (
     "lspmux.agent.tools",
     "lspmux.backends",
     "lspmux.proxy",
+    "lspmux.remote",  # `--remote …` is read by argparse, and relayed only then
 )
 
 
@@ -85,9 +86,9 @@ async def run_verb(
     return proc.returncode, out.decode() + err.decode(), modules
 
 
-#: What the daemon's one-request commands do not load either: the remote relay (`--remote` is
-#: read by argparse) and what the other commands share (logging options, the event loop).
-ONE_REQUEST_SKIPS = ("lspmux.remote", "lspmux.cli_common")
+#: What the daemon's one-request commands do not load either: what the other commands share
+#: (logging options, the event loop).
+ONE_REQUEST_SKIPS = ("lspmux.cli_common",)
 
 #: What `lspmux diagnostics` may load besides (it waits on several events with timeouts: the
 #: event loop, and what asyncio itself imports; the report's paths): never argparse, the
