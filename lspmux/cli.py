@@ -135,7 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The interpreter's own teardown (every module's dict cleared, a last collection) costs
         # a verb 3-6 ms of its ~40 (issue 21): with nothing registered to run at exit and no
         # thread to join, ending the process now skips only that (the kernel closes the fds)
-        sys.stderr.flush()
+        try:  # noqa: SIM105 (contextlib would cost an import at exit)
+            sys.stderr.flush()
+        except OSError:  # a reader of stderr that went away: as Python's own exit ignores it
+            pass
         os._exit(code)
     return code
 
