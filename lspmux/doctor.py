@@ -12,8 +12,9 @@ seconds. A missing server whose files another server of the same role serves is 
 role and family (pyright where basedpyright is installed: `lspmux.config.choice`) is shown as
 not used, with why; one not installed is not shown (`lspmux config` lists them all). A server
 or linter whose only files here configure other tools — another entry's root marker
-(`pyproject.toml`, `package.json`) or a hidden file (`.pre-commit-config.yaml`) — is optional:
-shown with how to install it, but not needed. Nothing is changed; the report is for people,
+(`pyproject.toml`, `package.json`) or a hidden file (`.pre-commit-config.yaml`) — or that are
+the project's standing notes (`README.md`, `CHANGELOG.md`: marksman) is optional: shown with how
+to install it, but not needed. Nothing is changed; the report is for people,
 and the exit status says whether everything needed runs.
 """
 
@@ -30,7 +31,7 @@ from lspmux.config.model import Config, LinterConfig, ServerConfig
 from lspmux.config.needs import OWN_FILES, SKIP_DIRS
 from lspmux.config.resolve import project_executable
 from lspmux.install.prefix import install_hint
-from lspmux.workspace.kinds import Kinds, kinds_of
+from lspmux.workspace.kinds import NOTES, Kinds, kinds_of
 
 MAX_FILES = 20000
 SMOKE_TIMEOUT = 5.0
@@ -128,6 +129,14 @@ def diagnose(config: Config, root: Path, *, smoke: bool = True, probe: bool = Tr
 def _optional(check: Check, entry: ServerConfig | LinterConfig, kinds: Kinds) -> Check:
     """`check`, optional when every file of `entry` here configures another tool."""
     return attrs.evolve(check, optional=kinds.only_tool_files(entry.matches, entry.root_markers))
+
+
+def _optional_why(names: tuple[str, ...]) -> str:
+    """What an optional entry's only files here are (`names`: `Check.optional`)."""
+    notes = sum(os.path.splitext(n)[0].upper() in NOTES for n in names)
+    if notes == len(names):
+        return "are the project's notes"
+    return "configure other tools" + (" or are the project's notes" if notes else "")
 
 
 def _check_server(server: ServerConfig, root: Path, n: int) -> Check:
@@ -337,7 +346,7 @@ def render(checks: list[Check], root: Path, config: Config) -> str:
             elif c.path is None and c.optional:
                 lines.append(
                     f"  optional {c.name:<{width}}  not installed; its only files here "
-                    f"configure other tools ({', '.join(c.optional)})  [{files}]"
+                    f"{_optional_why(c.optional)} ({', '.join(c.optional)})  [{files}]"
                 )
                 if c.install:
                     lines.append(f"  {'':<7}  {'':<{width}}  install: {c.install}")

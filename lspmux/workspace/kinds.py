@@ -6,6 +6,10 @@ A file configures a tool when it is hidden (`.pre-commit-config.yaml`) or when i
 marker of some server or linter (`pyproject.toml`, `package.json`, `Cargo.toml`): such a file
 alone does not make a server for its type needed (taplo for a Python project's
 `pyproject.toml`), unless it is one of that server's own markers (`taplo.toml` for taplo).
+
+Likewise a project's standing notes — `README.md`, `CHANGELOG.md`, `LICENSE.md`,
+`CONTRIBUTING.md` … (`NOTES`) — do not by themselves make a Markdown server or linter needed:
+nearly every project has a README, and few want marksman for it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ class Kinds:
     samples: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: The kinds that are tool files (each keyed by its whole name).
     tools: set[str] = field(default_factory=set)
+    #: The kinds that are a project's standing notes (`README.md`; keyed by the whole name).
+    notes: set[str] = field(default_factory=set)
 
     def count(self, matches: Callable[[str], bool]) -> int:
         """How many files `matches` takes (asked of one sample per kind)."""
@@ -32,10 +38,11 @@ class Kinds:
         self, matches: Callable[[str], bool], own: Iterable[str]
     ) -> tuple[str, ...]:
         """The names of the files `matches` takes, when every one configures a tool other than
-        the one whose root markers are `own`; else ()."""
+        the one whose root markers are `own`, or is one of the project's standing notes; else
+        ()."""
         mine = [kind for kind, (path, _) in self.samples.items() if matches(path)]
         own = tuple(own)
-        theirs = [k for k in mine if k in self.tools and not is_marker(k, own)]
+        theirs = [k for k in mine if k in self.notes or (k in self.tools and not is_marker(k, own))]
         return tuple(theirs) if mine and len(theirs) == len(mine) else ()
 
 
@@ -44,6 +51,26 @@ def is_marker(name: str, markers: Iterable[str]) -> bool:
     return any(
         name == m or (any(c in m for c in "*?[") and fnmatch.fnmatchcase(name, m)) for m in markers
     )
+
+
+#: The stems of a project's standing notes, in any case and with any extension.
+NOTES = frozenset(
+    {
+        "README",
+        "CHANGELOG",
+        "CHANGES",
+        "HISTORY",
+        "NEWS",
+        "CONTRIBUTING",
+        "LICENSE",
+        "LICENCE",
+        "NOTICE",
+        "AUTHORS",
+        "CODE_OF_CONDUCT",
+        "SECURITY",
+        "SUPPORT",
+    }
+)
 
 
 def kinds_of(files: Iterable[str], markers: Iterable[str]) -> Kinds:
@@ -58,6 +85,9 @@ def kinds_of(files: Iterable[str], markers: Iterable[str]) -> Kinds:
         if base.startswith(".") or is_marker(base, markers):
             kind = base
             kinds.tools.add(kind)
+        elif os.path.splitext(base)[0].upper() in NOTES:
+            kind = base
+            kinds.notes.add(kind)
         counts[kind] += 1
         sample.setdefault(kind, path)
     kinds.samples = {kind: (sample[kind], n) for kind, n in counts.items()}

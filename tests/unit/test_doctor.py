@@ -87,3 +87,23 @@ def test_a_missing_type_checker_is_still_needed(project: Path) -> None:
     assert checks["basedpyright"].missing and checks["basedpyright"].failed
     assert checks["pyright"].covered_by == "basedpyright (once installed)"
     assert "install them: lspmux install basedpyright" in text
+
+
+def test_a_readme_alone_makes_no_markdown_server_needed(project: Path) -> None:
+    (project / "README.md").write_text("# app\n")
+    (project / "CHANGELOG.md").write_text("## 1.0\n")
+    checks, text = doctor(project, "basedpyright-langserver", "ruff")
+    for name in ("marksman", "markdownlint"):
+        assert sorted(checks[name].optional) == ["CHANGELOG.md", "README.md"], name
+        assert not checks[name].failed
+        assert "its only files here are the project's notes (" in row(text, name)
+    assert not [c for c in checks.values() if c.failed]
+
+
+def test_markdown_the_project_writes_makes_marksman_needed(project: Path) -> None:
+    (project / "README.md").write_text("# app\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "guide.md").write_text("# guide\n")
+    checks, text = doctor(project, "basedpyright-langserver", "ruff")
+    assert checks["marksman"].optional == () and checks["marksman"].failed
+    assert row(text, "marksman").split()[0] == "MISSING"

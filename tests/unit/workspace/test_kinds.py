@@ -53,3 +53,12 @@ def test_markers_are_names_or_globs() -> None:
     assert is_marker("Web.csproj", MARKERS)
     assert not is_marker("app.py", MARKERS)
     assert not is_marker("csproj", MARKERS)
+
+
+def test_a_projects_notes_are_kinds_of_their_own() -> None:
+    kinds = kinds_of([*FILES, "/p/README.md", "/p/docs/LICENSE.md", "/p/readme.rst"], MARKERS)
+    assert kinds.notes == {"README.md", "LICENSE.md", "readme.rst"}
+    md = kinds.only_tool_files(lambda p: p.endswith((".md", ".rst")), own=())
+    assert md == ("README.md", "LICENSE.md", "readme.rst")
+    written = kinds_of([*FILES, "/p/README.md", "/p/docs/guide.md"], MARKERS)
+    assert written.only_tool_files(lambda p: p.endswith(".md"), own=()) == ()
