@@ -15,7 +15,7 @@ import asyncio
 import heapq
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -46,6 +46,20 @@ class _Pending:
         self.deadline = deadline
 
 
+class Record(Protocol):
+    """What the pending table holds for a request: `_Pending`, or an object of the caller's
+    that is its own pending record (`Requests.forward`: the session's fast lane)."""
+
+    method: str
+    timeout: float | None
+    deadline: float
+
+    def callback(self, msg: Message) -> None: ...
+
+    @property
+    def raw(self) -> RawCallback | None: ...
+
+
 #: Timeouts are checked by one sweep per connection, at most this often (seconds): a request
 #: times out up to this much late, and a request costs no timer of its own.
 SWEEP_STEP = 0.25
@@ -64,7 +78,7 @@ class Requests:
         raise NotImplementedError
 
     def _init_requests(self, id_prefix: str | None) -> None:
-        self._pending: dict[int | str, _Pending] = {}
+        self._pending: dict[int | str, Record] = {}
         self._next_id = 1
         self._id_prefix = id_prefix
         self._deadlines: list[tuple[float, int, int | str]] = []  # (deadline, seq, id) heap
@@ -103,6 +117,33 @@ class Requests:
         if timeout is not None:
             deadline = self._add_deadline(msg_id, timeout)
         self._pending[msg_id] = _Pending(method, callback, raw, timeout, deadline)
+        self.send_raw(body)
+        return msg_id
+
+    def forward(self, record: Record, params: Any, timeout: float | None) -> int | str:
+        """`request()` for a caller whose `record` is its own pending entry (its `callback`
+        and `raw` are methods): one object per request instead of a `_Pending` and two
+        callbacks. The record's `method` is sent; its `timeout` and `deadline` are set here."""
+        n = self._next_id
+        self._next_id += 1
+        msg_id: int | str = n if self._id_prefix is None else f"{self._id_prefix}{n}"
+        method = record.method
+        if self._closed:
+            record.callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
+            return msg_id
+        msg: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        try:
+            body = orjson.dumps(msg)
+        except orjson.JSONEncodeError as exc:
+            record.callback(
+                error(msg_id, InvalidParams(f"{method}: params cannot be encoded: {exc}"))
+            )
+            return msg_id
+        record.timeout = timeout
+        record.deadline = 0.0 if timeout is None else self._add_deadline(msg_id, timeout)
+        self._pending[msg_id] = record
         self.send_raw(body)
         return msg_id
 
@@ -199,7 +240,7 @@ class Requests:
         except Exception as exc:
             self._callback_failed(msg_id, pending, exc)
 
-    def _callback_failed(self, msg_id: Any, pending: _Pending, exc: Exception) -> None:
+    def _callback_failed(self, msg_id: Any, pending: Record, exc: Exception) -> None:
         """A response's handler raised: log it and complete the request with an error, so the
         request behind it (a client's, waiting for this answer) is still answered once."""
         log.exception(
