@@ -19,13 +19,12 @@ way. Every request is still answered once: `Exchange._finish` decides.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lspmux.routing import adapt
 from lspmux.routing.route import Policy, Route
 from lspmux.routing.table import CLIENT_REQUESTS
 from lspmux.session import forward
-from lspmux.session.documents import uri_of
 from lspmux.session.exchange import Exchange
 from lspmux.session.params import params_problem
 from lspmux.session.state import SessionState
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
 
 _POLICIES = (Policy.FIRST, Policy.MERGE)
+_UNSEEN: Any = object()
 
 
 class Lane:
@@ -74,14 +74,17 @@ class Lane:
         if session.state != "running":
             return False
         method = msg["method"]
-        route = self.routes[method] if method in self.routes else self.route(method)
+        route = self.routes.get(method, _UNSEEN)
+        if route is _UNSEEN:
+            route = self.route(method)
         if route is None:
             return False
         params = msg.get("params")
-        if not isinstance(params, dict) or "locate" in params:
+        if type(params) is not dict or "locate" in params:
             return False
-        uri = uri_of(params)
-        if uri is None or params_problem(route, params) is not None:
+        td = params.get("textDocument")
+        uri = td.get("uri") if type(td) is dict else None  # `uri_of`, for a textDocument
+        if type(uri) is not str or params_problem(route, params) is not None:
             return False
         target = None
         for b in session.backends_for(uri):
@@ -93,7 +96,8 @@ class Lane:
                 target = b
         if target is None or target.position_encoding != session.encoding:
             return False
-        if session.link.congested():
+        conn = session.link.conn
+        if conn is not None and conn.congested:
             return False
         family = route.family
         if session.pool.shared:
