@@ -136,8 +136,7 @@ class FastExchange(Exchange[SessionState]):
         if family is not None:
             session = self.session
             session.last_origin[family] = session.origin_of(self.backend)
-        if self._finish():
-            self.link.send_raw_response(body, offset, self.client_id)
+        self.relay(body, offset)
 
     def callback(self, msg: Message) -> None:
         """Anything but a sniffed answer (an error, a timeout, the server gone): the FIRST

@@ -212,22 +212,13 @@ class _First:
             return
         self.i = i
         backend = self.backend = self.candidates[i]
-        params = ex.params if ex.per_backend is None else ex.params_for(backend)
-        if backend.position_encoding != ex.session.encoding:
-            send(ex, backend, ex.method, params, self.on_msg, raw=self.on_raw)
-            return
-        # what `send` does when no position is converted, inline: the path of nearly every
-        # request
-        backend_id = backend.request(ex.method, params, self.on_msg, raw=self.on_raw)
-        if backend_id is not None:  # `ex.sent`, inline
-            ex.targets.append((backend, backend_id))
+        send(ex, backend, ex.method, ex.params_for(backend), self.on_msg, raw=self.on_raw)
 
     def _more(self) -> bool:
         return self.allow_null and self.i + 1 < len(self.candidates)
 
     def on_raw(self, body: bytes, offset: int) -> None:
-        more = self.allow_null and self.i + 1 < len(self.candidates)  # `_more`, inline
-        if body.startswith(b'"error"', offset) or (more and result_is_null(body, offset)):
+        if body.startswith(b'"error"', offset) or (self._more() and result_is_null(body, offset)):
             self.on_msg(decode(body))
             return
         if self.on_answer is not None and self.backend is not None:

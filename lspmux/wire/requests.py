@@ -31,19 +31,12 @@ RawCallback = Callable[[bytes, int], None]
 class _Pending:
     __slots__ = ("callback", "deadline", "method", "raw", "timeout")
 
-    def __init__(
-        self,
-        method: str,
-        callback: ResponseCallback,
-        raw: RawCallback | None,
-        timeout: float | None,
-        deadline: float,
-    ) -> None:
+    def __init__(self, method: str, callback: ResponseCallback, raw: RawCallback | None) -> None:
         self.method = method
         self.callback = callback
         self.raw = raw
-        self.timeout = timeout
-        self.deadline = deadline
+        self.timeout: float | None = None  # both set by `Requests.forward`
+        self.deadline = 0.0
 
 
 class Record(Protocol):
@@ -98,32 +91,13 @@ class Requests:
         """Send a request; `callback` gets the response dict (with "result" or "error") exactly
         once. With `raw`, a response that can be sniffed is given as bytes instead. Returns the
         id this peer sees, for `$/cancelRequest`."""
-        n = self._next_id
-        self._next_id += 1
-        msg_id: int | str = n if self._id_prefix is None else f"{self._id_prefix}{n}"
-        if self._closed:
-            callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
-            return msg_id
-        try:
-            # `request(msg_id, method, params)`, inline: the path of every forwarded request
-            msg: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
-            if params is not None:
-                msg["params"] = params
-            body = orjson.dumps(msg)
-        except orjson.JSONEncodeError as exc:  # nothing is pending: the caller hears it once
-            callback(error(msg_id, InvalidParams(f"{method}: params cannot be encoded: {exc}")))
-            return msg_id
-        deadline = 0.0
-        if timeout is not None:
-            deadline = self._add_deadline(msg_id, timeout)
-        self._pending[msg_id] = _Pending(method, callback, raw, timeout, deadline)
-        self.send_raw(body)
-        return msg_id
+        return self.forward(_Pending(method, callback, raw), params, timeout)
 
     def forward(self, record: Record, params: Any, timeout: float | None) -> int | str:
-        """`request()` for a caller whose `record` is its own pending entry (its `callback`
-        and `raw` are methods): one object per request instead of a `_Pending` and two
-        callbacks. The record's `method` is sent; its `timeout` and `deadline` are set here."""
+        """Send the request `record` stands for: its pending entry, a `_Pending` (`request`)
+        or the caller's own object with `callback` and `raw` methods (the session's fast
+        lane: one object per request). Its `method` is sent with `params`; its `timeout` and
+        `deadline` are set here. The id this peer sees."""
         n = self._next_id
         self._next_id += 1
         msg_id: int | str = n if self._id_prefix is None else f"{self._id_prefix}{n}"
