@@ -40,19 +40,23 @@ _UNSEEN: Any = object()
 class Lane:
     """One session's fast lane: which methods may take it (decided at first use)."""
 
-    __slots__ = ("routes", "session")
+    __slots__ = ("routes", "session", "shared")
 
     def __init__(self, session: SessionState) -> None:
         self.session = session
         #: method → its route when the method may take the lane, None when it may not.
         self.routes: dict[str, Route | None] = {}
+        self.shared = session.pool.shared  # what `routes` were decided for
 
     def route(self, method: str) -> Route | None:
+        session = self.session
         routes = self.routes
+        if self.shared != session.pool.shared:  # a pool that became shared: fitting may apply
+            routes.clear()
+            self.shared = session.pool.shared
         if method in routes:
             return routes[method]
         route = CLIENT_REQUESTS.get(method)
-        session = self.session
         if (
             route is None
             or route.handler is not None
@@ -75,7 +79,7 @@ class Lane:
             return False
         method = msg["method"]
         route = self.routes.get(method, _UNSEEN)
-        if route is _UNSEEN:
+        if route is _UNSEEN or self.shared != session.pool.shared:
             route = self.route(method)
         if route is None:
             return False

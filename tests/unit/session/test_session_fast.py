@@ -4,12 +4,13 @@ answer, an error, ContentModified, a cancel, a crash)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from lspmux.session.exchange import Exchange
 from lspmux.session.fast import FastExchange
 
-from .memory import Fail, Hang, Held, ScriptedServer, until
+from .memory import Fail, Hang, Held, MemorySession, ScriptedServer, until
 
 HOVER = {"hoverProvider": True, "textDocumentSync": {"openClose": True, "change": 2}}
 SYMBOLS = {**HOVER, "workspaceSymbolProvider": True}
@@ -162,3 +163,29 @@ async def test_a_crash_answers_every_pending_fast_lane_request_once(mem: Any) ->
         assert error["message"].startswith("a: ")
         assert "closed the connection before answering textDocument/hover" in error["message"]
     assert not m.session.link.inflight  # the close checks each was answered exactly once
+
+
+async def test_on_a_shared_server_a_client_whose_answers_are_fitted_goes_the_general_way(
+    mem: Any, tmp_path: Path
+) -> None:
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Held({"contents": "h"})})
+    editor = mem(a=a)
+    await editor.initialize({"textDocument": {"hover": {"contentFormat": ["markdown"]}}})
+    raw = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="raw")
+    await raw.initialize({})  # declares nothing: a markdown hover is fitted for it
+    try:
+        uri = await opened(editor, "a.py", "x\n")
+        raw.open("a.py", "x\n")
+        first = editor.client.request("textDocument/hover", hover_params(uri))
+        await until(lambda: len(a.requests("textDocument/hover")) == 1, "the editor's hover")
+        assert type(in_flight(editor, first)) is FastExchange
+        second = raw.client.request("textDocument/hover", hover_params(uri))
+        await until(lambda: len(a.requests("textDocument/hover")) == 2, "the raw client's hover")
+        assert type(in_flight(raw, second)) is Exchange
+        assert type(in_flight(raw, second).fit_for) is dict
+        a.release()
+        assert (await editor.client.answer(first))["result"] == {"contents": "h"}
+        assert "result" in await raw.client.answer(second)
+        raw.client.assert_answered_once()
+    finally:
+        await raw.close()
