@@ -189,3 +189,13 @@ async def test_on_a_shared_server_a_client_whose_answers_are_fitted_goes_the_gen
         raw.client.assert_answered_once()
     finally:
         await raw.close()
+
+
+async def test_a_fast_lane_request_the_server_never_answers_times_out_once(mem: Any) -> None:
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Hang()})
+    m, msg_id = await hover_at(mem(a=a), a)
+    assert type(in_flight(m, msg_id)) is FastExchange
+    error = (await m.client.answer(msg_id, timeout=30))["error"]
+    assert error["message"].startswith("a: ")
+    assert "did not answer textDocument/hover within 5s" in error["message"]
+    await until(lambda: a.notifications("$/cancelRequest"), "the cancel at the server")
