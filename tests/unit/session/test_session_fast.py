@@ -7,10 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from lspmux.session.exchange import Exchange
 from lspmux.session.fast import FastExchange
+from tests.profiles import examples
 
 from .memory import Fail, Hang, Held, MemorySession, ScriptedServer, until
+from .test_session_answer_once import METHODS, answered_once, params_for
 
 HOVER = {"hoverProvider": True, "textDocumentSync": {"openClose": True, "change": 2}}
 SYMBOLS = {**HOVER, "workspaceSymbolProvider": True}
@@ -199,3 +204,38 @@ async def test_a_fast_lane_request_the_server_never_answers_times_out_once(mem: 
     assert error["message"].startswith("a: ")
     assert "did not answer textDocument/hover within 5s" in error["message"]
     await until(lambda: a.notifications("$/cancelRequest"), "the cancel at the server")
+
+
+def well_formed(uri: str) -> st.SearchStrategy[Any]:
+    """Params of a document request as an editor sends them (most of them take the lane)."""
+    pos = st.fixed_dictionaries({"line": st.integers(0, 5), "character": st.integers(0, 20)})
+    return st.fixed_dictionaries(
+        {
+            "textDocument": st.just({"uri": uri}),
+            "position": pos,
+            "range": st.fixed_dictionaries({"start": pos, "end": pos}),
+        }
+    )
+
+
+@settings(
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_with_the_server_running_every_request_is_answered_exactly_once(
+    tmp_path: Path, data: st.DataObject
+) -> None:
+    """`test_session_answer_once`'s property once the server runs (the fast lane's case: there
+    the requests are sent while it starts, and wait on the general way)."""
+    uri = (tmp_path / "a.py").as_uri()
+    batch = data.draw(
+        st.lists(
+            st.tuples(st.sampled_from(METHODS), st.one_of(well_formed(uri), params_for(uri))),
+            min_size=1,
+            max_size=12,
+        )
+    )
+
+    answered_once(tmp_path, batch, servers_running=True)
