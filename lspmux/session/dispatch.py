@@ -65,17 +65,10 @@ class ClientDispatch:
 
     def on_message(self, msg: Message) -> None:
         self.session.last_active = time.monotonic()
-        if self._held:
-            self._handle(msg)
-        elif "id" in msg:  # what `_handle` does when nothing is held: one call less a message
-            if not self._lane.relay(msg):
-                self._request(msg)
-        else:
-            self._notification(msg)
+        self._handle(msg)
 
     def _handle(self, msg: Message) -> None:
-        held = self._held
-        if held and self._hold(msg):
+        if self._held and self._hold(msg):
             return
         if "id" in msg:
             self._request(msg)
@@ -110,6 +103,8 @@ class ClientDispatch:
     # -- requests -----------------------------------------------------------------------------
 
     def _request(self, msg: Message) -> None:
+        if self._lane.relay(msg):  # nothing to inspect: relayed as it is (`session/fast.py`)
+            return
         session = self.session
         method: str = msg["method"]
         ex = Exchange(session, msg)
