@@ -2,7 +2,7 @@
 
 Most requests an editor sends (hover, definition, references…) go to exactly one server that
 runs, speaks the client's position encoding and whose answer the client takes as it is. For
-those, `Lane.relay` skips the general path (`dispatch._request` → `_route` →
+those, `Lane.relay` (tried first by `dispatch._request`) skips the general path (`_route` →
 `forward.dispatch` → the policy → `Backend.request`): the request gets one `FastExchange`,
 which is at once the client's in-flight entry (cancellation, `all_answered`, a client that stops
 reading) and the backend connection's pending record (`Connection.forward`: no callbacks, no
