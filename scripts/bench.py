@@ -19,6 +19,9 @@ The table goes into docs/benchmarks.md between `<!-- bench:proxy -->` and
 here is stopped at the end, also on error. Nothing but stdio pipes is used.
 
 Usage: .venv/bin/python scripts/bench.py [--quick | --medium] [--output FILE] [--no-write] [--profile FILE]
+
+It benchmarks the lspmux of the tree it is in (that tree goes first on the `PYTHONPATH` of
+every process it starts): to compare two trees, run each tree's own copy of this script.
 """
 
 from __future__ import annotations
