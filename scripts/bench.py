@@ -18,13 +18,17 @@ The table goes into docs/benchmarks.md between `<!-- bench:proxy -->` and
 `<!-- /bench:proxy -->` (other sections are kept). Every wait is bounded; every process started
 here is stopped at the end, also on error. Nothing but stdio pipes is used.
 
-Usage: .venv/bin/python scripts/bench.py [--quick] [--output FILE] [--no-write] [--profile FILE]
+Usage: .venv/bin/python scripts/bench.py [--quick | --medium] [--output FILE] [--no-write] [--profile FILE]
+
+It benchmarks the lspmux of the tree it is in (that tree goes first on the `PYTHONPATH` of
+every process it starts): to compare two trees, run each tree's own copy of this script.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime
 import gc
 import importlib.metadata
@@ -106,6 +110,11 @@ QUICK = Sizes(
     completion_items=500,
     micro_repeats=1,
 )
+#: Between the two: enough requests for numbers to compare while iterating (a minute or so).
+MEDIUM = dataclasses.replace(
+    FULL, latency_rounds=2, latency_per_round=300, warmup=100, pipelined=10_000, pipeline_rounds=2,
+    completions=8, micro_repeats=1,
+)  # fmt: skip
 
 
 class BenchError(Exception):
@@ -1086,6 +1095,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(_runner()(_relay(argv[1:])))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    parser.add_argument(
+        "--medium", action="store_true", help="mid sizes, never written: for before/after"
+    )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="markdown file")
     parser.add_argument("--no-write", action="store_true", help="print the section only")
     parser.add_argument("--timeout", type=float, default=900.0, help="whole-run limit (s)")
@@ -1096,7 +1108,7 @@ def main(argv: list[str] | None = None) -> int:
         help="run the proxy under cProfile, stats to FILE (numbers are then not written)",
     )
     args = parser.parse_args(argv)
-    sizes = QUICK if args.quick else FULL
+    sizes = QUICK if args.quick else MEDIUM if args.medium else FULL
     runner = _runner()
     with tempfile.TemporaryDirectory(prefix="lspmux-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -1117,7 +1129,7 @@ def main(argv: list[str] | None = None) -> int:
     if res.leftovers:
         print(f"bench: processes still running after the run: {res.leftovers}", file=sys.stderr)
         return 1
-    if not args.no_write and args.profile is None:
+    if not args.no_write and args.profile is None and not args.medium:
         write_section(args.output, section)
         print(f"written to {args.output}", file=sys.stderr)
     return 0

@@ -32,7 +32,7 @@ from lspmux.routing.route import Route
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message, error
-from lspmux.wire.requests import RawCallback, ResponseCallback
+from lspmux.wire.requests import RawCallback, Record, ResponseCallback
 
 log = logging.getLogger("lspmux.backend")
 
@@ -199,6 +199,18 @@ class Backend(ServerLife):
             callback(error(None, RequestFailed(f"{self.label} is not running ({self.state})")))
             return None
         return conn.request(method, params, callback, timeout=self.config.request_timeout, raw=raw)
+
+    def forward(self, record: Record, params: Any) -> int | str | None:
+        """`request()` for the session's fast lane: `record` is its own pending entry
+        (`Connection.forward`); the id the server sees, None when it is not running."""
+        self.last_used = time.monotonic()
+        conn = self._conn
+        if conn is None or self.state != "running":
+            record.callback(
+                error(None, RequestFailed(f"{self.label} is not running ({self.state})"))
+            )
+            return None
+        return conn.forward(record, params, self.config.request_timeout)
 
     async def call(self, method: str, params: Any) -> Any:
         if not await self.ensure_running() or self._conn is None:

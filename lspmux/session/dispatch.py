@@ -40,6 +40,8 @@ from lspmux.session import forward
 from lspmux.session.documents import uri_of
 from lspmux.session.exchange import NOT_READING, Exchange
 from lspmux.session.families.lifecycle import CANCEL, EXIT, INITIALIZE
+from lspmux.session.fast import Lane
+from lspmux.session.params import params_problem
 from lspmux.session.state import SessionState
 from lspmux.wire.messages import Message
 
@@ -57,21 +59,16 @@ class ClientDispatch:
         self.session = session
         #: uri (or `_ALL`) → messages waiting behind a request for it, in arrival order.
         self._held: dict[str, deque[Message]] = {}
+        self._lane = Lane(session)
 
     # -- from the connection ------------------------------------------------------------------
 
     def on_message(self, msg: Message) -> None:
         self.session.last_active = time.monotonic()
-        if self._held:
-            self._handle(msg)
-        elif "id" in msg:  # what `_handle` does when nothing is held: one call less a message
-            self._request(msg)
-        else:
-            self._notification(msg)
+        self._handle(msg)
 
     def _handle(self, msg: Message) -> None:
-        held = self._held
-        if held and self._hold(msg):
+        if self._held and self._hold(msg):
             return
         if "id" in msg:
             self._request(msg)
@@ -106,6 +103,8 @@ class ClientDispatch:
     # -- requests -----------------------------------------------------------------------------
 
     def _request(self, msg: Message) -> None:
+        if self._lane.relay(msg):  # nothing to inspect: relayed as it is (`session/fast.py`)
+            return
         session = self.session
         method: str = msg["method"]
         ex = Exchange(session, msg)
@@ -237,44 +236,3 @@ _LOCAL = (Policy.LOCAL, Policy.DIAGNOSTICS)
 
 #: What `_answer` returns for work that forwarded the request (the answer comes from a backend).
 _FORWARDED = object()
-
-
-def _is_position(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and type(value.get("line")) is int
-        and type(value.get("character")) is int
-    )
-
-
-def params_problem(route: Route | None, params: Any, *, notification: bool = False) -> str | None:
-    """What is wrong with a request's params as far as lspmux reads them, or None. A request
-    with `locate` has its position or range filled in later, and is checked again then."""
-    if params is None:
-        if route is not None and (route.position or route.range or route.document):
-            return "params are missing"
-        return None
-    if not isinstance(params, dict):
-        return None if route is None else "params must be an object"
-    td = params.get("textDocument", _MISSING)
-    if td is not _MISSING and not (isinstance(td, dict) and isinstance(td.get("uri"), str)):
-        return "textDocument must be an object with a string uri"
-    if route is None or "locate" in params:
-        return None
-    if route.document and td is _MISSING:
-        return "textDocument is missing"
-    if route.position and not (td is not _MISSING and _is_position(params.get("position"))):
-        return "expected textDocument and a position {line, character} of integers"
-    if route.range:
-        rng = params.get("range")
-        if not (
-            td is not _MISSING
-            and isinstance(rng, dict)
-            and _is_position(rng.get("start"))
-            and _is_position(rng.get("end"))
-        ):
-            return "expected textDocument and a range {start, end} of positions"
-    return None
-
-
-_MISSING = object()

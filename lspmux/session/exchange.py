@@ -176,12 +176,9 @@ class Exchange(Generic[S]):
         # sent: then fitting would only spend the CPU the other clients need.
         # A scan of the bytes says whether it holds anything the client cannot take at all.
         client = self.fit_for
-        if client is None:  # nothing to fit: what `relay` does, inline (the common path)
-            if self._finish():
-                self.link.send_raw_response(body, offset, self.client_id)
-            return
         if (
-            body.startswith(b'"result"', offset)
+            client is not None
+            and body.startswith(b'"result"', offset)
             and not self.link.congested()
             and fit_raw.needs_fitting(self.fit_kind, body, client)
         ):

@@ -72,7 +72,7 @@ def dispatch(
         ex.reply_error(_nobody(method, backends))
         return
     if session.pool.shared:  # a shared server may hold another client's text of the file
-        _hold_requesters_text(session, ex.params, eligible)
+        hold_requesters_text(session, ex.params, eligible)
     (route.handler or by_policy)(ex, route, eligible)
 
 
@@ -81,14 +81,7 @@ def by_policy(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
     session: SessionState = ex.session
     family = route.family
     if route.policy is Policy.FIRST:
-        if family is not None:
-
-            def remember(backend: Backend) -> None:
-                session.last_origin[family] = session.origin_of(backend)
-
-            first(ex, eligible, on_answer=remember)
-        else:
-            first(ex, eligible)
+        first(ex, eligible, on_answer=_remembering(session, family))
         return
     if route.policy is Policy.MERGE:
         if len(eligible) == 1:
@@ -120,7 +113,7 @@ def _just_started(backends: list[Backend]) -> bool:
     return any(b.started_at is not None and now - b.started_at < _JUST_STARTED for b in backends)
 
 
-def _hold_requesters_text(session: SessionState, params: Any, backends: list[Backend]) -> None:
+def hold_requesters_text(session: SessionState, params: Any, backends: list[Backend]) -> None:
     """Before a request about a document goes to shared servers, make each of them hold this
     client's text of it, so that positions, hovers and edits are computed on the text the
     client sees (another client may have edited the same file since)."""
@@ -142,6 +135,25 @@ def _nobody(method: str, backends: list[Backend]) -> JsonRpcError:
         )
     names = ", ".join(b.name for b in backends)
     return MethodNotFound(f"none of this file's servers ({names}) offers {method}")
+
+
+def _remembering(session: SessionState, family: str | None) -> Callable[[Backend], None] | None:
+    """What a FIRST answer of `family` does: remember which backend answered (for resolve)."""
+    if family is None:
+        return None
+
+    def remember(backend: Backend) -> None:
+        session.last_origin[family] = session.origin_of(backend)
+
+    return remember
+
+
+def first_after(ex: Exchange, backend: Backend, family: str | None, resp: Message) -> None:
+    """The fast lane's request `ex`, sent to `backend` alone, got `resp` (anything but a plain
+    sniffed result): the FIRST policy handles it as if it had sent the request itself."""
+    policy = _First(ex, [backend], True, _remembering(ex.session, family))
+    policy.backend = backend
+    policy.on_msg(resp)
 
 
 def first(
@@ -200,22 +212,13 @@ class _First:
             return
         self.i = i
         backend = self.backend = self.candidates[i]
-        params = ex.params if ex.per_backend is None else ex.params_for(backend)
-        if backend.position_encoding != ex.session.encoding:
-            send(ex, backend, ex.method, params, self.on_msg, raw=self.on_raw)
-            return
-        # what `send` does when no position is converted, inline: the path of nearly every
-        # request
-        backend_id = backend.request(ex.method, params, self.on_msg, raw=self.on_raw)
-        if backend_id is not None:  # `ex.sent`, inline
-            ex.targets.append((backend, backend_id))
+        send(ex, backend, ex.method, ex.params_for(backend), self.on_msg, raw=self.on_raw)
 
     def _more(self) -> bool:
         return self.allow_null and self.i + 1 < len(self.candidates)
 
     def on_raw(self, body: bytes, offset: int) -> None:
-        more = self.allow_null and self.i + 1 < len(self.candidates)  # `_more`, inline
-        if body.startswith(b'"error"', offset) or (more and result_is_null(body, offset)):
+        if body.startswith(b'"error"', offset) or (self._more() and result_is_null(body, offset)):
             self.on_msg(decode(body))
             return
         if self.on_answer is not None and self.backend is not None:
@@ -236,7 +239,7 @@ class _First:
                 self.retries += 1
                 session: SessionState = ex.session
                 if session.pool.shared:
-                    _hold_requesters_text(session, ex.params, [backend])
+                    hold_requesters_text(session, ex.params, [backend])
                 self.attempt(self.i)
                 return
             err["message"] = f"{backend.name}: {err.get('message', 'error')}"

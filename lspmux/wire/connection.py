@@ -27,11 +27,11 @@ from lspmux.errors import (
 from lspmux.wire.backpressure import Backpressure
 from lspmux.wire.framing import FrameError, FrameParser
 from lspmux.wire.messages import (
-    ErrorReply,
     Message,
     decode,
     error,
     invalid_reason,
+    is_error_reply,
     looks_like_response,
     sniff_response,
 )
@@ -219,7 +219,7 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
                     self._callback_failed(sniffed[0], pending, exc)
                 return
         msg = decode(body)
-        if isinstance(msg, ErrorReply):  # `is_error_reply`, inline: every message passes here
+        if is_error_reply(msg):
             log.warning("%s: %s", self.name, msg["error"]["message"])
             if self.reply_errors:
                 self.send(msg)

@@ -15,7 +15,7 @@ import asyncio
 import heapq
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -31,19 +31,26 @@ RawCallback = Callable[[bytes, int], None]
 class _Pending:
     __slots__ = ("callback", "deadline", "method", "raw", "timeout")
 
-    def __init__(
-        self,
-        method: str,
-        callback: ResponseCallback,
-        raw: RawCallback | None,
-        timeout: float | None,
-        deadline: float,
-    ) -> None:
+    def __init__(self, method: str, callback: ResponseCallback, raw: RawCallback | None) -> None:
         self.method = method
         self.callback = callback
         self.raw = raw
-        self.timeout = timeout
-        self.deadline = deadline
+        self.timeout: float | None = None  # both set by `Requests.forward`
+        self.deadline = 0.0
+
+
+class Record(Protocol):
+    """What the pending table holds for a request: `_Pending`, or an object of the caller's
+    that is its own pending record (`Requests.forward`: the session's fast lane)."""
+
+    method: str
+    timeout: float | None
+    deadline: float
+
+    def callback(self, msg: Message) -> None: ...
+
+    @property
+    def raw(self) -> RawCallback | None: ...
 
 
 #: Timeouts are checked by one sweep per connection, at most this often (seconds): a request
@@ -64,7 +71,7 @@ class Requests:
         raise NotImplementedError
 
     def _init_requests(self, id_prefix: str | None) -> None:
-        self._pending: dict[int | str, _Pending] = {}
+        self._pending: dict[int | str, Record] = {}
         self._next_id = 1
         self._id_prefix = id_prefix
         self._deadlines: list[tuple[float, int, int | str]] = []  # (deadline, seq, id) heap
@@ -84,25 +91,33 @@ class Requests:
         """Send a request; `callback` gets the response dict (with "result" or "error") exactly
         once. With `raw`, a response that can be sniffed is given as bytes instead. Returns the
         id this peer sees, for `$/cancelRequest`."""
+        return self.forward(_Pending(method, callback, raw), params, timeout)
+
+    def forward(self, record: Record, params: Any, timeout: float | None) -> int | str:
+        """Send the request `record` stands for: its pending entry, a `_Pending` (`request`)
+        or the caller's own object with `callback` and `raw` methods (the session's fast
+        lane: one object per request). Its `method` is sent with `params`; its `timeout` and
+        `deadline` are set here. The id this peer sees."""
         n = self._next_id
         self._next_id += 1
         msg_id: int | str = n if self._id_prefix is None else f"{self._id_prefix}{n}"
+        method = record.method
         if self._closed:
-            callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
+            record.callback(error(msg_id, RequestFailed(f"{self.name} is not running")))
             return msg_id
+        msg: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:
+            msg["params"] = params
         try:
-            # `request(msg_id, method, params)`, inline: the path of every forwarded request
-            msg: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
-            if params is not None:
-                msg["params"] = params
             body = orjson.dumps(msg)
-        except orjson.JSONEncodeError as exc:  # nothing is pending: the caller hears it once
-            callback(error(msg_id, InvalidParams(f"{method}: params cannot be encoded: {exc}")))
+        except orjson.JSONEncodeError as exc:
+            record.callback(
+                error(msg_id, InvalidParams(f"{method}: params cannot be encoded: {exc}"))
+            )
             return msg_id
-        deadline = 0.0
-        if timeout is not None:
-            deadline = self._add_deadline(msg_id, timeout)
-        self._pending[msg_id] = _Pending(method, callback, raw, timeout, deadline)
+        record.timeout = timeout
+        record.deadline = 0.0 if timeout is None else self._add_deadline(msg_id, timeout)
+        self._pending[msg_id] = record
         self.send_raw(body)
         return msg_id
 
@@ -199,7 +214,7 @@ class Requests:
         except Exception as exc:
             self._callback_failed(msg_id, pending, exc)
 
-    def _callback_failed(self, msg_id: Any, pending: _Pending, exc: Exception) -> None:
+    def _callback_failed(self, msg_id: Any, pending: Record, exc: Exception) -> None:
         """A response's handler raised: log it and complete the request with an error, so the
         request behind it (a client's, waiting for this answer) is still answered once."""
         log.exception(

@@ -80,12 +80,24 @@ def test_every_request_is_answered_exactly_once(tmp_path: Path, data: st.DataObj
         st.lists(st.tuples(st.sampled_from(METHODS), params_for(uri)), min_size=1, max_size=12)
     )
 
+    answered_once(tmp_path, batch)
+
+
+def answered_once(
+    tmp_path: Path, batch: list[tuple[str, Any]], *, servers_running: bool = False
+) -> None:
+    """Send `batch` at once after opening a file (with `servers_running`: once its server
+    runs), and check that every request is answered exactly once, nothing left in flight."""
+
     async def run() -> None:
         server = ScriptedServer("s", CAPABILITIES, {m: (lambda p: None) for m in METHODS})
         m = MemorySession(tmp_path, {"s": server})
         try:
             await m.initialize({"textDocument": {"diagnostic": {}}})
-            m.open("a.py", "x = 1\n")
+            uri = m.open("a.py", "x = 1\n")
+            if servers_running:
+                backends = m.session.backends_for(uri)
+                await until(lambda: all(b.state == "running" for b in backends), "servers up")
             for method, params in batch:
                 m.client.request(method, params)
             await until(

@@ -628,3 +628,63 @@ async def test_answered_requests_leave_no_timer_behind() -> None:
         p.receive({"jsonrpc": "2.0", "id": msg_id, "result": i})
     assert len(done.calls) == 3000 and p.conn.pending_count == 0
     assert len(p.conn._deadlines) < 2048  # the heap is compacted, not one entry per request
+
+
+# -- forward: the caller's own pending record (the session's fast lane) -------------------------
+
+
+class Record:
+    """A pending record of the caller's own, as the fast lane's FastExchange is."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.timeout: float | None = None
+        self.deadline = 0.0
+        self.messages: list[Message] = []
+        self.raws: list[tuple[bytes, int]] = []
+
+    def callback(self, msg: Message) -> None:
+        self.messages.append(msg)
+
+    def raw(self, body: bytes, offset: int) -> None:
+        self.raws.append((body, offset))
+
+
+async def test_forward_sends_the_records_method_and_gives_it_the_raw_answer() -> None:
+    p = Peer()
+    record = Record("textDocument/hover")
+    msg_id = p.conn.forward(record, {"x": 1}, 5.0)
+    assert p.sent == [
+        {"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/hover", "params": {"x": 1}}
+    ]
+    assert record.timeout == 5.0 and record.deadline > 0
+    body = b'{"jsonrpc":"2.0","id":%d,"result":{"contents":"hi"}}' % msg_id
+    p.receive(body)
+    p.receive(body)  # a duplicate: ignored
+    assert record.raws == [(body, body.index(b'"result"'))]
+    assert record.messages == []
+    assert p.conn.pending_count == 0
+
+
+async def test_forward_times_out_once_with_an_error_naming_the_peer() -> None:
+    p = Peer()
+    record = Record("textDocument/hover")
+    msg_id = p.conn.forward(record, None, 0.01)
+    await eventually(lambda: record.messages, "the timeout", timeout=5, step=0.01)
+    assert record.raws == []
+    [msg] = record.messages
+    assert msg["id"] == msg_id
+    assert "peer-x did not answer textDocument/hover within 0.01s" in msg["error"]["message"]
+    assert {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}} in p.sent
+
+
+async def test_forward_on_a_closed_connection_or_unencodable_params_completes_at_once() -> None:
+    p = Peer()
+    bad = Record("m")
+    p.conn.forward(bad, {"x": object()}, None)
+    assert "params cannot be encoded" in bad.messages[0]["error"]["message"]
+    p.conn.close()
+    closed = Record("m")
+    p.conn.forward(closed, None, None)
+    assert [m["error"]["message"] for m in closed.messages] == ["peer-x is not running"]
+    assert p.conn.pending_count == 0
