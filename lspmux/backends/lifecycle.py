@@ -17,11 +17,13 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from lspmux.backends import capabilities as caps
+from lspmux.backends.barrier import SETTLE_TIMEOUT, barrier
 from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments
+from lspmux.backends.initialize import initialize_params
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.text import Encoding
@@ -33,12 +35,37 @@ log = logging.getLogger("lspmux.backend")
 INITIALIZE_TIMEOUT = 60.0
 STOP_GRACE = 2.0
 
-#: How a server process is started: `ServerProcess.spawn`'s signature.
-Spawn = Callable[..., Awaitable[ServerProcess]]
+
+class Spawn(Protocol):
+    """How a server process is started: `ServerProcess.spawn`, `Prespawned.spawn` (a process
+    started at launch), or a test's in-memory server."""
+
+    def __call__(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        conn: Connection,
+        on_exit: Callable[[int | None], None],
+        initialize: Mapping[str, Any] | None = None,
+    ) -> Awaitable[ServerProcess]:
+        """`initialize`: the params of the `initialize` the backend sends first (a process
+        started at launch was sent it then: `adopt.py`)."""
 
 
 #: How a server is told its settings: at start, and when the first client changes its own.
 _SETTINGS = "workspace/didChangeConfiguration"
+#: How a server asks for them. One that asks for every section of its configured settings (as
+#: it did at an earlier start here — the cache, `capabilities.load_pulled` — or, at its first,
+#: right after `initialized`: `_first_pulls`) is not told them at start: it has them by asking,
+#: and a push would make it read them again — basedpyright then sets its workspace up twice,
+#: and answers its first hover ~300 ms later.
+_PULL = "workspace/configuration"
+#: At a server's first start: how long after its last question for settings it may ask for
+#: more (basedpyright asks for one section, awaits the answer, then asks for the next).
+PULL_QUIET = 0.05
 
 
 class ServerLife:
@@ -72,6 +99,11 @@ class ServerLife:
     _idle_timer: asyncio.TimerHandle | None
     _restart_task: asyncio.Task[None] | None
     _stopping: bool
+    #: While `_first_pulls` watches: the sections asked for, and an event at each question.
+    _pulls: set[str] | None = None
+    _asked: asyncio.Event
+    #: The connection on which a barrier was answered after `initialized` (`settled`).
+    _settled: Connection | None = None
 
     @property
     def label(self) -> str:
@@ -115,15 +147,29 @@ class ServerLife:
             task.add_done_callback(_log_task_error)
         return await asyncio.shield(self._ready)
 
+    async def settled(self, timeout: float = SETTLE_TIMEOUT) -> None:
+        """Returns once the running server answered a request sent after everything sent to it
+        so far (`initialized` among them), or after `timeout`: a server that handles messages
+        in order has then sent what it sends at once on `initialized` — ruff's registrations
+        of formatting, say. Its error answer (the method is unknown) serves as well. What a
+        server registers later, after work of its own (basedpyright, once it has read its
+        settings and run the interpreter), is registered with the client when it comes."""
+        conn = self._conn
+        if self.state != "running" or conn is None or conn.closed or self._settled is conn:
+            return  # (its start waited for one already: `_first_pulls`)
+        await barrier(conn, timeout)
+        self._settled = conn
+
     async def _start(self, ready: asyncio.Future[bool]) -> None:
         self.state = "starting"
         self._stopping = False
         conn = Connection(
             self.label,
-            on_request=self._on_request,
+            on_request=self._on_server_request,
             on_notification=self._on_notification,
             reply_errors=False,
         )
+        params = initialize_params(self.root, self.client_capabilities, self.initialization_options)
         try:
             proc = await self.spawn(
                 self.label,
@@ -132,6 +178,7 @@ class ServerLife:
                 env=dict(self.config.env),
                 conn=conn,
                 on_exit=functools.partial(self._on_exit, conn),
+                initialize=params,
             )
         except OSError as exc:
             log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
@@ -143,18 +190,6 @@ class ServerLife:
             return
         self._conn, self._proc = conn, proc
         self._last_proc = proc
-        root_uri = self.root.as_uri()
-        params = {
-            "processId": _pid(),
-            "clientInfo": {"name": "lspmux", "version": _version()},
-            "rootUri": root_uri,
-            "rootPath": str(self.root),
-            "workspaceFolders": [{"uri": root_uri, "name": self.root.name or str(self.root)}],
-            "capabilities": self.client_capabilities,
-            "trace": "off",
-        }
-        if self.initialization_options is not None:
-            params["initializationOptions"] = self.initialization_options
         try:
             result = await conn.call(
                 "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
@@ -181,7 +216,15 @@ class ServerLife:
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
         if self.config.settings:
-            conn.notify(_SETTINGS, {"settings": self.config.settings})
+            pulled = caps.load_pulled(self.name)
+            if pulled is None:  # its first start here: what does it ask for at once?
+                pulled = await self._first_pulls(conn)
+                if conn is not self._conn or conn.closed or self._stopping:
+                    _settle(ready, False)  # stopped, or exited (`_on_exit` said it)
+                    return
+                caps.note_pulled(self.name)
+            if not caps.asks_for(pulled, self.config.settings):
+                conn.notify(_SETTINGS, {"settings": self.config.settings})
         replayed = self.documents.replay(conn.notify)
         self.state = "running"
         self.started_at = self.last_heard = time.monotonic()
@@ -197,6 +240,34 @@ class ServerLife:
         self._arm_idle_timer()
         self._event("started", "")
         _settle(ready, True)
+
+    def _on_server_request(self, msg: Message) -> None:
+        if msg.get("method") == _PULL:  # remembered for its next start (see `_PULL`)
+            sections = caps.pulled_sections(msg.get("params"))
+            caps.note_pulled(self.name, sections)
+            if self._pulls is not None:
+                self._pulls.update(sections)
+                self._asked.set()
+        self._on_request(msg)
+
+    async def _first_pulls(self, conn: Connection) -> frozenset[str]:
+        """The sections a server starting here for the first time asks for right after
+        `initialized`: those asked for before it answers a request sent after it (`barrier`,
+        as in `settled`), and, when it asked for some but not yet all of its settings, those
+        it asks for next, each within `PULL_QUIET` of the one before."""
+        self._pulls, self._asked = set(), asyncio.Event()
+        try:
+            await barrier(conn, SETTLE_TIMEOUT)
+            self._settled = conn
+            while self._pulls and not caps.asks_for(self._pulls, self.config.settings):
+                self._asked.clear()
+                try:
+                    await asyncio.wait_for(self._asked.wait(), PULL_QUIET)
+                except TimeoutError:
+                    break
+            return frozenset(self._pulls)
+        finally:
+            self._pulls = None
 
     def _on_exit(self, conn: Connection, code: int | None) -> None:
         conn.close(None)
@@ -321,15 +392,3 @@ def _settle(fut: asyncio.Future[bool], value: bool) -> None:
 def _log_task_error(task: asyncio.Future[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("background task failed", exc_info=task.exception())
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
-
-
-def _version() -> str:
-    from lspmux import __version__
-
-    return __version__
