@@ -251,8 +251,8 @@ def _plain_values(values: list[bytes], joined: bytes) -> list[bytes]:
         firsts = b"".join(_cut(values, repeat(_FIRST)))
         parts = joined.split(b"`")
         if (
-            len(firsts) == len(values)  # none empty …
-            and len(firsts.translate(None, _BLOCK_START_BYTES)) == len(values)  # … nor a block
+            # none starts a block (an empty one stays empty)
+            len(firsts.translate(None, _BLOCK_START_BYTES)) == len(firsts)
             and len(parts) % 2 == 1  # code spans closed on their line
             and b"\n" not in b"".join(parts[1::2])
         ):
