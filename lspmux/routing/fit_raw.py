@@ -214,7 +214,7 @@ def _fast_markdown(body: bytes) -> bytes | None:
     joined = b"\n".join(values)
     if -1 in ends or b'"' in joined:
         return None
-    texts = _plain_values(values, joined)
+    texts = _plain_values(joined)
     rests = _cut(md_heads, map(slice, ends, repeat(None)))
     if md_heads is heads:
         out = [b""] * (3 * count + 1)  # before, key and head, text, rest, key and head, …
@@ -236,23 +236,21 @@ def _cut(pieces: list[bytes], slices: Iterable[slice]) -> list[bytes]:
 
 #: Inline markup outside code spans (`adapt._INLINE_MARKS`, bar the backtick).
 _INLINE_MARK_BYTES = b"\\<>[]!*_&"
-#: What a value must not start with to be one line of inline text (`adapt._BLOCK_MARKS`),
-#: white space included (a value of white space alone is made empty).
-_BLOCK_START_BYTES = b"`~-*_#> \t"
-_FIRST = slice(0, 1)
+#: A value (after the line break before it) that starts with block markup
+#: (`adapt._BLOCK_MARKS`) or white space (a value of white space alone is made empty): not
+#: one line of inline text. An empty value stays empty.
+_BLOCK_START = re.compile(rb"\n[`~\-*_#> \t]")
 
 
-def _plain_values(values: list[bytes], joined: bytes) -> list[bytes]:
-    """`adapt.markdown_to_plaintext` of each value (the bytes of a JSON string without
-    escapes, quotes left off; `joined`: them joined by line breaks), as such bytes. The common
+def _plain_values(joined: bytes) -> list[bytes]:
+    """`adapt.markdown_to_plaintext` of each value in `joined` (the bytes of JSON strings
+    without escapes, quotes left off, joined by line breaks), as such bytes. The common
     case — ASCII, one line each, code spans the only markup — is its bytes without backticks;
     any other goes through `plain_texts`."""
     if joined.isascii() and b"``" not in joined:
-        firsts = b"".join(_cut(values, repeat(_FIRST)))
         parts = joined.split(b"`")
         if (
-            # none starts a block (an empty one stays empty)
-            len(firsts.translate(None, _BLOCK_START_BYTES)) == len(firsts)
+            _BLOCK_START.search(b"\n" + joined) is None
             and len(parts) % 2 == 1  # code spans closed on their line
             and b"\n" not in b"".join(parts[1::2])
         ):

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import orjson
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lspmux.backends.client_caps import LSPMUX_CLIENT_CAPABILITIES
@@ -167,6 +167,8 @@ ASCII_MARKUP = st.one_of(
     st.booleans(),
     st.booleans(),
 )
+@example(["`c` and *e*", "[l](u) `c`", "&amp; <br>", "`a`"], False, False, False)
+@example(["`c` and", "# h", "- `a`"], False, False, False)
 def test_markdown_documentation_without_escapes_is_fitted_in_place(
     texts: list[str], plain_too: bool, more: bool, value_first: bool
 ) -> None:
