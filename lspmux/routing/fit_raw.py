@@ -63,9 +63,23 @@ _MARKDOWN_DOC = re.compile(
     + rb")\s*\}"
 )
 _PLAIN_DOC = b'"documentation":{"kind":"plaintext","value":'
-_LANGUAGE_ANY = re.compile(_LANGUAGE)
-_DOC_LIST_ANY = re.compile(_DOC_LIST)
-_SNIPPET_ANY = re.compile(_SNIPPET)
+
+#: A string each pattern's match holds: looked for first with `bytes.find` (about twice as
+#: fast as `re` over a body where it is not), the pattern only where it is.
+_REQUIRED = {
+    _SNIPPET: b'"insertTextFormat"',
+    _MARKDOWN: b'"markdown"',
+    _LANGUAGE: b'"language"',
+    _DOC_LIST: b'"documentation"',
+    _HOVER_MARKED: b'"contents"',
+    _LINK: b'"targetUri"',
+}
+_COMPILED = {source: re.compile(source) for source in _REQUIRED}
+
+
+def _holds(source: bytes, body: bytes) -> bool:
+    """Whether the pattern `source` (one of `_REQUIRED`'s) is found in `body`."""
+    return _REQUIRED[source] in body and _COMPILED[source].search(body) is not None
 
 
 def _lacks(kind: str, client: Mapping[str, Any]) -> tuple[bool, bool, bool]:
@@ -76,9 +90,9 @@ def _lacks(kind: str, client: Mapping[str, Any]) -> tuple[bool, bool, bool]:
     return links, snippets, markdown
 
 
-def _triggers_for(kind: str, client: Mapping[str, Any]) -> tuple[re.Pattern[bytes], ...]:
-    """Patterns, one of which is found in every answer of `kind` that holds something
-    `client` cannot take (none: nothing to look for)."""
+def _triggers_for(kind: str, client: Mapping[str, Any]) -> tuple[bytes, ...]:
+    """Patterns (`_REQUIRED`'s), one of which is found in every answer of `kind` that holds
+    something `client` cannot take (none: nothing to look for)."""
     links, snippets, markdown = _lacks(kind, client)
     parts = []
     if links:
@@ -89,13 +103,13 @@ def _triggers_for(kind: str, client: Mapping[str, Any]) -> tuple[re.Pattern[byte
         parts += [_MARKDOWN, _LANGUAGE, _DOC_LIST]
         if kind == adapt.HOVER:
             parts.append(_HOVER_MARKED)
-    return tuple(re.compile(part) for part in parts)
+    return tuple(parts)
 
 
 #: Patterns by (kind, id of the client's capabilities), with the capabilities themselves:
 #: a session's capabilities are one dict for its lifetime, held here so that its id is not
 #: reused while cached.
-_triggers: dict[tuple[str, int], tuple[Mapping[str, Any], tuple[re.Pattern[bytes], ...]]] = {}
+_triggers: dict[tuple[str, int], tuple[Mapping[str, Any], tuple[bytes, ...]]] = {}
 
 
 def needs_fitting(kind: str, body: bytes, client: Mapping[str, Any]) -> bool:
@@ -107,10 +121,10 @@ def needs_fitting(kind: str, body: bytes, client: Mapping[str, Any]) -> bool:
         if len(_triggers) > 1024:  # a bound: entries of sessions long gone go
             _triggers.clear()
         cached = _triggers[key] = (client, _triggers_for(kind, client))
-    for i, pattern in enumerate(cached[1]):
-        if pattern.search(body) is not None:
+    for i, source in enumerate(cached[1]):
+        if _holds(source, body):
             # what was found absent need not be looked for again (`fit_in_place`)
-            _last_scan = (body, client, frozenset(p.pattern for p in cached[1][:i]))
+            _last_scan = (body, client, frozenset(cached[1][:i]))
             return True
     return False
 
@@ -153,7 +167,7 @@ def fit_in_place(
         return None
     if adapt.lacks_snippets(client):
         searched = scan[0] is body and scan[1] is client and _SNIPPET in scan[2]
-        if not searched and _SNIPPET_ANY.search(body):
+        if not searched and _holds(_SNIPPET, body):
             return None  # snippets are rewritten on the parsed answer
     if not _opaque_is_flat(body):
         return None
@@ -265,13 +279,13 @@ def _completion_markdown(body: bytes) -> bytes | None:
     """`body` with each item's markdown documentation made plain text in place, when that is
     all that must change in it (the caller saw no snippet to rewrite, no documentation in an
     opaque value); None when something else must change too."""
-    if _LANGUAGE_ANY.search(body):
+    if _holds(_LANGUAGE, body):
         return None
     parts = _MARKDOWN_DOC.split(body)  # [bytes, value, bytes, value, …, bytes]
     count = len(parts) // 2
     if not count or count != body.count(b'"markdown"'):
         return None  # markdown somewhere else than an item's documentation, or spelled so
-    if body.count(b'"documentation"') != count and _DOC_LIST_ANY.search(body):
+    if body.count(b'"documentation"') != count and _holds(_DOC_LIST, body):
         return None
     texts = orjson.loads(b"[" + b",".join(parts[1::2]) + b"]")
     out: list[bytes] = [b""] * (4 * count + 1)  # between, head, value, tail, between, …
