@@ -52,6 +52,10 @@ log = logging.getLogger("lspmux.session")
 
 #: Answers up to this size are fitted on the event loop (≈ 1 ms); larger ones by the worker.
 FIT_ON_LOOP = 64 * 1024
+#: Answers up to this size are fitted on the loop when their bytes allow it without a parse
+#: (`fit_raw.fit_in_place`, ~5 to 15 ms per 2.5 MB); a larger one would hold every other client
+#: of the daemon too long, and goes to the worker.
+FIT_IN_PLACE_ON_LOOP = 8 * 1024 * 1024
 #: Seconds the worker may take for one answer before it is fitted on the loop instead.
 FIT_TIMEOUT = 30.0
 #: After the worker failed to start or died, seconds before it is tried again.
@@ -201,13 +205,14 @@ def _answer(ex: Fittable, out: bytes) -> None:
 
 def fit_off_loop(ex: Fittable, body: bytes, client: dict[str, Any]) -> None:
     """Answer `ex` with `body` (a backend's result) fitted for `client`: here when the bytes
-    allow it — a completion list's markdown documentation without escapes is rewritten by a
-    split and C-level maps, ~5 ms per 2.5 MB, less than the round trip to the worker —
-    else by the worker."""
-    fitted = fit_raw.fit_in_place(ex.fit_kind, body, client, escaped=False)
-    if fitted is not None:
-        _answer(ex, fitted)
-        return
+    allow it and it is not too large (`FIT_IN_PLACE_ON_LOOP`) — a completion list's markdown
+    documentation without escapes is rewritten by a split and C-level maps, less than the
+    round trip to the worker — else by the worker."""
+    if len(body) <= FIT_IN_PLACE_ON_LOOP:
+        fitted = fit_raw.fit_in_place(ex.fit_kind, body, client, escaped=False)
+        if fitted is not None:
+            _answer(ex, fitted)
+            return
     size = len(body)
     ex.owe(size)
     task = asyncio.ensure_future(_fit(ex, body, client))
