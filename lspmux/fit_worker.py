@@ -6,15 +6,18 @@ method, `lspmux/fit`:
 
     params: {"kind": the answer's fitting kind (its method's `Route.fit`: "completion",
              "hover", "definition", …), "client": the client's capabilities,
-             "size": the answer's length in bytes (optional),
-             "answer": the backend's whole response (spliced in as it was read)}
-    result: the answer's `result`, fitted by `routing.adapt.adapt`
+             "size": the answer's length in bytes,
+             "answer": the backend's whole response (spliced in as it was read)}, in that
+             order: the answer last, its size before it
+    result: the answer's `result`, fitted as `routing.adapt.adapt` fits it
 
-With "size" and the answer last (as the requester writes it), the answer is not parsed: only
-what the client cannot take is rewritten (`routing.fit_raw`), and the response is the answer's
-own bytes under the request's id.
+The answer is not parsed here: only what the client cannot take is rewritten
+(`routing.fit_raw`), and the response is the answer's own bytes under the request's id. A
+request written otherwise (the answer not last, or without its size) is an error: the
+requester, `session/fitting.py`, always writes it so (and fits an answer itself when the
+worker answers with an error).
 
-and exits when its stdin closes. It is a separate process, not a thread, so that parsing and
+It exits when its stdin closes. It is a separate process, not a thread, so that parsing and
 rewriting a 2.5 MB answer (10 to 80 ms of CPU) runs on another core and never holds the daemon's
 interpreter lock: the event loop that serves every other client goes on undisturbed.
 """
@@ -27,26 +30,13 @@ from typing import Any
 
 import orjson
 
-from lspmux.errors import InternalError, JsonRpcError, MethodNotFound, ParseError
+from lspmux.errors import InternalError, InvalidParams, JsonRpcError, MethodNotFound, ParseError
 from lspmux.routing import fit_raw
-from lspmux.routing.adapt import adapt
 from lspmux.wire.blocking import BlockingPeer, WireError
 from lspmux.wire.framing import MAX_MESSAGE_SIZE
 from lspmux.wire.messages import rewrite_response_id, sniff_response
 
 METHOD = "lspmux/fit"
-
-
-def fit(params: Any) -> Any:
-    """The fitted result for one `lspmux/fit` request's params."""
-    if not isinstance(params, dict) or not isinstance(params.get("answer"), dict):
-        raise ValueError("lspmux/fit needs params {kind, client, answer}")
-    client = params.get("client")
-    return adapt(
-        str(params.get("kind")),
-        params["answer"].get("result"),
-        client if isinstance(client, dict) else {},
-    )
 
 
 def handle(body: bytes) -> bytes | None:
@@ -62,10 +52,13 @@ def handle(body: bytes) -> bytes | None:
         return None
     if msg.get("method") != METHOD:
         return _error(msg["id"], MethodNotFound(f"the fitting worker only answers {METHOD}"))
-    try:
-        return orjson.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": fit(msg.get("params"))})
-    except Exception as exc:  # the requester fits it itself instead
-        return _error(msg["id"], InternalError(f"the fitting worker failed: {exc!r}"))
+    return _error(
+        msg["id"],
+        InvalidParams(
+            f"{METHOD} needs params {{kind, client, size, answer}} with the answer last and "
+            "its size in bytes before it (as session/fitting.py writes them)"
+        ),
+    )
 
 
 #: Where the requester's params end: `"size": N, "answer": <N bytes>}}` (session/fitting.py).

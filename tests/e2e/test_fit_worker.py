@@ -22,8 +22,16 @@ def request(params: object, method: str = fit_worker.METHOD, msg_id: object = 1)
     return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
 
 
+def sized_request(
+    answer: bytes, client: object, msg_id: int = 5, kind: str = "completion"
+) -> bytes:
+    """A request as session/fitting.py writes it: the answer last, its size before it."""
+    params = {"kind": kind, "client": client, "size": len(answer)}
+    return request({**params, "answer": orjson.Fragment(answer)}, msg_id=msg_id)
+
+
 def test_it_answers_the_fitted_result() -> None:
-    reply = fit_worker.handle(request({"kind": "hover", "client": {}, "answer": ANSWER}))
+    reply = fit_worker.handle(sized_request(orjson.dumps(ANSWER), {}, msg_id=1, kind="hover"))
     assert reply is not None
     assert orjson.loads(reply) == {
         "jsonrpc": "2.0",
@@ -40,12 +48,14 @@ def test_what_it_cannot_do_is_an_error_the_requester_reads() -> None:
 
     assert code(b"{not json") == -32700
     assert code(request({}, method="other")) == -32601
-    assert code(request({"kind": "hover"})) == -32603  # no answer
+    assert code(request({"kind": "hover"})) == -32602  # no answer
+    # the answer parsed in the params, not spliced in last with its size: never written so
+    assert code(request({"kind": "hover", "client": {}, "answer": ANSWER})) == -32602
     assert fit_worker.handle(b'{"jsonrpc":"2.0","method":"x"}') is None  # a notification
 
 
 def test_the_worker_command_runs_it_over_stdio() -> None:
-    body = request({"kind": "hover", "client": {}, "answer": ANSWER}, msg_id=3)
+    body = sized_request(orjson.dumps(ANSWER), {}, msg_id=3, kind="hover")
     done = subprocess.run(
         WORKER_ARGV,
         input=b"Content-Length: %d\r\n\r\n" % len(body) + body,
@@ -61,12 +71,6 @@ def test_the_worker_command_runs_it_over_stdio() -> None:
             "result": {"contents": {"kind": "plaintext", "value": "bold code"}},
         }
     ]
-
-
-def sized_request(answer: bytes, client: object, msg_id: int = 5) -> bytes:
-    """A request as session/fitting.py writes it: the answer last, its size before it."""
-    params = {"kind": "completion", "client": client, "size": len(answer)}
-    return request({**params, "answer": orjson.Fragment(answer)}, msg_id=msg_id)
 
 
 def test_a_sized_answer_is_fitted_in_its_own_bytes() -> None:

@@ -168,3 +168,38 @@ async def test_a_large_answer_with_nothing_to_fit_is_relayed_without_the_worker(
 
 
 RICH_ITEM_DOCS = {"documentationFormat": ["markdown"]}
+
+
+@pytest.mark.parametrize("on_loop", [True, False], ids=["on-the-loop", "over-the-limit"])
+async def test_a_large_list_of_markdown_without_escapes_is_fitted_without_the_worker(
+    tmp_path: Path, on_loop: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client without capabilities, a list whose only change is its markdown documentation
+    and whose bytes hold no escape: fitted in place on the loop (no round trip of the answer
+    to the worker) — unless it is over `FIT_IN_PLACE_ON_LOOP`, when the worker does it."""
+    items = [
+        {"label": f"item_{i}", "documentation": {"kind": "markdown", "value": f"`item_{i}` *x*"}}
+        for i in range(ITEMS)
+    ]
+    server = ScriptedServer(
+        "a", CAPS, {"textDocument/completion": lambda p: {"isIncomplete": False, "items": items}}
+    )
+    if not on_loop:
+        monkeypatch.setattr(fitting, "FIT_IN_PLACE_ON_LOOP", fitting.FIT_ON_LOOP)
+    editor = MemorySession(tmp_path, {"a": server})
+    await editor.initialize(RICH)
+    agent = MemorySession(tmp_path, {"a": server}, share_with=editor, client_id="agent")
+    await agent.initialize({})
+    try:
+        editor.open("a.py", "x\n")
+        uri = agent.open("a.py", "x\n")
+        got = await agent.client.answer(
+            agent.client.request("textDocument/completion", position(uri)), timeout=15
+        )
+        docs = [item["documentation"] for item in got["result"]["items"]]
+        assert docs == [{"kind": "plaintext", "value": f"item_{i} x"} for i in range(ITEMS)]
+        assert (fitting.fitter()._proc is None) == on_loop
+    finally:
+        await agent.close()
+        await editor.close()
+        await fitting.stop()

@@ -90,6 +90,19 @@ LISTS = {
     "snippets": {"items": [item(0, md("`x`"), insertTextFormat=2), item(1, insertTextFormat=1)]},
     "snippet by default": {"itemDefaults": {"insertTextFormat": 2}, "items": [item(0, md("a"))]},
     "markdown in data too": {"items": [item(0, md("`a`"), data={"keep": md("`b`")})]},
+    "documentation in data": {
+        "items": [item(0, md("`a`"), data={"documentation": md("`b`")}), item(1, md("`c`"))]
+    },
+    "documentation in a command's arguments": {
+        "items": [
+            item(
+                0,
+                md("`a`"),
+                command={"title": "t", "command": "c", "arguments": [{"documentation": md("`b`")}]},
+            )
+        ]
+    },
+    "flat data": {"items": [item(i, md(f"`{i}`"), data={"i": i, "u": "x"}) for i in range(3)]},
     "value first": {"items": [item(0, {"value": "`v`", "kind": "markdown"})]},
     "marked strings": {"items": [item(0, [{"language": "py", "value": "x"}, "`y`"])]},
     "empty": {"isIncomplete": True, "items": []},
