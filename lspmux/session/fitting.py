@@ -54,8 +54,8 @@ log = logging.getLogger("lspmux.session")
 FIT_ON_LOOP = 64 * 1024
 #: Answers up to this size are fitted on the loop when their bytes allow it without a parse
 #: (`fit_raw.fit_in_place`, ~5 to 15 ms per 2.5 MB); a larger one would hold every other client
-#: of the daemon too long, and goes to the worker.
-FIT_IN_PLACE_ON_LOOP = 8 * 1024 * 1024
+#: of the daemon too long (over ~25 ms), and goes to the worker.
+FIT_IN_PLACE_ON_LOOP = 4 * 1024 * 1024
 #: Seconds the worker may take for one answer before it is fitted on the loop instead.
 FIT_TIMEOUT = 30.0
 #: After the worker failed to start or died, seconds before it is tried again.
