@@ -51,7 +51,13 @@ class Puller:
     may never push. lspmux asks it after every open, change (debounced) and save, and whenever
     the server sends `workspace/diagnostic/refresh`; the report becomes that server's slice in
     the session's diagnostics store, exactly like a push. `resultId`s are kept per (server,
-    document) so an unchanged report costs nothing."""
+    document) so an unchanged report costs nothing.
+
+    One pull per text: while a pull for the document's current version is unanswered, a
+    later trigger for that same text (a refresh, a registration, a save) is answered by it
+    and sends nothing — basedpyright sends `workspace/diagnostic/refresh` when the analysis
+    that answers the pull ends, often before the answer. A newer version pulls again (the
+    older answer is dropped). If the pull that absorbed triggers fails, it is sent again."""
 
     def __init__(self, session: SessionState) -> None:
         self.session = session
@@ -59,6 +65,10 @@ class Puller:
         self._timers: dict[tuple[int, str], asyncio.TimerHandle] = {}
         #: Pulls sent and not yet answered, per (backend, uri).
         self._inflight: dict[tuple[int, str], int] = {}
+        #: (backend, uri) → (document version, token) of the newest pull not yet answered.
+        self._pulling: dict[tuple[int, str], tuple[int, object]] = {}
+        #: Keys whose unanswered pull absorbed later triggers (pulled again if it fails).
+        self._coalesced: set[tuple[int, str]] = set()
 
     def schedule(self, backend: Backend, uri: str, *, delay: float = 0.0) -> None:
         if backend.state != "running" or not offers_pull(backend):
@@ -91,6 +101,9 @@ class Puller:
             self._timers.pop(key).cancel()
         for key in [k for k in self._result_ids if k[1] == uri]:
             del self._result_ids[key]
+        for key in [k for k in self._pulling if k[1] == uri]:  # a reopened text pulls anew
+            del self._pulling[key]
+            self._coalesced.discard(key)
 
     def _pull(self, backend: Backend, uri: str) -> None:
         key = (id(backend), uri)
@@ -104,6 +117,12 @@ class Puller:
             if not held.holds(self.session, uri):
                 return  # keep what this session has for its own text
         version = doc.version
+        pulling = self._pulling.get(key)
+        if pulling is not None and pulling[0] == version:
+            self._coalesced.add(key)  # the pull on its way answers for this text
+            log.debug("%s: %s v%d is being pulled already", backend.label, uri, version)
+            return
+        token = object()
         params: dict[str, Any] = {"textDocument": {"uri": uri}}
         provider = backend.capabilities.get("diagnosticProvider")
         if isinstance(provider, dict) and provider.get("identifier"):
@@ -118,12 +137,19 @@ class Puller:
                 self._inflight[key] = left
             else:
                 self._inflight.pop(key, None)
+            absorbed = False
+            if self._pulling.get(key, (None, None))[1] is token:
+                del self._pulling[key]
+                absorbed = key in self._coalesced
+                self._coalesced.discard(key)
             if "error" in resp:
                 err = JsonRpcError.from_error(resp["error"])
                 if isinstance(err, ServerCancelled) and err.retrigger:
                     self.schedule(backend, uri, delay=DEBOUNCE)
                 else:
                     log.info("%s: diagnostic pull for %s failed: %s", backend.label, uri, err)
+                    if absorbed:  # the triggers it answered for are not answered
+                        self.schedule(backend, uri, delay=DEBOUNCE)
                 return
             if backend.position_encoding != self.session.encoding:
                 resp = positions.answer_from(
@@ -141,6 +167,8 @@ class Puller:
             if self.session.store.update(uri, backend.name, items, version):
                 self.session.publish(uri)
 
+        self._pulling[key] = (version, token)
+        self._coalesced.discard(key)  # triggers absorbed by an older text's pull: this answers
         if backend.request(lsp.TEXT_DOCUMENT_DIAGNOSTIC, params, done) is not None:
             self._inflight[key] = self._inflight.get(key, 0) + 1
 
