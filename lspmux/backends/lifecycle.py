@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from lspmux.backends import capabilities as caps
-from lspmux.backends.barrier import SETTLE_TIMEOUT, barrier
 from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments
 from lspmux.backends.initialize import initialize_params
@@ -34,6 +33,11 @@ log = logging.getLogger("lspmux.backend")
 
 INITIALIZE_TIMEOUT = 60.0
 STOP_GRACE = 2.0
+#: The request `settled` sends: a method no server has, which the specification says a server
+#: answers with MethodNotFound (`$/` requests may not go unanswered).
+BARRIER = "$/lspmux/barrier"
+#: How long `settled` waits for that answer from a server that ignores it.
+SETTLE_TIMEOUT = 0.5
 
 
 class Spawn(Protocol):
@@ -58,14 +62,10 @@ class Spawn(Protocol):
 #: How a server is told its settings: at start, and when the first client changes its own.
 _SETTINGS = "workspace/didChangeConfiguration"
 #: How a server asks for them. One that asks for every section of its configured settings (as
-#: it did at an earlier start here — the cache, `capabilities.load_pulled` — or, at its first,
-#: right after `initialized`: `_first_pulls`) is not told them at start: it has them by asking,
-#: and a push would make it read them again — basedpyright then sets its workspace up twice,
-#: and answers its first hover ~300 ms later.
+#: it did at its last start here: the cache, `capabilities.load_pulled`) is not told them at
+#: start: it has them by asking, and a push would make it read them again — basedpyright then
+#: sets its workspace up twice, and answers its first hover ~300 ms later.
 _PULL = "workspace/configuration"
-#: At a server's first start: how long after its last question for settings it may ask for
-#: more (basedpyright asks for one section, awaits the answer, then asks for the next).
-PULL_QUIET = 0.05
 
 
 class ServerLife:
@@ -99,11 +99,6 @@ class ServerLife:
     _idle_timer: asyncio.TimerHandle | None
     _restart_task: asyncio.Task[None] | None
     _stopping: bool
-    #: While `_first_pulls` watches: the sections asked for, and an event at each question.
-    _pulls: set[str] | None = None
-    _asked: asyncio.Event
-    #: The connection on which a barrier was answered after `initialized` (`settled`).
-    _settled: Connection | None = None
 
     @property
     def label(self) -> str:
@@ -155,10 +150,17 @@ class ServerLife:
         server registers later, after work of its own (basedpyright, once it has read its
         settings and run the interpreter), is registered with the client when it comes."""
         conn = self._conn
-        if self.state != "running" or conn is None or conn.closed or self._settled is conn:
-            return  # (its start waited for one already: `_first_pulls`)
-        await barrier(conn, timeout)
-        self._settled = conn
+        if self.state != "running" or conn is None or conn.closed:
+            return
+        answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done(_reply: Message) -> None:
+            if not answered.done():
+                answered.set_result(None)
+
+        conn.request(BARRIER, None, done, timeout=timeout)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(answered), timeout)
 
     async def _start(self, ready: asyncio.Future[bool]) -> None:
         self.state = "starting"
@@ -215,16 +217,10 @@ class ServerLife:
         self.last_failure = None
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
-        if self.config.settings:
-            pulled = caps.load_pulled(self.name)
-            if pulled is None:  # its first start here: what does it ask for at once?
-                pulled = await self._first_pulls(conn)
-                if conn is not self._conn or conn.closed or self._stopping:
-                    _settle(ready, False)  # stopped, or exited (`_on_exit` said it)
-                    return
-                caps.note_pulled(self.name)
-            if not caps.asks_for(pulled, self.config.settings):
-                conn.notify(_SETTINGS, {"settings": self.config.settings})
+        if self.config.settings and not caps.asks_for(
+            caps.load_pulled(self.name), self.config.settings
+        ):
+            conn.notify(_SETTINGS, {"settings": self.config.settings})
         replayed = self.documents.replay(conn.notify)
         self.state = "running"
         self.started_at = self.last_heard = time.monotonic()
@@ -243,31 +239,8 @@ class ServerLife:
 
     def _on_server_request(self, msg: Message) -> None:
         if msg.get("method") == _PULL:  # remembered for its next start (see `_PULL`)
-            sections = caps.pulled_sections(msg.get("params"))
-            caps.note_pulled(self.name, sections)
-            if self._pulls is not None:
-                self._pulls.update(sections)
-                self._asked.set()
+            caps.note_pulled(self.name, msg.get("params"))
         self._on_request(msg)
-
-    async def _first_pulls(self, conn: Connection) -> frozenset[str]:
-        """The sections a server starting here for the first time asks for right after
-        `initialized`: those asked for before it answers a request sent after it (`barrier`,
-        as in `settled`), and, when it asked for some but not yet all of its settings, those
-        it asks for next, each within `PULL_QUIET` of the one before."""
-        self._pulls, self._asked = set(), asyncio.Event()
-        try:
-            await barrier(conn, SETTLE_TIMEOUT)
-            self._settled = conn
-            while self._pulls and not caps.asks_for(self._pulls, self.config.settings):
-                self._asked.clear()
-                try:
-                    await asyncio.wait_for(self._asked.wait(), PULL_QUIET)
-                except TimeoutError:
-                    break
-            return frozenset(self._pulls)
-        finally:
-            self._pulls = None
 
     def _on_exit(self, conn: Connection, code: int | None) -> None:
         conn.close(None)

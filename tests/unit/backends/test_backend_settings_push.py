@@ -1,8 +1,7 @@
 """A server's configured settings at start: pushed (`workspace/didChangeConfiguration`) unless
-the server asks for every section of them (`workspace/configuration`) — as it did at an earlier
-start here, or, at its first, right after `initialized` — a server that asks has them, and a
-push makes it read them again (basedpyright then sets its workspace up twice, and its first
-hover comes ~300 ms later)."""
+the server asked for every section of them (`workspace/configuration`) at its last start here —
+a server that asks has them, and a push makes it read them again (basedpyright then sets its
+workspace up twice, and its first hover comes ~300 ms later)."""
 
 from __future__ import annotations
 
@@ -19,15 +18,10 @@ from tests.polling import eventually
 from tests.unit.backends.helpers import NullHost
 
 #: A server that asks for the sections in argv[1] (comma-separated; none: asks nothing) on
-#: `initialized`, one at a time (the next once the last is answered, as basedpyright does), and
-#: writes every method it receives, a line each, to argv[2].
+#: `initialized`, and writes every method it receives, a line each, to argv[2].
 ASKING = """
 import json, sys
 sections = [s for s in sys.argv[1].split(",") if s]
-def ask():
-    if sections:
-        send({"jsonrpc": "2.0", "id": "ask", "method": "workspace/configuration",
-              "params": {"items": [{"section": sections.pop(0)}]}})
 log = open(sys.argv[2], "a")
 def send(msg):
     body = json.dumps(msg).encode()
@@ -45,8 +39,10 @@ while True:
     log.flush()
     if msg.get("method") == "initialize":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}})
-    elif msg.get("method") == "initialized" or msg.get("id") == "ask":
-        ask()
+    elif msg.get("method") == "initialized" and sections:
+        items = [{"section": s} for s in sections]
+        send({"jsonrpc": "2.0", "id": "ask", "method": "workspace/configuration",
+              "params": {"items": items}})
     elif msg.get("method") == "shutdown":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
     elif msg.get("method") == "exit":
@@ -65,9 +61,8 @@ async def _start_and_stop(tmp_path: Path, asks: str) -> list[list[object]]:
     config = ServerConfig(name="asking", command=tuple(argv), settings=SETTINGS)
     backend = Backend(config, tmp_path, argv, host=NullHost())
     assert await backend.ensure_running()
-    if asks:  # the answers come after what the start sent
-        count = len(asks.split(","))
-        await eventually(lambda: log.read_text().count("[null, [") == count, "the answers")
+    if asks:  # its answer comes after what the start sent
+        await eventually(lambda: '[null, [{"pythonPath"' in log.read_text(), "the answer")
     await backend.stop()
     return [json.loads(line) for line in log.read_text().splitlines()]
 
@@ -76,33 +71,26 @@ def _pushed(received: list[list[object]]) -> bool:
     return ["workspace/didChangeConfiguration", None] in received
 
 
-async def test_a_server_that_asks_for_its_settings_is_not_pushed_them(
+async def test_a_server_that_asks_for_its_settings_is_not_pushed_them_at_its_next_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first = await _start_and_stop(tmp_path, "python,basedpyright")
-    assert not _pushed(first)  # its first start: it asked right after `initialized`
-    assert [None, [SETTINGS["python"]]] in first and [None, [SETTINGS["basedpyright"]]] in first
+    assert _pushed(first)  # nothing known of it yet
     assert caps.load_pulled("asking") == {"python", "basedpyright"}
-    second = await _start_and_stop(tmp_path, "python,basedpyright")  # known from the cache
+    second = await _start_and_stop(tmp_path, "python,basedpyright")
     assert not _pushed(second)
+    assert [None, [SETTINGS["python"], SETTINGS["basedpyright"]]] in second  # asked, told
 
 
 async def test_a_server_that_asks_for_part_of_its_settings_is_pushed_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    await _start_and_stop(tmp_path, "python")
     assert _pushed(await _start_and_stop(tmp_path, "python"))  # "basedpyright" not asked for
-    assert _pushed(await _start_and_stop(tmp_path, "python"))  # nor at a later start
-
-
-async def test_a_server_that_asks_nothing_is_pushed_its_settings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert _pushed(await _start_and_stop(tmp_path, ""))
-    assert caps.load_pulled("asking") == frozenset()  # seen, asked nothing
-    assert _pushed(await _start_and_stop(tmp_path, ""))
+    await _start_and_stop(tmp_path, "")
+    assert _pushed(await _start_and_stop(tmp_path, ""))  # asks nothing
 
 
 def test_asks_for() -> None:
