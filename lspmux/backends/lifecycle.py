@@ -61,11 +61,6 @@ class Spawn(Protocol):
 
 #: How a server is told its settings: at start, and when the first client changes its own.
 _SETTINGS = "workspace/didChangeConfiguration"
-#: How a server asks for them. One that asks for every section of its configured settings (as
-#: it did at its last start here: the cache, `capabilities.load_pulled`) is not told them at
-#: start: it has them by asking, and a push would make it read them again — basedpyright then
-#: sets its workspace up twice, and answers its first hover ~300 ms later.
-_PULL = "workspace/configuration"
 
 
 class ServerLife:
@@ -167,7 +162,7 @@ class ServerLife:
         self._stopping = False
         conn = Connection(
             self.label,
-            on_request=self._on_server_request,
+            on_request=self._on_request,
             on_notification=self._on_notification,
             reply_errors=False,
         )
@@ -217,9 +212,7 @@ class ServerLife:
         self.last_failure = None
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         conn.notify("initialized", {})
-        if self.config.settings and not caps.asks_for(
-            caps.load_pulled(self.name), self.config.settings
-        ):
+        if self.config.settings:
             conn.notify(_SETTINGS, {"settings": self.config.settings})
         replayed = self.documents.replay(conn.notify)
         self.state = "running"
@@ -236,11 +229,6 @@ class ServerLife:
         self._arm_idle_timer()
         self._event("started", "")
         _settle(ready, True)
-
-    def _on_server_request(self, msg: Message) -> None:
-        if msg.get("method") == _PULL:  # remembered for its next start (see `_PULL`)
-            caps.note_pulled(self.name, msg.get("params"))
-        self._on_request(msg)
 
     def _on_exit(self, conn: Connection, code: int | None) -> None:
         conn.close(None)
