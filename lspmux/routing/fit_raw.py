@@ -13,9 +13,9 @@ bytes instead (`kind`: the answered method's fitting kind, `Route.fit`, as `adap
   `documentationFormat` — is rewritten in place (`fit_in_place`): each item's
   `"documentation": {"kind": "markdown", "value": …}` becomes its plain text
   (`adapt.markdown_to_plaintext`), every other byte is kept. An answer without a backslash
-  (no string in it has an escape) is split at its documentation keys and rewritten by C-level
-  maps over the pieces (`_fast_markdown`, no Python code per item); one with escapes by a
-  regular expression over its bytes (`_completion_markdown`, about twice the time);
+  (no string in it has an escape) is split once at its documentation keys, its values
+  converted all at once and joined back (`_fast_markdown`, no Python code per item); one with
+  escapes by a regular expression over its bytes (`_completion_markdown`, more work per item);
 - anything else (snippets, location links, marked strings, hovers, signatures) is parsed and
   fitted by `adapt.adapt`, then encoded again.
 
@@ -198,7 +198,6 @@ def _opaque_is_flat(body: bytes) -> bool:
 #: markdown, and the key and head of its plain-text replacement.
 _DOC_KEY = b'"documentation"'
 _MD_HEAD = b':{"kind":"markdown","value":"'
-_PLAIN_DOC_HEAD = _DOC_KEY + b':{"kind":"plaintext","value":"'
 #: What else may follow it: a plain string or MarkupContent, or the word as a string value.
 _KEPT_HEADS = (b':"', b':{"kind":"plaintext","value":"', b",", b"}", b"]")
 _VALUE_START = len(_MD_HEAD)
@@ -206,38 +205,45 @@ _VALUE_START = len(_MD_HEAD)
 
 def _fast_markdown(body: bytes) -> bytes | None:
     """`body`, an answer without a backslash (no JSON string in it has an escape: a value's
-    bytes are its UTF-8 text), with each markdown documentation made plain text: a split at
-    each documentation key, then C-level maps over the pieces (no Python code per item).
-    None when a documentation is written otherwise (spaces, other key order, marked
-    strings): `_completion_markdown` or the parsed path handles those.
+    bytes are its UTF-8 text), with each markdown documentation made plain text. None when a
+    documentation is written otherwise (spaces, other key order, a member after the value):
+    `_completion_markdown` or the parsed path handles those.
 
-    Each map walks 12,000 pieces spread over 2.5 MB (~1 to 2 ms a walk here, cache misses
-    mostly): when every documentation is markdown, the split is at the key and the head
-    together, and one `partition` per piece gives value and rest."""
-    pieces = body.split(_DOC_MD)
-    count = len(pieces) - 1
-    if not count:
+    One regular-expression split at every documentation key captures each markdown value
+    (its literal head is found at the speed of a substring search); the values are converted
+    all at once (`_plain_docs`) and put back where they were, with the new head and end, by
+    one join: no Python code runs per item, and no whole-buffer pass beyond the split and the
+    join."""
+    parts = _DOC_SPLIT.split(body)  # [before, value, between, value, …, after]
+    if len(parts) == 1:
         return None
-    if body.count(_DOC_KEY) != count:  # other documentation too, or the word elsewhere
+    try:
+        joined = b"\n".join(parts[1::2])
+    except TypeError:  # None: a documentation that is not markdown written so
         return _mixed_markdown(body)
-    parts = list(map(bytes.partition, pieces[1:], repeat(_VALUE_END)))
-    values = cast("list[bytes]", list(map(_FIRST_OF, parts)))
-    joined = b"\n".join(values)
-    # each value's closing quote ends its MarkupContent too (no member after "value")
-    if b'"' in joined or list(map(_SECOND_OF, parts)).count(_VALUE_END) != count:
-        return None
-    out = [b""] * (4 * count + 1)  # before, key and head, text, end, rest, key and head, …
-    out[0] = pieces[0]
-    out[1::4] = repeat(_PLAIN_DOC_HEAD, count)
-    out[2::4] = _plain_values(joined)
-    out[3::4] = repeat(_VALUE_END, count)
-    out[4::4] = map(_THIRD_OF, parts)
-    return b"".join(out)
+    parts[1::2] = _plain_docs(joined)
+    return b"".join(parts)
 
 
-_DOC_MD = _DOC_KEY + _MD_HEAD
+#: Every documentation key, and when its value is markdown content written as JSON encoders
+#: write it (compact, `kind` first, nothing after `value`), that value's text: a bytes split
+#: at it gives [before, text or None, between, …]. Only for bytes without a backslash.
+_DOC_SPLIT = re.compile(rb'"documentation"(?::\{"kind":"markdown","value":"([^"]*)"\})?')
+_PLAIN_DOC_HEAD = b'"documentation":{"kind":"plaintext","value":"'
 _VALUE_END = b'"}'
-_FIRST_OF, _SECOND_OF, _THIRD_OF = (operator.itemgetter(i) for i in range(3))
+#: Between two converted values joined by line breaks: the end of one, the head of the next.
+_END_AND_HEAD = _VALUE_END + b"\n" + _PLAIN_DOC_HEAD
+
+
+def _plain_docs(joined: bytes) -> list[bytes]:
+    """Each markdown value in `joined` (the bytes of JSON strings without escapes, quotes left
+    off, joined by line breaks) as its plain-text documentation's bytes, from the key on:
+    `"documentation":{"kind":"plaintext","value":"…"}`."""
+    # an encoded value holds no raw line break: each one ends a value
+    docs = _plain_joined(joined).replace(b"\n", _END_AND_HEAD).split(b"\n")
+    docs[0] = _PLAIN_DOC_HEAD + docs[0]  # small pieces: no copy of the whole
+    docs[-1] += _VALUE_END
+    return docs
 
 
 def _mixed_markdown(body: bytes) -> bytes | None:
@@ -277,25 +283,38 @@ _INLINE_MARK_BYTES = b"\\<>[]!*_&"
 #: (`adapt._BLOCK_MARKS`) or white space (a value of white space alone is made empty): not
 #: one line of inline text. An empty value stays empty.
 _BLOCK_START = re.compile(rb"\n[`~\-*_#> \t]")
+#: The same for the first value, a byte each.
+_BLOCK_MARK_BYTES = frozenset(bytes([c]) for c in b"`~-*_#> \t")
+
+
+#: What the check of inline markup keeps of the values: the markup, backticks and line breaks.
+_NOT_MARKUP = bytes(sorted(set(range(256)) - set(_INLINE_MARK_BYTES + b"`\n")))
+#: That markup when code spans closed on their line are all there is (any other mark stands
+#: inside one); possessive, so that nothing is tried twice.
+_SPANS_ONLY = re.compile(rb"\n*+(?:`[^`\n]*+`\n*+)*+")
 
 
 def _plain_values(joined: bytes) -> list[bytes]:
+    """`_plain_joined`, split at its line breaks: one converted value each."""
+    return _plain_joined(joined).split(b"\n")
+
+
+def _plain_joined(joined: bytes) -> bytes:
     """`adapt.markdown_to_plaintext` of each value in `joined` (the bytes of JSON strings
-    without escapes, quotes left off, joined by line breaks), as such bytes. The common
-    case — ASCII, one line each, code spans the only markup — is its bytes without backticks;
-    any other goes through `plain_texts`."""
-    if joined.isascii() and b"``" not in joined:
-        parts = joined.split(b"`")
-        if (
-            _BLOCK_START.search(b"\n" + joined) is None
-            and len(parts) % 2 == 1  # code spans closed on their line
-            and b"\n" not in b"".join(parts[1::2])
-        ):
-            outside = b"".join(parts[0::2])
-            if len(outside.translate(None, _INLINE_MARK_BYTES)) == len(outside):
-                return b"".join(parts).split(b"\n")
+    without escapes, quotes left off, joined by line breaks), as such bytes, joined so. The
+    common case — ASCII, one line each, code spans the only markup — is its bytes without
+    backticks, told by whole-buffer passes (a `translate` keeps the markup, a regular
+    expression matches it); any other goes through `plain_texts`."""
+    if (
+        joined.isascii()
+        and b"``" not in joined
+        and joined[:1] not in _BLOCK_MARK_BYTES
+        and _BLOCK_START.search(joined) is None
+        and _SPANS_ONLY.fullmatch(joined.translate(None, _NOT_MARKUP)) is not None
+    ):
+        return joined.replace(b"`", b"")
     texts = joined.decode().split("\n")  # no value holds a raw line break (JSON escapes it)
-    return _encoded(plain_texts(texts))
+    return b"\n".join(_encoded(plain_texts(texts)))  # nor does an encoded one
 
 
 def _completion_markdown(body: bytes) -> bytes | None:
