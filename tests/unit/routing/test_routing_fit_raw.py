@@ -102,6 +102,10 @@ LISTS = {
             )
         ]
     },
+    # code spans the only markup, but a backtick elsewhere too: not dropped everywhere
+    "backticks outside the documentation": {
+        "items": [item(0, md("`a` b"), detail="`d`"), item(1, md("`c`"), insertText="x`")]
+    },
     "flat data": {"items": [item(i, md(f"`{i}`"), data={"i": i, "u": "x"}) for i in range(3)]},
     "value first": {"items": [item(0, {"value": "`v`", "kind": "markdown"})]},
     "marked strings": {"items": [item(0, [{"language": "py", "value": "x"}, "`y`"])]},
