@@ -194,7 +194,8 @@ def _opaque_is_flat(body: bytes) -> bool:
     return count == len(_FLAT_OPAQUE.findall(body))
 
 
-#: The documentation key, and what follows it when its value is markdown.
+#: The key the no-escape path splits a completion answer at, what follows it when its value is
+#: markdown, and the key and head of its plain-text replacement.
 _DOC_KEY = b'"documentation"'
 _MD_HEAD = b':{"kind":"markdown","value":"'
 #: What else may follow it: a plain string or MarkupContent, or the word as a string value.
@@ -204,50 +205,45 @@ _VALUE_START = len(_MD_HEAD)
 
 def _fast_markdown(body: bytes) -> bytes | None:
     """`body`, an answer without a backslash (no JSON string in it has an escape: a value's
-    bytes are its UTF-8 text), with each markdown documentation made plain text; None when
-    one is written otherwise (spaces, key order, a member after the value). One regular
-    expression pass captures every markdown value, checked all at once; in the common case
-    (code spans their only markup, no backtick elsewhere) the answer is its bytes without
-    backticks, heads made plain text: two `replace`s, no piece per item."""
-    found = _DOC_FIND.findall(body)  # each value with its closing quote; b"": another kind
-    if not found:
-        return None
-    joined = b"".join(found)
-    if joined.count(b'"') != len(found):  # a documentation that is not markdown written so
-        return _mixed_markdown(body)
-    values = joined[:-1].replace(b'"', b"\n")  # no value holds a raw line break
-    if _code_spans_only(values):
-        ticks = values.count(b"`")
-        stripped = body.replace(b"`", b"") if ticks else body
-        if len(body) - len(stripped) == ticks:  # no backtick outside the values
-            return stripped.replace(_MD_DOC_HEAD, _PLAIN_DOC_HEAD)
-    return _split_markdown(body, values)
+    bytes are its UTF-8 text), with each markdown documentation made plain text. None when a
+    documentation is written otherwise (spaces, other key order, a member after the value):
+    `_completion_markdown` or the parsed path handles those.
 
-
-#: Every documentation key, and when its value is markdown written as JSON encoders write it
-#: (compact, `kind` first, nothing after `value`), its text and closing quote (never empty).
-_DOC_FIND = re.compile(rb'"documentation"(?::\{"kind":"markdown","value":"([^"]*")\})?')
-_MD_DOC_HEAD = _DOC_KEY + _MD_HEAD
-
-
-def _split_markdown(body: bytes, values: bytes) -> bytes:
-    """`_fast_markdown` of an answer whose markdown `values` (joined by line breaks) need more
-    than their backticks dropped, or with backticks elsewhere: split at each documentation,
-    the values converted all at once and put back, each with its new head and end, by one
+    One regular-expression split at every documentation key captures each markdown value
+    (its literal head is found at the speed of a substring search); the values are converted
+    all at once (`_plain_docs`) and put back where they were, with the new head and end, by
+    one join: no Python code runs per item, and no whole-buffer pass beyond the split and the
     join."""
-    parts = _DOC_FIND.split(body)  # [before, value, between, value, …, after]
-    # an encoded value holds no raw line break: each one ends a value
-    docs = _plain_joined(values).replace(b"\n", _END_AND_HEAD).split(b"\n")
-    docs[0] = _PLAIN_DOC_HEAD + docs[0]  # small pieces: no copy of the whole
-    docs[-1] += _VALUE_END
-    parts[1::2] = docs
+    parts = _DOC_SPLIT.split(body)  # [before, value, between, value, …, after]
+    if len(parts) == 1:
+        return None
+    try:
+        joined = b"\n".join(parts[1::2])
+    except TypeError:  # None: a documentation that is not markdown written so
+        return _mixed_markdown(body)
+    parts[1::2] = _plain_docs(joined)
     return b"".join(parts)
 
 
+#: Every documentation key, and when its value is markdown content written as JSON encoders
+#: write it (compact, `kind` first, nothing after `value`), that value's text: a bytes split
+#: at it gives [before, text or None, between, …]. Only for bytes without a backslash.
+_DOC_SPLIT = re.compile(rb'"documentation"(?::\{"kind":"markdown","value":"([^"]*)"\})?')
 _PLAIN_DOC_HEAD = b'"documentation":{"kind":"plaintext","value":"'
 _VALUE_END = b'"}'
 #: Between two converted values joined by line breaks: the end of one, the head of the next.
 _END_AND_HEAD = _VALUE_END + b"\n" + _PLAIN_DOC_HEAD
+
+
+def _plain_docs(joined: bytes) -> list[bytes]:
+    """Each markdown value in `joined` (the bytes of JSON strings without escapes, quotes left
+    off, joined by line breaks) as its plain-text documentation's bytes, from the key on:
+    `"documentation":{"kind":"plaintext","value":"…"}`."""
+    # an encoded value holds no raw line break: each one ends a value
+    docs = _plain_joined(joined).replace(b"\n", _END_AND_HEAD).split(b"\n")
+    docs[0] = _PLAIN_DOC_HEAD + docs[0]  # small pieces: no copy of the whole
+    docs[-1] += _VALUE_END
+    return docs
 
 
 def _mixed_markdown(body: bytes) -> bytes | None:
@@ -298,20 +294,6 @@ _NOT_MARKUP = bytes(sorted(set(range(256)) - set(_INLINE_MARK_BYTES + b"`\n")))
 _SPANS_ONLY = re.compile(rb"\n*+(?:`[^`\n]*+`\n*+)*+")
 
 
-def _code_spans_only(joined: bytes) -> bool:
-    """Whether each value in `joined` (as `_plain_joined` takes them) is its plain text
-    without its backticks: ASCII, one line of inline text whose only markup is code spans
-    (single backticks, closed on their line). Whole-buffer passes: a `translate` keeps the
-    markup, a regular expression matches it."""
-    return (
-        joined.isascii()
-        and b"``" not in joined
-        and joined[:1] not in _BLOCK_MARK_BYTES
-        and _BLOCK_START.search(joined) is None
-        and _SPANS_ONLY.fullmatch(joined.translate(None, _NOT_MARKUP)) is not None
-    )
-
-
 def _plain_values(joined: bytes) -> list[bytes]:
     """`_plain_joined`, split at its line breaks: one converted value each."""
     return _plain_joined(joined).split(b"\n")
@@ -320,9 +302,16 @@ def _plain_values(joined: bytes) -> list[bytes]:
 def _plain_joined(joined: bytes) -> bytes:
     """`adapt.markdown_to_plaintext` of each value in `joined` (the bytes of JSON strings
     without escapes, quotes left off, joined by line breaks), as such bytes, joined so. The
-    common case (`_code_spans_only`) is its bytes without backticks; any other goes through
-    `plain_texts`."""
-    if _code_spans_only(joined):
+    common case — ASCII, one line each, code spans the only markup — is its bytes without
+    backticks, told by whole-buffer passes (a `translate` keeps the markup, a regular
+    expression matches it); any other goes through `plain_texts`."""
+    if (
+        joined.isascii()
+        and b"``" not in joined
+        and joined[:1] not in _BLOCK_MARK_BYTES
+        and _BLOCK_START.search(joined) is None
+        and _SPANS_ONLY.fullmatch(joined.translate(None, _NOT_MARKUP)) is not None
+    ):
         return joined.replace(b"`", b"")
     texts = joined.decode().split("\n")  # no value holds a raw line break (JSON escapes it)
     return b"\n".join(_encoded(plain_texts(texts)))  # nor does an encoded one
