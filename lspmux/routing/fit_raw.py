@@ -169,12 +169,12 @@ def fit_in_place(
         searched = scan[0] is body and scan[1] is client and _SNIPPET in scan[2]
         if not searched and _holds(_SNIPPET, body):
             return None  # snippets are rewritten on the parsed answer
-    if not _opaque_is_flat(body):
-        return None
     if b"\\" not in body:  # no escapes: values are their text (memchr: ~0.03 ms per 2.5 MB)
         fitted = _fast_markdown(body)
         if fitted is not None:
             return fitted
+    if not _opaque_is_flat(body):
+        return None
     return _completion_markdown(body) if escaped else None
 
 
@@ -219,16 +219,20 @@ def _fast_markdown(body: bytes) -> bytes | None:
         return None
     try:
         joined = b"\n".join(parts[1::2])
-    except TypeError:  # None: a documentation that is not markdown written so
-        return _mixed_markdown(body)
+    except TypeError:  # None: other documentation, or an opaque value to look at
+        return _mixed_markdown(body) if _opaque_is_flat(body) else None
     parts[1::2] = _plain_docs(joined)
     return b"".join(parts)
 
 
 #: Every documentation key, and when its value is markdown content written as JSON encoders
 #: write it (compact, `kind` first, nothing after `value`), that value's text: a bytes split
-#: at it gives [before, text or None, between, …]. Only for bytes without a backslash.
-_DOC_SPLIT = re.compile(rb'"documentation"(?::\{"kind":"markdown","value":"([^"]*)"\})?')
+#: at it gives [before, text or None, between, …]. The keys of opaque values (`_OPAQUE_KEYS`)
+#: split it too, with None: an answer without them needs no `_opaque_is_flat` scan. Only for
+#: bytes without a backslash (a quote then always opens a string).
+_DOC_SPLIT = re.compile(
+    rb'"(?:documentation"(?::\{"kind":"markdown","value":"([^"]*)"\})?|data"|arguments")'
+)
 _PLAIN_DOC_HEAD = b'"documentation":{"kind":"plaintext","value":"'
 _VALUE_END = b'"}'
 #: Between two converted values joined by line breaks: the end of one, the head of the next.
