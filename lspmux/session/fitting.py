@@ -15,9 +15,10 @@ Most answers never get that far: `Exchange.reply_raw` first scans the bytes
 (`routing.fit_raw.needs_fitting`) and relays an answer that holds nothing the client cannot
 take as it came. One that does is fitted where it stands (`fit_raw.fit_body`): a completion
 list's markdown documentation is rewritten in place, the rest of its bytes copied. When its
-bytes have no escapes that takes a split and C-level maps (~5 to 15 ms for 2.5 MB on a shared
-2-core machine): less than the round trip of 2.5 MB to the worker and back (~25 ms), so such
-an answer, large or not, is fitted on the loop (`fit_off_loop`). The worker gets the rest:
+bytes have no escapes that takes one regular-expression split and whole-buffer passes (~7 to
+12 ms for 2.5 MB on a shared 2-core machine, page faults on the fresh memory included): less
+than the round trip of 2.5 MB to the worker and back (~25 ms), so such an answer, large or
+not, is fitted on the loop (`fit_off_loop`). The worker gets the rest:
 the answer's size with it, so it does not parse it either, and it answers with the fitted
 answer's own bytes under its id.
 
@@ -53,7 +54,7 @@ log = logging.getLogger("lspmux.session")
 #: Answers up to this size are fitted on the event loop (≈ 1 ms); larger ones by the worker.
 FIT_ON_LOOP = 64 * 1024
 #: Answers up to this size are fitted on the loop when their bytes allow it without a parse
-#: (`fit_raw.fit_in_place`, ~5 to 15 ms per 2.5 MB); a larger one would hold every other client
+#: (`fit_raw.fit_in_place`, ~7 to 12 ms per 2.5 MB); a larger one would hold every other client
 #: of the daemon too long (over ~25 ms), and goes to the worker.
 FIT_IN_PLACE_ON_LOOP = 4 * 1024 * 1024
 #: Seconds the worker may take for one answer before it is fitted on the loop instead.
@@ -206,8 +207,8 @@ def _answer(ex: Fittable, out: bytes) -> None:
 def fit_off_loop(ex: Fittable, body: bytes, client: dict[str, Any]) -> None:
     """Answer `ex` with `body` (a backend's result) fitted for `client`: here when the bytes
     allow it and it is not too large (`FIT_IN_PLACE_ON_LOOP`) — a completion list's markdown
-    documentation without escapes is rewritten by a split and C-level maps, less than the
-    round trip to the worker — else by the worker."""
+    documentation without escapes is rewritten by a split and whole-buffer passes, less than
+    the round trip to the worker — else by the worker."""
     if len(body) <= FIT_IN_PLACE_ON_LOOP:
         fitted = fit_raw.fit_in_place(ex.fit_kind, body, client, escaped=False)
         if fitted is not None:
