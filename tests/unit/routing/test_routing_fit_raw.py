@@ -106,6 +106,10 @@ LISTS = {
     "backticks outside the documentation": {
         "items": [item(0, md("`a` b"), detail="`d`"), item(1, md("`c`"), insertText="x`")]
     },
+    # the opaque keys' names as strings: looked at closer, nothing of them changes
+    "the words data and arguments": {
+        "items": [item(0, md("`a`"), label="data", detail="arguments"), item(1, md("*b*"))]
+    },
     "flat data": {"items": [item(i, md(f"`{i}`"), data={"i": i, "u": "x"}) for i in range(3)]},
     "value first": {"items": [item(0, {"value": "`v`", "kind": "markdown"})]},
     "marked strings": {"items": [item(0, [{"language": "py", "value": "x"}, "`y`"])]},
