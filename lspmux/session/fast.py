@@ -13,8 +13,9 @@ Whether a request takes the lane is checked per request, by the general way's ow
 policy with no handler, nothing to fit for this client, nothing held, a document named, its
 servers running and exactly one of them serving it, the same encoding, the client reading.
 Anything else goes the general way, and so does any answer but a plain result: an error, a
-timeout, a crashed server's failure, ContentModified are handed to the FIRST policy (`forward.first_after`) exactly as if the request had gone that
-way. Every request is still answered once: `Exchange._finish` decides.
+timeout, a crashed server's failure, ContentModified are handed to the FIRST policy
+(`forward.first_after`) exactly as if the request had gone that way. Every request is still
+answered once: `Exchange._finish` decides.
 """
 
 from __future__ import annotations
