@@ -180,8 +180,11 @@ class Exchange(Generic[S]):
             client is not None
             and body.startswith(b'"result"', offset)
             and not self.link.congested()
-            and fit_raw.needs_fitting(self.fit_kind, body, client)
         ):
+            body = bytes(body)  # fitting takes bytes (a large body is read into a bytearray)
+            if not fit_raw.needs_fitting(self.fit_kind, body, client):
+                self.relay(body, offset)
+                return
             if len(body) > fitting.FIT_ON_LOOP:  # the other clients must not wait for it
                 fitting.fit_off_loop(self, body, client)
             else:

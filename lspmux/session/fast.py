@@ -8,21 +8,20 @@ which is at once the client's in-flight entry (cancellation, `all_answered`, a c
 reading) and the backend connection's pending record (`Connection.forward`: no callbacks, no
 `_Pending`). Its answer, sniffed, goes back to the client as bytes with the id rewritten.
 
-Whether a method may take the lane is decided once per session (its route: a FIRST or MERGE
-policy with no handler, nothing to fit for this client); whether a request takes it is checked
-per request (nothing held, a document named, exactly one eligible server and it is running,
-the same encoding, the client reading). Anything else goes the general way, and so does any
-answer but a plain result: an error, a timeout, a crashed server's failure, ContentModified
-are handed to the FIRST policy (`forward.first_after`) exactly as if the request had gone that
-way. Every request is still answered once: `Exchange._finish` decides.
+Whether a request takes the lane is checked per request, by the general way's own tests
+(`forward.must_fit`, `forward.serving`, `forward.single_target`): its route a FIRST or MERGE
+policy with no handler, nothing to fit for this client, nothing held, a document named, its
+servers running and exactly one of them serving it, the same encoding, the client reading.
+Anything else goes the general way, and so does any answer but a plain result: an error, a
+timeout, a crashed server's failure, ContentModified are handed to the FIRST policy
+(`forward.first_after`) exactly as if the request had gone that way. Every request is still
+answered once: `Exchange._finish` decides.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from lspmux.routing import adapt
-from lspmux.routing.route import Policy, Route
 from lspmux.routing.table import CLIENT_REQUESTS
 from lspmux.session import forward
 from lspmux.session.exchange import Exchange
@@ -33,43 +32,14 @@ from lspmux.wire.messages import Message, decode
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
 
-_POLICIES = (Policy.FIRST, Policy.MERGE)
-_UNSEEN: Any = object()
-
 
 class Lane:
-    """One session's fast lane: which methods may take it (decided at first use)."""
+    """One session's fast lane."""
 
-    __slots__ = ("routes", "session", "shared")
+    __slots__ = ("session",)
 
     def __init__(self, session: SessionState) -> None:
         self.session = session
-        #: method → its route when the method may take the lane, None when it may not.
-        self.routes: dict[str, Route | None] = {}
-        self.shared = session.pool.shared  # what `routes` were decided for
-
-    def route(self, method: str) -> Route | None:
-        session = self.session
-        routes = self.routes
-        if self.shared != session.pool.shared:  # a pool that became shared: fitting may apply
-            routes.clear()
-            self.shared = session.pool.shared
-        if method in routes:
-            return routes[method]
-        route = CLIENT_REQUESTS.get(method)
-        if (
-            route is None
-            or route.handler is not None
-            or route.policy not in _POLICIES
-            or (
-                route.fit is not None
-                and session.pool.shared
-                and adapt.needs_adapting(route.fit, session.client_capabilities)
-            )
-        ):
-            route = None
-        routes[method] = route  # the client's capabilities are known: it is running
-        return route
 
     def relay(self, msg: Message) -> bool:
         """Send the client's request `msg` by the fast lane; False when it must go the general
@@ -78,10 +48,13 @@ class Lane:
         if session.state != "running":
             return False
         method = msg["method"]
-        route = self.routes.get(method, _UNSEEN)
-        if route is _UNSEEN or self.shared != session.pool.shared:
-            route = self.route(method)
-        if route is None:
+        route = CLIENT_REQUESTS.get(method)
+        if (
+            route is None
+            or route.handler is not None
+            or route.policy not in forward.ONE_OR_ALL
+            or forward.must_fit(session, route)
+        ):
             return False
         params = msg.get("params")
         if type(params) is not dict or "locate" in params:
@@ -90,25 +63,20 @@ class Lane:
         uri = td.get("uri") if type(td) is dict else None  # `uri_of`, for a textDocument
         if type(uri) is not str or params_problem(route, params) is not None:
             return False
-        target = None
-        for b in session.backends_for(uri):
+        backends = session.backends_for(uri)
+        for b in backends:
             if b.state != "running":
                 return False
-            if b.supports(method, route):
-                if target is not None:
-                    return False  # several: the policy decides
-                target = b
-        if target is None or target.position_encoding != session.encoding:
+        eligible = forward.serving(method, route, backends)
+        if len(eligible) != 1:
+            return False  # none (the general way says why), or several: the policy decides
+        target = eligible[0]
+        if target.position_encoding != session.encoding:
             return False
         conn = session.link.conn
         if conn is not None and conn.congested:
             return False
-        family = route.family
-        if session.pool.shared:
-            forward.hold_requesters_text(session, params, [target])
-        if family is not None and route.policy is Policy.MERGE:  # as `forward.by_policy` does
-            session.last_origin[family] = session.origin_of(target)
-            family = None
+        family = forward.single_target(session, route, params, target)
         ex = FastExchange(session, msg, target, family)
         backend_id = target.forward(ex, params)
         if backend_id is not None:

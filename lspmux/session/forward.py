@@ -43,13 +43,8 @@ def dispatch(
     """Route a request to `backends` (already running) by its route's policy."""
     session: SessionState = ex.session
     method = ex.method
-    fit = route.fit if route is not None else None
-    if (
-        fit is not None
-        and session.pool.shared
-        and adapt.needs_adapting(fit, session.client_capabilities)
-    ):
-        ex.fit_for, ex.fit_kind = session.client_capabilities, fit
+    if route is not None and must_fit(session, route):
+        ex.fit_for, ex.fit_kind = session.client_capabilities, route.fit or ""
     if route is None:
         if not backends:  # unknown to lspmux, and no server here to know it
             ex.reply_error(
@@ -64,7 +59,7 @@ def dispatch(
     if route.policy is Policy.ORIGIN:
         (route.handler or origin)(ex, route, backends)
         return
-    eligible = [b for b in backends if b.supports(method, route)]
+    eligible = serving(method, route, backends)
     if not eligible:
         if _just_started(backends) and not retried:  # its registrations may be on their way
             asyncio.get_running_loop().call_later(REGISTRATION_WAIT, _retry, ex, route, backends)
@@ -79,19 +74,46 @@ def dispatch(
 def by_policy(ex: Exchange, route: Route, eligible: list[Backend]) -> None:
     """FIRST or MERGE over the eligible backends (at least one)."""
     session: SessionState = ex.session
-    family = route.family
-    if route.policy is Policy.FIRST:
-        first(ex, eligible, on_answer=_remembering(session, family))
-        return
-    if route.policy is Policy.MERGE:
-        if len(eligible) == 1:
-            if family is not None:
-                session.last_origin[family] = session.origin_of(eligible[0])
-            first(ex, eligible, allow_null_fallthrough=False)
-            return
+    policy = route.policy
+    if policy not in ONE_OR_ALL:
+        ex.reply_error(MethodNotFound(f"lspmux cannot route {ex.method} (policy {policy.value})"))
+    elif len(eligible) == 1:
+        family = single_target(session, route, ex.params, eligible[0])
+        first(ex, eligible, allow_null_fallthrough=False, on_answer=_remembering(session, family))
+    elif policy is Policy.FIRST:
+        first(ex, eligible, on_answer=_remembering(session, route.family))
+    else:
         merge_all(ex, eligible, route.merger or merge.concat)
-        return
-    ex.reply_error(MethodNotFound(f"lspmux cannot route {ex.method} (policy {route.policy.value})"))
+
+
+ONE_OR_ALL = (Policy.FIRST, Policy.MERGE)  # the policies `single_target` readies requests of
+
+
+def must_fit(session: SessionState, route: Route) -> bool:
+    """Whether answers of `route` are fitted for this client (a shared server was told more
+    than it declared; see routing/adapt.py)."""
+    fit = route.fit
+    if fit is None or not session.pool.shared:
+        return False
+    return adapt.needs_adapting(fit, session.client_capabilities)
+
+
+def serving(method: str, route: Route, backends: list[Backend]) -> list[Backend]:
+    """The backends of `backends` that serve `method` (its eligible backends), in order."""
+    return [b for b in backends if b.supports(method, route)]
+
+
+def single_target(session: SessionState, route: Route, params: Any, target: Backend) -> str | None:
+    """Ready a FIRST or MERGE request that goes to `target` alone (`by_policy`'s one eligible
+    backend, the fast lane's): a shared `target` holds this client's text; a MERGE of one has
+    its origin now. The family whose last origin the answer sets (FIRST), else None."""
+    if session.pool.shared:
+        hold_requesters_text(session, params, [target])
+    family = route.family
+    if family is not None and route.policy is Policy.MERGE:
+        session.last_origin[family] = session.origin_of(target)
+        return None
+    return family
 
 
 #: How often a request a server answers with ContentModified is asked again.
@@ -114,14 +136,11 @@ def _just_started(backends: list[Backend]) -> bool:
 
 
 def hold_requesters_text(session: SessionState, params: Any, backends: list[Backend]) -> None:
-    """Before a request about a document goes to shared servers, make each of them hold this
-    client's text of it, so that positions, hovers and edits are computed on the text the
-    client sees (another client may have edited the same file since)."""
+    """Make shared servers hold this client's text of the request's document before it goes
+    to them: positions are read on the text the client sees (another may have edited it)."""
     td = params.get("textDocument") if isinstance(params, dict) else None
     uri = td.get("uri") if isinstance(td, dict) else None
-    if not isinstance(uri, str):
-        return
-    if uri not in session.documents:
+    if not isinstance(uri, str) or uri not in session.documents:
         return
     for backend in backends:
         backend.documents.ensure_holds(session, uri)  # O(1) when it holds it already

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from lspmux.errors import (
     InternalError,
@@ -213,8 +214,10 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
                 del self._pending[sniffed[0]]
                 if self._debug:
                     log.debug("%s → raw response %d (%d bytes)", self.name, sniffed[0], len(body))
-                try:
-                    pending.raw(bytes(body) if isinstance(body, bytearray) else body, sniffed[1])
+                try:  # a large body as the bytearray it was read into, not copied: its
+                    # handlers read it as bytes (slices, memoryview, startswith), keep no
+                    # copy of it, and fitting makes it bytes (`Exchange.reply_raw`)
+                    pending.raw(cast(bytes, body), sniffed[1])
                 except Exception as exc:
                     self._callback_failed(sniffed[0], pending, exc)
                 return

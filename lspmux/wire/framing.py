@@ -56,6 +56,10 @@ def set_max_message_size(size: int) -> None:
     MAX_MESSAGE_SIZE = size
 
 
+#: A large body up to this size is read in place from its first read on (`_place`), a larger
+#: one once half of it has come: a peer that announces a body and sends little makes lspmux
+#: hold at most this much, or twice what it sent.
+PLACE_AT_ONCE = 4 * 1024 * 1024
 #: The scratch buffer a transport reads into between large bodies (`FrameParser.get_buffer`).
 READ_SIZE = 256 * 1024
 
@@ -161,6 +165,8 @@ class FrameParser:
                     self._parts = [bytes(buf)]
                     self._have = len(buf)
                     buf.clear()
+                    if self._in_place and self._need <= PLACE_AT_ONCE:
+                        self._place(self._parts)
                 return out
             n = self._need
             if len(buf) == n:  # the usual end of a read, and of every large body: one copy
@@ -194,7 +200,8 @@ class FrameParser:
 
     def _place(self, parts: list[bytes]) -> None:
         """Read the rest of the body being gathered in place: its buffer, with what came so
-        far. Only once half of it has come: the buffer is committed memory as soon as it
+        far. At once up to `PLACE_AT_ONCE` (a 2.5 MB answer's first half is then not copied
+        twice), else once half of it has come: the buffer is committed memory as soon as it
         exists, so a peer that announces a large body and sends little holds at most twice
         what it sent, never the whole announced size."""
         big = self._big = bytearray(self._need)

@@ -25,6 +25,8 @@ from lspmux.wire.messages import Message, error
 log = logging.getLogger("lspmux.wire")
 
 ResponseCallback = Callable[[Message], None]
+#: A sniffed response's body (a large one as the bytearray it was read into, which nothing
+#: else holds) and the offset of its "result"/"error" key.
 RawCallback = Callable[[bytes, int], None]
 
 

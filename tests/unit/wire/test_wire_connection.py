@@ -249,6 +249,30 @@ async def test_raw_callback_gets_the_sniffed_body(body: bytes) -> None:
     assert done.calls == [] and len(raws) == 1
 
 
+async def test_a_large_answer_read_in_place_reaches_its_raw_handler_uncopied() -> None:
+    """A 2.5 MB answer is read by the transport into its own buffer (`get_buffer`), and that
+    buffer is what the raw handler gets: no copy of it on the way (a `bytes()` of it was one)."""
+    p = Peer()
+    done = Completions()
+    raws: list[tuple[bytes, int]] = []
+    msg_id = p.conn.request("m", None, done, raw=lambda b, o: raws.append((b, o)))
+    body = b'{"jsonrpc":"2.0","id":%d,"result":"%s"}' % (msg_id, b"x" * 2_500_000)
+    stream = frame(body)
+    buffers = []
+    at = 0
+    while at < len(stream):  # reads of at most 64 KiB, as a pipe gives them
+        buf = p.conn.get_buffer(-1)
+        buffers.append(buf.obj)
+        n = min(len(buf), 65_536, len(stream) - at)
+        buf[:n] = stream[at : at + n]
+        at += n
+        p.conn.buffer_updated(n)
+    assert done.calls == []
+    ((got, offset),) = raws
+    assert got == body and got[offset:].startswith(b'"result"')
+    assert any(got is b for b in buffers)  # the very buffer the reads went into
+
+
 async def test_raw_request_with_an_unsniffable_response_gets_the_dict() -> None:
     p = Peer()
     done = Completions()

@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lspmux.wire.framing import LARGE_BODY, MAX_HEADER, FrameError, FrameParser, encode, frame
+from lspmux.wire.framing import (
+    LARGE_BODY,
+    MAX_HEADER,
+    PLACE_AT_ONCE,
+    FrameError,
+    FrameParser,
+    encode,
+    frame,
+)
 from tests.profiles import examples
 
 
@@ -307,7 +315,7 @@ def test_reading_in_place_yields_what_feeding_does(bodies: list[bytes], sizes: l
 def test_a_large_body_read_in_place_is_the_buffer_it_was_read_into() -> None:
     """Once half of a large body has come, the rest is read straight into its buffer: no copy
     per read and no join at the end; the body is the bytearray the kernel wrote."""
-    body = b"y" * (4 * 1024 * 1024)
+    body = b"y" * (PLACE_AT_ONCE + 1)
     stream = frame(body) + NEXT
     end = len(frame(body))
     parser = FrameParser()
@@ -327,6 +335,23 @@ def test_a_large_body_read_in_place_is_the_buffer_it_was_read_into() -> None:
     tail = parser.get_buffer(-1)
     tail[: len(NEXT)] = NEXT
     assert parser.buffer_updated(len(NEXT)) == [b'{"next":1}']
+
+
+def test_a_body_up_to_place_at_once_is_read_in_place_from_its_first_read() -> None:
+    """A 2.5 MB answer: after the read with its header, the rest goes straight into its
+    buffer (its first half is not gathered and copied again)."""
+    body = b"z" * (PLACE_AT_ONCE // 2)
+    stream = frame(body) + NEXT
+    end = len(frame(body))
+    parser = FrameParser()
+    first = parser.get_buffer(-1)
+    first[:65_536] = stream[:65_536]
+    assert parser.buffer_updated(65_536) == []
+    rest = parser.get_buffer(-1)
+    assert len(rest) == end - 65_536  # exactly the rest of this body
+    rest[:] = stream[65_536:end]
+    (got,) = parser.buffer_updated(len(rest))
+    assert isinstance(got, bytearray) and got == body
 
 
 def test_announcing_a_large_body_commits_no_memory_for_it() -> None:
