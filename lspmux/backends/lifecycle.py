@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from lspmux.backends import capabilities as caps
 from lspmux.backends.client_caps import answered_encoding
@@ -32,9 +32,27 @@ log = logging.getLogger("lspmux.backend")
 
 INITIALIZE_TIMEOUT = 60.0
 STOP_GRACE = 2.0
+#: The request `settled` sends: a method no server has, which the specification says a server
+#: answers with MethodNotFound (`$/` requests may not go unanswered).
+BARRIER = "$/lspmux/barrier"
+#: How long `settled` waits for that answer from a server that ignores it.
+SETTLE_TIMEOUT = 0.5
 
-#: How a server process is started: `ServerProcess.spawn`'s signature.
-Spawn = Callable[..., Awaitable[ServerProcess]]
+
+class Spawn(Protocol):
+    """How a server process is started: `ServerProcess.spawn`, `Prespawned.spawn` (a process
+    started at launch), or a test's in-memory server."""
+
+    def __call__(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        conn: Connection,
+        on_exit: Callable[[int | None], None],
+    ) -> Awaitable[ServerProcess]: ...
 
 
 #: How a server is told its settings: at start, and when the first client changes its own.
@@ -114,6 +132,26 @@ class ServerLife:
             task = asyncio.ensure_future(self._start(self._ready))
             task.add_done_callback(_log_task_error)
         return await asyncio.shield(self._ready)
+
+    async def settled(self, timeout: float = SETTLE_TIMEOUT) -> None:
+        """Returns once the running server answered a request sent after everything sent to it
+        so far (`initialized` among them), or after `timeout`: a server that handles messages
+        in order has then sent what it sends at once on `initialized` — ruff's registrations
+        of formatting, say. Its error answer (the method is unknown) serves as well. What a
+        server registers later, after work of its own (basedpyright, once it has read its
+        settings and run the interpreter), is registered with the client when it comes."""
+        conn = self._conn
+        if self.state != "running" or conn is None or conn.closed:
+            return
+        answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done(_reply: Message) -> None:
+            if not answered.done():
+                answered.set_result(None)
+
+        conn.request(BARRIER, None, done, timeout=timeout)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(answered), timeout)
 
     async def _start(self, ready: asyncio.Future[bool]) -> None:
         self.state = "starting"
