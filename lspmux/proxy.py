@@ -153,10 +153,15 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def run_proxy(
-    load_config: ConfigLoader, *, first: bytes = b"", early: list[Early] | None = None
+    load_config: ConfigLoader,
+    *,
+    first: bytes = b"",
+    early: list[Early] | None = None,
+    untaken_after: float = UNTAKEN_AFTER,
 ) -> int:
     """Serve the client on stdin/stdout until it exits; `first`: what `main` already read from
-    stdin; `early`: the servers it spawned."""
+    stdin; `early`: the servers it spawned, killed when no backend took them `untaken_after`
+    seconds after the `initialize` answer."""
     import asyncio
     import logging
     import signal
@@ -198,7 +203,7 @@ async def run_proxy(
 
     # What the servers' starts did not take by then is killed, not kept idle for the session.
     def discard_untaken() -> None:
-        loop.call_later(UNTAKEN_AFTER, prespawned.discard)
+        loop.call_later(untaken_after, prespawned.discard)
 
     session.when_running(discard_untaken)
     listed = await proxy_registry.register(session)  # `lspmux status` finds and asks it

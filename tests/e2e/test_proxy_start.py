@@ -6,14 +6,22 @@ process nobody takes is killed."""
 from __future__ import annotations
 
 import asyncio
+import io
+import os
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lspmux.backends.adopt import Prespawned
+from lspmux.config.loader import load_config
+from lspmux.proxy import run_proxy
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message
 from tests.e2e.daemon_harness import frame, read_message
@@ -127,3 +135,59 @@ def test_a_process_nobody_takes_is_killed(tmp_path: Path) -> None:
     prespawned = Prespawned([([sleep, "600"], tmp_path, {}, early)])
     prespawned.discard()
     assert early.returncode is not None and not prespawned.waiting
+
+
+async def test_a_process_started_at_launch_that_no_backend_asks_for_is_killed_after_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process `main` spawned that no backend takes (here: a workspace that needs no server)
+    is killed `untaken_after` the `initialize` answer, while the proxy serves on — not kept
+    idle until the client leaves."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user configuration
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="lspmux-rt-"))  # short
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    early = subprocess.Popen(
+        [sleep, "600"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=folder, start_new_session=True,
+    )  # fmt: skip
+    loop = asyncio.get_running_loop()
+    exited = loop.run_in_executor(None, early.wait)  # the event waited on: the process's exit
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(open(stdin_r, "rb")))  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(open(stdout_w, "wb")))  # noqa: SIM115
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": folder.as_uri(), "capabilities": {}},
+    }
+    proxy = asyncio.ensure_future(
+        run_proxy(
+            lambda root: load_config(root or folder, []),
+            first=frame(initialize),
+            early=[([sleep, "600"], folder, {}, early)],
+            untaken_after=0.05,
+        )
+    )
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader),
+        open(stdout_r, "rb"),  # noqa: SIM115
+    )
+    try:
+        answer = await read_message(reader, 30)
+        assert "capabilities" in answer["result"], answer
+        assert await asyncio.wait_for(exited, 30) == -9  # SIGKILL, the proxy still serving
+        assert not proxy.done()
+    finally:
+        with open(stdin_w, "wb") as client:
+            client.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+            client.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert await asyncio.wait_for(proxy, 30) == 0
+        if early.poll() is None:
+            early.kill()
