@@ -22,6 +22,7 @@ from typing import Any, Protocol, cast
 from lspmux.backends import capabilities as caps
 from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments
+from lspmux.backends.initialize import initialize_params
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.text import Encoding
@@ -52,7 +53,10 @@ class Spawn(Protocol):
         env: Mapping[str, str],
         conn: Connection,
         on_exit: Callable[[int | None], None],
-    ) -> Awaitable[ServerProcess]: ...
+        initialize: Mapping[str, Any] | None = None,
+    ) -> Awaitable[ServerProcess]:
+        """`initialize`: the params of the `initialize` the backend sends first (a process
+        started at launch was sent it then: `adopt.py`)."""
 
 
 #: How a server is told its settings: at start, and when the first client changes its own.
@@ -162,6 +166,7 @@ class ServerLife:
             on_notification=self._on_notification,
             reply_errors=False,
         )
+        params = initialize_params(self.root, self.client_capabilities, self.initialization_options)
         try:
             proc = await self.spawn(
                 self.label,
@@ -170,6 +175,7 @@ class ServerLife:
                 env=dict(self.config.env),
                 conn=conn,
                 on_exit=functools.partial(self._on_exit, conn),
+                initialize=params,
             )
         except OSError as exc:
             log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
@@ -181,18 +187,6 @@ class ServerLife:
             return
         self._conn, self._proc = conn, proc
         self._last_proc = proc
-        root_uri = self.root.as_uri()
-        params = {
-            "processId": _pid(),
-            "clientInfo": {"name": "lspmux", "version": _version()},
-            "rootUri": root_uri,
-            "rootPath": str(self.root),
-            "workspaceFolders": [{"uri": root_uri, "name": self.root.name or str(self.root)}],
-            "capabilities": self.client_capabilities,
-            "trace": "off",
-        }
-        if self.initialization_options is not None:
-            params["initializationOptions"] = self.initialization_options
         try:
             result = await conn.call(
                 "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
@@ -359,15 +353,3 @@ def _settle(fut: asyncio.Future[bool], value: bool) -> None:
 def _log_task_error(task: asyncio.Future[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("background task failed", exc_info=task.exception())
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
-
-
-def _version() -> str:
-    from lspmux import __version__
-
-    return __version__
