@@ -23,6 +23,7 @@ from lspmux.backends import capabilities as caps
 from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments
 from lspmux.backends.initialize import initialize_params
+from lspmux.backends.loading import LOAD_TIMEOUT, ends, load_token
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.text import Encoding
@@ -91,6 +92,8 @@ class ServerLife:
     _last_proc: ServerProcess | None
     _conn: Connection | None
     _ready: asyncio.Future[bool] | None
+    #: Settled once `initialize` is answered (`_ready` may wait longer: `loading.py`).
+    _initialized: asyncio.Future[bool] | None = None
     _idle_timer: asyncio.TimerHandle | None
     _restart_task: asyncio.Task[None] | None
     _stopping: bool
@@ -122,8 +125,10 @@ class ServerLife:
             params = {**params, "settings": settings}
         self.notify(_SETTINGS, params)
 
-    async def ensure_running(self) -> bool:
-        """Start the server if needed and wait until it is initialized; False if it cannot run."""
+    async def ensure_running(self, *, loaded: bool = True) -> bool:
+        """Start the server if needed and wait until it is initialized and, for a server of
+        `loading.LOADS_FIRST`, has loaded its project (with `loaded=False`: until it answered
+        `initialize`, enough to know what it serves); False if it cannot run."""
         self.last_used = time.monotonic()
         if self.state == "running":
             return True
@@ -132,10 +137,12 @@ class ServerLife:
         if self._ready is None or (self._ready.done() and not self._ready.result()):
             if self._restart_task is not None and not self._restart_task.done():
                 self._restart_task.cancel()
-            self._ready = asyncio.get_running_loop().create_future()
-            task = asyncio.ensure_future(self._start(self._ready))
+            loop = asyncio.get_running_loop()
+            self._ready, self._initialized = loop.create_future(), loop.create_future()
+            task = asyncio.ensure_future(self._start(self._ready, self._initialized))
             task.add_done_callback(_log_task_error)
-        return await asyncio.shield(self._ready)
+        initialized = self._initialized
+        return await asyncio.shield(self._ready if loaded or initialized is None else initialized)
 
     async def settled(self, timeout: float = SETTLE_TIMEOUT) -> None:
         """Returns once the running server answered a request sent after everything sent to it
@@ -145,7 +152,7 @@ class ServerLife:
         server registers later, after work of its own (basedpyright, once it has read its
         settings and run the interpreter), is registered with the client when it comes."""
         conn = self._conn
-        if self.state != "running" or conn is None or conn.closed:
+        if self.state not in ("running", "starting") or conn is None or conn.closed:
             return
         answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -157,13 +164,21 @@ class ServerLife:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(answered), timeout)
 
-    async def _start(self, ready: asyncio.Future[bool]) -> None:
+    async def _start(self, ready: asyncio.Future[bool], initialized: asyncio.Future[bool]) -> None:
         self.state = "starting"
         self._stopping = False
+        loaded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        until: list[str] = []  # the progress whose end ends the load, once the answer names it
+
+        def on_notification(msg: Message) -> None:
+            if until and not loaded.done() and ends(msg, until[0]):
+                loaded.set_result(None)
+            self._on_notification(msg)
+
         conn = Connection(
             self.label,
             on_request=self._on_request,
-            on_notification=self._on_notification,
+            on_notification=on_notification,
             reply_errors=False,
         )
         params = initialize_params(self.root, self.client_capabilities, self.initialization_options)
@@ -183,7 +198,7 @@ class ServerLife:
             self.state = "failed"
             self.failure = f"cannot start {self.argv[0]}: {exc}"
             self._event("failed", f"cannot start {self.argv[0]}: {exc}")
-            _settle(ready, False)
+            _settle(ready, False, initialized)
             return
         self._conn, self._proc = conn, proc
         self._last_proc = proc
@@ -194,11 +209,11 @@ class ServerLife:
         except Exception as exc:  # the server died or answered with an error
             if self._stopping:  # stopped while starting (a short session): nothing failed
                 log.debug("%s: stopped before it answered initialize (%s)", self.label, exc)
-                _settle(ready, False)
+                _settle(ready, False, initialized)
                 return
             log.error("%s: initialize failed: %s", self.label, exc)
             self.last_failure = self.last_failure or f"initialize failed: {exc}"
-            _settle(ready, False)
+            _settle(ready, False, initialized)
             if not conn.closed:
                 await self._terminate(proc, conn)
                 self._crashed(f"initialize failed: {exc}")
@@ -211,9 +226,24 @@ class ServerLife:
             self.initialize_result = result
         self.last_failure = None
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
+        until.extend(load_token(result, self.client_capabilities))
         conn.notify("initialized", {})
         if self.config.settings:
             conn.notify(_SETTINGS, {"settings": self.config.settings})
+        _settle(initialized, True)
+        if until:  # documents wait (replayed below): see loading.LOADS_FIRST
+            try:
+                await asyncio.wait_for(asyncio.shield(loaded), LOAD_TIMEOUT)
+            except TimeoutError:
+                log.warning(
+                    "%s: no end of its %s progress after %.0fs; documents sent anyway",
+                    self.label,
+                    until[0],
+                    LOAD_TIMEOUT,
+                )
+            if conn.closed or conn is not self._conn:  # it died or was stopped meanwhile
+                _settle(ready, False)
+                return
         replayed = self.documents.replay(conn.notify)
         self.state = "running"
         self.started_at = self.last_heard = time.monotonic()
@@ -345,9 +375,10 @@ def start_failure_message(name: str, argv: list[str], why: str, stderr: list[str
     return "\n".join(out)
 
 
-def _settle(fut: asyncio.Future[bool], value: bool) -> None:
-    if not fut.done():
-        fut.set_result(value)
+def _settle(fut: asyncio.Future[bool], value: bool, *more: asyncio.Future[bool]) -> None:
+    for each in (fut, *more):
+        if not each.done():
+            each.set_result(value)
 
 
 def _log_task_error(task: asyncio.Future[Any]) -> None:

@@ -182,7 +182,7 @@ async def after_starting(
         backend = session.pool.get(server, root, client=session)
         if backend is None:
             return None
-        if not await backend.ensure_running():
+        if not await backend.ensure_running(loaded=False):  # its answer is what counts here
             failed[name] = backend
             return None
         await backend.settled()  # what it registers at once on `initialized` is in the answer
