@@ -242,8 +242,8 @@ async def start_one(session: SessionState, server: ServerConfig, root: Path) -> 
         # It gave up restarting (a missing component, say), and nobody uses it: a new client
         # (after the user fixed it) gives it a fresh start.
         starting = backend.restart("a new client")
-    else:
-        starting = backend.ensure_running()
+    else:  # its `initialize` answer is what the client is given: no wait for its load
+        starting = backend.ensure_running(loaded=False)
     try:
         up = await asyncio.wait_for(starting, INITIAL_START * 4)
     except TimeoutError:
