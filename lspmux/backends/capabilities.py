@@ -247,6 +247,52 @@ def store_cached(
         tmp.replace(folder / f"{server}.json")
 
 
+def load_pulled(server: str) -> frozenset[str]:
+    """The settings sections (their first part; "" for all of them) `server` asked for with
+    `workspace/configuration` since it was first seen here."""
+    try:
+        data = json.loads((cache_dir() / f"{server}.pulled.json").read_text())
+    except (OSError, ValueError):
+        return frozenset()
+    return (
+        frozenset(s for s in data if isinstance(s, str)) if isinstance(data, list) else frozenset()
+    )
+
+
+def note_pulled(server: str, params: Any) -> None:
+    """Remember the sections a `workspace/configuration` request of `server` asks for (what
+    `load_pulled` gives); the file is written only when one is new."""
+    items = params.get("items") if isinstance(params, dict) else None
+    sections = {
+        str(item.get("section") or "").split(".", 1)[0]
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict)
+    }
+    folder = cache_dir()
+    known = _PULLED.get(folder / server)
+    if known is None:
+        known = load_pulled(server)
+    _PULLED[folder / server] = known | sections
+    if sections <= known:
+        return
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{server}.pulled.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(sorted(known | sections)))
+        tmp.replace(folder / f"{server}.pulled.json")
+
+
+#: What `note_pulled` knows is in the cache (by cache folder and server): a server asking for
+#: its settings at each document reads no file.
+_PULLED: dict[Path, frozenset[str]] = {}
+
+
+def asks_for(pulled: frozenset[str], settings: Mapping[str, Any]) -> bool:
+    """Whether a server that asks for the sections `pulled` gets every part of `settings` by
+    asking."""
+    return "" in pulled or (bool(settings) and set(settings) <= pulled)
+
+
 @dataclass(frozen=True, slots=True)
 class Announcement:
     """What lspmux announces for a root: its servers (configuration order) and what is known

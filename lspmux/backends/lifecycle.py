@@ -62,6 +62,11 @@ class Spawn(Protocol):
 
 #: How a server is told its settings: at start, and when the first client changes its own.
 _SETTINGS = "workspace/didChangeConfiguration"
+#: How a server asks for them. One that asks for every section of its configured settings (as
+#: it did at its last start here: the cache, `capabilities.load_pulled`) is not told them at
+#: start: it has them by asking, and a push would make it read them again — basedpyright then
+#: sets its workspace up twice, and answers its first hover ~300 ms later.
+_PULL = "workspace/configuration"
 
 
 class ServerLife:
@@ -177,7 +182,7 @@ class ServerLife:
 
         conn = Connection(
             self.label,
-            on_request=self._on_request,
+            on_request=self._on_server_request,
             on_notification=on_notification,
             reply_errors=False,
         )
@@ -228,7 +233,9 @@ class ServerLife:
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         until.extend(load_token(result, self.client_capabilities))
         conn.notify("initialized", {})
-        if self.config.settings:
+        if self.config.settings and not caps.asks_for(
+            caps.load_pulled(self.name), self.config.settings
+        ):
             conn.notify(_SETTINGS, {"settings": self.config.settings})
         _settle(initialized, True)
         if until:  # documents wait (replayed below): see loading.LOADS_FIRST
@@ -259,6 +266,11 @@ class ServerLife:
         self._arm_idle_timer()
         self._event("started", "")
         _settle(ready, True)
+
+    def _on_server_request(self, msg: Message) -> None:
+        if msg.get("method") == _PULL:  # remembered for its next start (see `_PULL`)
+            caps.note_pulled(self.name, msg.get("params"))
+        self._on_request(msg)
 
     def _on_exit(self, conn: Connection, code: int | None) -> None:
         conn.close(None)
