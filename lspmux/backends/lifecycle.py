@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from lspmux.backends import capabilities as caps
+from lspmux.backends.barrier import SETTLE_TIMEOUT, barrier, quiet_after
 from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments
+from lspmux.backends.failure import start_failure_message
 from lspmux.backends.initialize import initialize_params
 from lspmux.backends.loading import LOAD_TIMEOUT, ends, load_token
 from lspmux.backends.process import ServerProcess
@@ -34,11 +36,6 @@ log = logging.getLogger("lspmux.backend")
 
 INITIALIZE_TIMEOUT = 60.0
 STOP_GRACE = 2.0
-#: The request `settled` sends: a method no server has, which the specification says a server
-#: answers with MethodNotFound (`$/` requests may not go unanswered).
-BARRIER = "$/lspmux/barrier"
-#: How long `settled` waits for that answer from a server that ignores it.
-SETTLE_TIMEOUT = 0.5
 
 
 class Spawn(Protocol):
@@ -62,10 +59,12 @@ class Spawn(Protocol):
 
 #: How a server is told its settings: at start, and when the first client changes its own.
 _SETTINGS = "workspace/didChangeConfiguration"
-#: How a server asks for them. One that asks for every section of its configured settings (as
-#: it did at its last start here: the cache, `capabilities.load_pulled`) is not told them at
-#: start: it has them by asking, and a push would make it read them again — basedpyright then
-#: sets its workspace up twice, and answers its first hover ~300 ms later.
+#: How a server asks for them. One that asks for every section of its configured settings right
+#: after `initialized`, unprompted (`_first_pulls` at its first start here, remembered by
+#: `capabilities.note_pulled`), is not told them at start: it has them by asking, and a push
+#: would make it read them again — basedpyright then sets its workspace up twice, and answers
+#: its first hover ~300 ms later. What a server asks after a push (rust-analyzer asks only
+#: then) does not count.
 _PULL = "workspace/configuration"
 
 
@@ -102,6 +101,11 @@ class ServerLife:
     _idle_timer: asyncio.TimerHandle | None
     _restart_task: asyncio.Task[None] | None
     _stopping: bool
+    #: While `_first_pulls` watches: the sections asked for, and an event at each question.
+    _pulls: set[str] | None = None
+    _asked: asyncio.Event
+    #: The connection on which a barrier was answered after `initialized` (`settled`).
+    _settled: Connection | None = None
 
     @property
     def label(self) -> str:
@@ -159,15 +163,9 @@ class ServerLife:
         conn = self._conn
         if self.state not in ("running", "starting") or conn is None or conn.closed:
             return
-        answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def done(_reply: Message) -> None:
-            if not answered.done():
-                answered.set_result(None)
-
-        conn.request(BARRIER, None, done, timeout=timeout)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(answered), timeout)
+        if self._settled is not conn:  # (its start waited for one already: `_first_pulls`)
+            await barrier(conn, timeout)
+            self._settled = conn
 
     async def _start(self, ready: asyncio.Future[bool], initialized: asyncio.Future[bool]) -> None:
         self.state = "starting"
@@ -233,10 +231,16 @@ class ServerLife:
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
         until.extend(load_token(result, self.client_capabilities))
         conn.notify("initialized", {})
-        if self.config.settings and not caps.asks_for(
-            caps.load_pulled(self.name), self.config.settings
-        ):
-            conn.notify(_SETTINGS, {"settings": self.config.settings})
+        if self.config.settings:
+            pulled = caps.load_pulled(self.name)
+            if pulled is None:  # its first start here: what does it ask for at once?
+                pulled = await self._first_pulls(conn)
+                if conn is not self._conn or conn.closed or self._stopping:
+                    _settle(ready, False, initialized)  # stopped, or exited (`_on_exit` said it)
+                    return
+                caps.note_pulled(self.name, pulled)
+            if not caps.asks_for(pulled, self.config.settings):
+                conn.notify(_SETTINGS, {"settings": self.config.settings})
         _settle(initialized, True)
         if until:  # documents wait (replayed below): see loading.LOADS_FIRST
             try:
@@ -268,9 +272,24 @@ class ServerLife:
         _settle(ready, True)
 
     def _on_server_request(self, msg: Message) -> None:
-        if msg.get("method") == _PULL:  # remembered for its next start (see `_PULL`)
-            caps.note_pulled(self.name, msg.get("params"))
+        if msg.get("method") == _PULL and self._pulls is not None:  # unprompted (see `_PULL`)
+            self._pulls.update(caps.pulled_sections(msg.get("params")))
+            self._asked.set()
         self._on_request(msg)
+
+    async def _first_pulls(self, conn: Connection) -> frozenset[str]:
+        """The sections a server starting here for the first time asks for right after
+        `initialized`: those asked for before it answers a request sent after it (`barrier`,
+        as in `settled`), and, when it asked for some but not yet all of its settings, those
+        it asks for next, each within `barrier.PULL_QUIET` of the one before."""
+        self._pulls, self._asked = set(), asyncio.Event()
+        try:
+            await barrier(conn, SETTLE_TIMEOUT)
+            self._settled, pulls, settings = conn, self._pulls, self.config.settings
+            await quiet_after(self._asked, lambda: not pulls or caps.asks_for(pulls, settings))
+            return frozenset(pulls)
+        finally:
+            self._pulls = None
 
     def _on_exit(self, conn: Connection, code: int | None) -> None:
         conn.close(None)
@@ -364,27 +383,6 @@ class ServerLife:
         elif self.state == "running":
             remaining = max(timeout - idle, 0.05)
             self._idle_timer = asyncio.get_running_loop().call_later(remaining, self._check_idle)
-
-
-def start_failure_message(name: str, argv: list[str], why: str, stderr: list[str]) -> str:
-    """The error a client gets when its server cannot start: what failed, the server's own
-    words (its last stderr lines), and what to do."""
-    command = " ".join(argv)
-    out = [f"lspmux: the language server {name} ({command}) could not start: {why}."]
-    if stderr:
-        out.append("Its stderr ended with:")
-        out.extend(f"  {line}" for line in stderr[-10:])
-    told = "\n".join(stderr)
-    if "rustup" in told or "Unknown binary" in told:
-        out.append(
-            "This is rustup's proxy without the component: run `rustup component add "
-            "rust-analyzer`, or point the server at a rust-analyzer binary."
-        )
-    out.append(
-        f"Run `{command}` in a terminal to see it fail, fix or install the server (or name "
-        "another one), then reconnect."
-    )
-    return "\n".join(out)
 
 
 def _settle(fut: asyncio.Future[bool], value: bool, *more: asyncio.Future[bool]) -> None:
