@@ -8,10 +8,12 @@ Its start (`main`) is ordered so that the servers boot while lspmux loads: the c
 message is read with the standard library (`read_first`) before asyncio, the session or the
 backends are imported; when it is `initialize`, the configuration is loaded for its workspace
 (once: the session is given that same load) and the servers the workspace needs are spawned
-at once (`spawn_needed`: the choice the `initialize` answer makes, `config/needs.py`). Only
-then is the rest imported; the bytes already read are the first the session's connection
-receives, and each backend takes over the process started for it (`backends/adopt.py`) —
-a process nobody takes is killed.
+at once (`spawn_needed`: the choice the `initialize` answer makes, `config/needs.py`), each
+sent at once the `initialize` its backend would send (`send_initialize`), so that it boots and
+initializes while lspmux loads. Only then is the rest imported; the bytes already read are the
+first the session's connection receives, and each backend takes over the process started for
+it, with its `initialize` under way (`backends/adopt.py`) — a process nobody takes, or sent
+another `initialize` than its backend's, is killed.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ if TYPE_CHECKING:
 #: (which asks for it at the answer or right after); then it is killed (`Prespawned.discard`).
 UNTAKEN_AFTER = 5.0
 
-#: A server spawned before the event loop: (argv, folder, its configured environment, process).
-Early = tuple[list[str], Path, dict[str, str], "subprocess.Popen[bytes]"]
+#: A server spawned before the event loop: (argv, folder, its configured environment, process,
+#: the `initialize` message it was sent then or None).
+Early = tuple[list[str], Path, dict[str, str], "subprocess.Popen[bytes]", "dict[str, Any] | None"]
 
 
 def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None]:
@@ -61,10 +64,12 @@ def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None]:
     return bytes(raw), msg if isinstance(msg, dict) else None
 
 
-def spawn_needed(config: Config, roots: list[Path]) -> list[Early]:
+def spawn_needed(config: Config, roots: list[Path], params: dict[str, Any]) -> list[Early]:
     """The servers the workspace of `roots` needs, spawned as their backends would spawn them
     (the argv, folder and environment `Pool.get` gives them, in their restricted mode where the
-    workspace is not trusted): the servers `initialize` starts, or starts right after."""
+    workspace is not trusted): the servers `initialize` starts, or starts right after. Each is
+    sent at once the `initialize` its backend would send, for the client's `initialize`
+    `params` (`send_initialize`)."""
     import subprocess
 
     from lspmux.backends.watchdog import WATCHDOG
@@ -76,7 +81,7 @@ def spawn_needed(config: Config, roots: list[Path]) -> list[Early]:
     runnable = {
         s.name for s in config.servers.values() if not s.disabled and s.resolve_command(root)
     }
-    early: list[Early] = []
+    spawned: list[tuple[list[str], Path, dict[str, str], subprocess.Popen[bytes], Any]] = []
     for name, found in servers_for_workspace(config, root, runnable).items():
         server = config.servers[name]
         folder = Path(os.path.realpath(root_for(server, found, roots)))
@@ -93,8 +98,41 @@ def spawn_needed(config: Config, roots: list[Path]) -> list[Early]:
         except OSError:
             continue  # started again by its backend, which says why it cannot
         WATCHDOG.watch(popen.pid)  # no orphan even if lspmux is killed before its loop runs
-        early.append((argv, folder, env, popen))
-    return early
+        spawned.append((argv, folder, env, popen, runs.initialization_options))
+    # Sent once all are spawned: each server boots meanwhile, before it reads its input.
+    return [
+        (argv, folder, env, popen, send_initialize(popen, folder, params, configured))
+        for argv, folder, env, popen, configured in spawned
+    ]
+
+
+def send_initialize(
+    popen: subprocess.Popen[bytes], folder: Path, params: dict[str, Any], configured: Any
+) -> dict[str, Any] | None:
+    """Write to `popen` the `initialize` its backend would send for a client that sent
+    `params` (`Pool.get`, `Backend`: the client's capabilities as `client_caps.for_backend`
+    gives them, its initializationOptions under the `configured` ones); the message sent, or
+    None when none was (too large to write before the event loop, or the process is gone)."""
+    import json
+
+    from lspmux.backends.client_caps import for_backend, merge_init_options
+    from lspmux.backends.initialize import initialize_params, launch_message
+    from lspmux.session.families.lifecycle import init_options
+
+    capabilities = for_backend(
+        params.get("capabilities") or {}, position_encoding="utf-16", pull_diagnostics=True
+    )
+    options = merge_init_options(init_options(params.get("initializationOptions")), configured)
+    message = launch_message(initialize_params(folder, capabilities, options))
+    if message is None or popen.stdin is None:
+        return None
+    try:
+        popen.stdin.write(message)
+        popen.stdin.flush()
+    except OSError:
+        return None
+    sent: dict[str, Any] = json.loads(message.partition(b"\r\n\r\n")[2])
+    return sent
 
 
 def main(args: argparse.Namespace) -> int:
@@ -142,7 +180,7 @@ def main(args: argparse.Namespace) -> int:
             with contextlib.suppress(ConfigError):  # the session's own load fails `initialize`
                 loaded[roots[0]] = load_config(roots[0], extra)
         if roots and roots[0] in loaded:
-            early = spawn_needed(loaded[roots[0]], roots)
+            early = spawn_needed(loaded[roots[0]], roots, params)
 
     def load(root: Path | None) -> Config:
         key = root or cwd
@@ -153,10 +191,15 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def run_proxy(
-    load_config: ConfigLoader, *, first: bytes = b"", early: list[Early] | None = None
+    load_config: ConfigLoader,
+    *,
+    first: bytes = b"",
+    early: list[Early] | None = None,
+    untaken_after: float = UNTAKEN_AFTER,
 ) -> int:
     """Serve the client on stdin/stdout until it exits; `first`: what `main` already read from
-    stdin; `early`: the servers it spawned."""
+    stdin; `early`: the servers it spawned, killed when no backend took them `untaken_after`
+    seconds after the `initialize` answer."""
     import asyncio
     import logging
     import signal
@@ -198,7 +241,7 @@ async def run_proxy(
 
     # What the servers' starts did not take by then is killed, not kept idle for the session.
     def discard_untaken() -> None:
-        loop.call_later(UNTAKEN_AFTER, prespawned.discard)
+        loop.call_later(untaken_after, prespawned.discard)
 
     session.when_running(discard_untaken)
     listed = await proxy_registry.register(session)  # `lspmux status` finds and asks it

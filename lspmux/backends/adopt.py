@@ -1,18 +1,24 @@
 """Server processes spawned before the event loop existed, taken over by their backends.
 
 `lspmux proxy` spawns the servers its client's workspace needs as soon as it has read the
-client's `initialize` (`proxy.py`), while asyncio, the session and the backends are still being
-imported. `Prespawned` holds those processes (the watchdog was told of each at its spawn); `Prespawned.spawn` is the pool's way to start a
-server: a backend asking for exactly the argv, folder and environment of a waiting process
-gets that process (its pipes connected to the event loop as `ServerProcess.spawn` connects
-them), any other start spawns as usual. What nobody asked for is killed by `discard()`: a
-process runs only as the backend it was started for.
+client's `initialize` (`proxy.py`), and sends each its own `initialize` at once (built as its
+backend builds it: `initialize.py`), while asyncio, the session and the backends are still
+being imported. `Prespawned` holds those processes (the watchdog was told of each at its
+spawn); `Prespawned.spawn` is the pool's way to start a server: a backend asking for exactly
+the argv, folder and environment of a waiting process, and whose `initialize` says exactly what
+the process was sent, gets that process (its pipes connected to the event loop as
+`ServerProcess.spawn` connects them; the `initialize` the backend writes is not written again,
+and the server's answer, perhaps already waiting in the pipe, is read once the backend's
+connection waits for it: `_SentAtLaunch`). Any other start spawns as usual, and a process whose
+start or `initialize` differs is killed (`discard()`): a process runs only as the backend it was
+started for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -20,7 +26,9 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+from lspmux.backends.initialize import says_the_same
 from lspmux.backends.process import ServerProcess, _Protocol, _widen_pipe
 from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
@@ -62,14 +70,79 @@ class _Pipe(asyncio.Protocol):
     """One of the process's output pipes (1: stdout, 2: stderr), fed to its subprocess
     protocol as the subprocess transport would."""
 
-    def __init__(self, protocol: _Protocol, fd: int) -> None:
+    def __init__(self, protocol: _Protocol, fd: int, *, held: bool = False) -> None:
         self.protocol, self.fd = protocol, fd
+        #: What was read while held (the answer to an `initialize` sent at launch, before the
+        #: backend's connection waits for it); None once released.
+        self.held: bytearray | None = bytearray() if held else None
+        self.lost: tuple[Exception | None] | None = None
 
     def data_received(self, data: bytes) -> None:
+        if self.held is not None:
+            self.held += data
+            return
         self.protocol.pipe_data_received(self.fd, data)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.held is not None:
+            self.lost = (exc,)
+            return
         self.protocol.pipe_connection_lost(self.fd, exc)
+
+    def release(self) -> None:
+        """Pass on what was held, and all that comes after."""
+        held, self.held = self.held, None
+        if held:
+            self.protocol.pipe_data_received(self.fd, bytes(held))
+        if self.lost is not None:
+            self.protocol.pipe_connection_lost(self.fd, self.lost[0])
+
+
+class _SentAtLaunch:
+    """The stdin of a process that was sent its `initialize` at launch, as its backend's
+    connection writes to it: the first message written — that `initialize` again — is not
+    written, and once it is passed, the server's output (held until then: `_Pipe.held`) is
+    passed on: the answer is taken by a connection that waits for it. When what the backend writes differs from what
+    was sent at launch (it cannot, `Prespawned.spawn` compared them), the process is killed:
+    its backend sees it exit, and starts a server of its own."""
+
+    def __init__(
+        self, stdin: asyncio.WriteTransport, sent: Any, passed: Callable[[bool], None]
+    ) -> None:
+        self.stdin, self.sent, self.passed = stdin, sent, passed
+        self._head: bytearray | None = bytearray()  # None once the first message is passed
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._head is None:
+            self.stdin.write(data)
+            return
+        head = self._head
+        head += data
+        end = head.find(b"\r\n\r\n")
+        if end < 0:
+            return
+        length = next(
+            (
+                int(line.split(b":", 1)[1])
+                for line in bytes(head[:end]).split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            ),
+            0,
+        )
+        if len(head) < end + 4 + length:
+            return
+        body, rest = bytes(head[end + 4 : end + 4 + length]), bytes(head[end + 4 + length :])
+        self._head = None
+        same = says_the_same(json.loads(body), self.sent)
+        self.passed(same)
+        if same and rest:
+            self.stdin.write(rest)
+
+    def writelines(self, pieces: Iterable[bytes | bytearray | memoryview]) -> None:
+        self.write(b"".join(pieces))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stdin, name)
 
 
 async def adopt(
@@ -78,16 +151,31 @@ async def adopt(
     *,
     conn: Connection,
     on_exit: Callable[[int | None], None],
+    sent: Any = None,
 ) -> ServerProcess:
-    """`popen` (started with three pipes, in its own session) as a running `ServerProcess`."""
+    """`popen` (started with three pipes, in its own session) as a running `ServerProcess`;
+    `sent`: the message written to it at launch (its `initialize`), None when none was."""
     assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
     loop = asyncio.get_running_loop()
     proc = ServerProcess(name, conn, on_exit)
     protocol = _Protocol(proc)
     stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
+    # The answer to what was sent at launch is passed on once the connection waits for it.
+    out = _Pipe(protocol, 1, held=sent is not None)
+    stdout, _ = await loop.connect_read_pipe(lambda: out, popen.stdout)
+    if sent is not None:
+
+        def passed(same: bool) -> None:
+            if same:  # the request is pending once written: its answer, read after
+                loop.call_soon(out.release)
+                return
+            log.error("%s: initialize differs from what pid %s was sent: killed", name, popen.pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(popen.pid, signal.SIGKILL)
+
+        stdin = _SentAtLaunch(stdin, sent, passed)  # type: ignore[assignment]
     proc._transport = _AdoptedTransport(popen, stdin)  # type: ignore[assignment]
     protocol.connection_made(proc._transport)  # type: ignore[arg-type]
-    stdout, _ = await loop.connect_read_pipe(lambda: _Pipe(protocol, 1), popen.stdout)
     _widen_pipe(name, stdout)  # as a spawned server's (asyncio's pipes; uvloop's too, here)
     await loop.connect_read_pipe(lambda: _Pipe(protocol, 2), popen.stderr)
     log.info("%s: took over pid %s, started at launch: %s", name, popen.pid, " ".join(popen.args))  # type: ignore[arg-type]
@@ -106,10 +194,14 @@ class Prespawned:
     for (see the module doc)."""
 
     def __init__(
-        self, processes: Iterable[tuple[list[str], Path, Mapping[str, str], Popen]] = ()
+        self,
+        processes: Iterable[tuple[list[str], Path, Mapping[str, str], Popen, Any]] = (),
     ) -> None:
-        """`processes`: (argv, folder, configured environment, the process) each."""
-        self.waiting = {start_key(argv, cwd, env): popen for argv, cwd, env, popen in processes}
+        """`processes`: (argv, folder, configured environment, the process, the message it
+        was sent at launch — its `initialize` — or None) each."""
+        self.waiting = {
+            start_key(argv, cwd, env): (popen, sent) for argv, cwd, env, popen, sent in processes
+        }
 
     async def spawn(
         self,
@@ -120,23 +212,38 @@ class Prespawned:
         env: Mapping[str, str],
         conn: Connection,
         on_exit: Callable[[int | None], None],
+        initialize: Mapping[str, Any] | None = None,
     ) -> ServerProcess:
-        """`ServerProcess.spawn`, or the waiting process started with exactly these."""
-        popen = self.waiting.pop(start_key(argv, cwd, env), None)
+        """`ServerProcess.spawn`, or the waiting process started with exactly these and sent
+        at launch exactly this `initialize` (params) if any."""
+        popen, sent = self.waiting.pop(start_key(argv, cwd, env), (None, None))
+        if (
+            popen is not None
+            and sent is not None
+            and (initialize is None or not says_the_same(sent.get("params"), initialize))
+        ):
+            log.warning(
+                "%s: pid %s, started at launch, was sent another initialize than its "
+                "backend's: killed",
+                name,
+                popen.pid,
+            )
+            discard(popen)
+            popen = None
         if popen is None or popen.poll() is not None:
             if popen is not None:
                 discard(popen)
             return await ServerProcess.spawn(
                 name, argv, cwd=cwd, env=env, conn=conn, on_exit=on_exit
             )
-        return await adopt(name, popen, conn=conn, on_exit=on_exit)
+        return await adopt(name, popen, conn=conn, on_exit=on_exit, sent=sent)
 
     def discard(self) -> None:
         """Kill every process no backend took (said: its start differed from its backend's,
         which then spawned its own — a waste of a start, and a sign of two start paths
         disagreeing)."""
         waiting, self.waiting = self.waiting, {}
-        for popen in waiting.values():
+        for popen, _sent in waiting.values():
             log.warning("pid %s, started at launch, was taken by no server: killed", popen.pid)
             discard(popen)
 

@@ -247,6 +247,57 @@ def store_cached(
         tmp.replace(folder / f"{server}.json")
 
 
+def load_pulled(server: str) -> frozenset[str] | None:
+    """The settings sections (their first part; "" for all of them) `server` asked for with
+    `workspace/configuration` since it was first seen here; None when it never started here."""
+    try:
+        data = json.loads((cache_dir() / f"{server}.pulled.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return frozenset(s for s in data if isinstance(s, str)) if isinstance(data, list) else None
+
+
+def pulled_sections(params: Any) -> set[str]:
+    """The sections (their first part; "" for all) a `workspace/configuration` asks for."""
+    items = params.get("items") if isinstance(params, dict) else None
+    return {
+        str(item.get("section") or "").split(".", 1)[0]
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict)
+    }
+
+
+def note_pulled(server: str, sections: Iterable[str] = ()) -> None:
+    """Remember that `server` started here and asked for `sections` (what `load_pulled`
+    gives); the file is written only when something is new."""
+    folder = cache_dir()
+    known = _PULLED.get(folder / server)
+    if known is None:
+        known = load_pulled(server)
+    new = frozenset(sections)
+    if known is not None and new <= known:
+        return
+    known = (known or frozenset()) | new
+    _PULLED[folder / server] = known
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{server}.pulled.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(sorted(known)))
+        tmp.replace(folder / f"{server}.pulled.json")
+
+
+#: What `note_pulled` knows is in the cache (by cache folder and server): a server asking for
+#: its settings at each document reads no file.
+_PULLED: dict[Path, frozenset[str]] = {}
+
+
+def asks_for(pulled: Iterable[str], settings: Mapping[str, Any]) -> bool:
+    """Whether a server that asks for the sections `pulled` gets every part of `settings` by
+    asking."""
+    pulled = set(pulled)
+    return "" in pulled or (bool(settings) and set(settings) <= pulled)
+
+
 @dataclass(frozen=True, slots=True)
 class Announcement:
     """What lspmux announces for a root: its servers (configuration order) and what is known

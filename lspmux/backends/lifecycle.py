@@ -17,11 +17,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from lspmux.backends import capabilities as caps
+from lspmux.backends.barrier import SETTLE_TIMEOUT, barrier, quiet_after
 from lspmux.backends.client_caps import answered_encoding
 from lspmux.backends.documents import BackendDocuments
+from lspmux.backends.failure import start_failure_message
+from lspmux.backends.initialize import initialize_params
+from lspmux.backends.loading import LOAD_TIMEOUT, ends, load_token
 from lspmux.backends.process import ServerProcess
 from lspmux.config.model import ServerConfig
 from lspmux.text import Encoding
@@ -33,12 +37,35 @@ log = logging.getLogger("lspmux.backend")
 INITIALIZE_TIMEOUT = 60.0
 STOP_GRACE = 2.0
 
-#: How a server process is started: `ServerProcess.spawn`'s signature.
-Spawn = Callable[..., Awaitable[ServerProcess]]
+
+class Spawn(Protocol):
+    """How a server process is started: `ServerProcess.spawn`, `Prespawned.spawn` (a process
+    started at launch), or a test's in-memory server."""
+
+    def __call__(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        conn: Connection,
+        on_exit: Callable[[int | None], None],
+        initialize: Mapping[str, Any] | None = None,
+    ) -> Awaitable[ServerProcess]:
+        """`initialize`: the params of the `initialize` the backend sends first (a process
+        started at launch was sent it then: `adopt.py`)."""
 
 
 #: How a server is told its settings: at start, and when the first client changes its own.
 _SETTINGS = "workspace/didChangeConfiguration"
+#: How a server asks for them. One that asks for every section of its configured settings right
+#: after `initialized`, unprompted (`_first_pulls` at its first start here, remembered by
+#: `capabilities.note_pulled`), is not told them at start: it has them by asking, and a push
+#: would make it read them again — basedpyright then sets its workspace up twice, and answers
+#: its first hover ~300 ms later. What a server asks after a push (rust-analyzer asks only
+#: then) does not count.
+_PULL = "workspace/configuration"
 
 
 class ServerLife:
@@ -69,9 +96,16 @@ class ServerLife:
     _last_proc: ServerProcess | None
     _conn: Connection | None
     _ready: asyncio.Future[bool] | None
+    #: Settled once `initialize` is answered (`_ready` may wait longer: `loading.py`).
+    _initialized: asyncio.Future[bool] | None = None
     _idle_timer: asyncio.TimerHandle | None
     _restart_task: asyncio.Task[None] | None
     _stopping: bool
+    #: While `_first_pulls` watches: the sections asked for, and an event at each question.
+    _pulls: set[str] | None = None
+    _asked: asyncio.Event
+    #: The connection on which a barrier was answered after `initialized` (`settled`).
+    _settled: Connection | None = None
 
     @property
     def label(self) -> str:
@@ -100,8 +134,10 @@ class ServerLife:
             params = {**params, "settings": settings}
         self.notify(_SETTINGS, params)
 
-    async def ensure_running(self) -> bool:
-        """Start the server if needed and wait until it is initialized; False if it cannot run."""
+    async def ensure_running(self, *, loaded: bool = True) -> bool:
+        """Start the server if needed and wait until it is initialized and, for a server of
+        `loading.LOADS_FIRST`, has loaded its project (with `loaded=False`: until it answered
+        `initialize`, enough to know what it serves); False if it cannot run."""
         self.last_used = time.monotonic()
         if self.state == "running":
             return True
@@ -110,20 +146,45 @@ class ServerLife:
         if self._ready is None or (self._ready.done() and not self._ready.result()):
             if self._restart_task is not None and not self._restart_task.done():
                 self._restart_task.cancel()
-            self._ready = asyncio.get_running_loop().create_future()
-            task = asyncio.ensure_future(self._start(self._ready))
+            loop = asyncio.get_running_loop()
+            self._ready, self._initialized = loop.create_future(), loop.create_future()
+            task = asyncio.ensure_future(self._start(self._ready, self._initialized))
             task.add_done_callback(_log_task_error)
-        return await asyncio.shield(self._ready)
+        initialized = self._initialized
+        return await asyncio.shield(self._ready if loaded or initialized is None else initialized)
 
-    async def _start(self, ready: asyncio.Future[bool]) -> None:
+    async def settled(self, timeout: float = SETTLE_TIMEOUT) -> None:
+        """Returns once the running server answered a request sent after everything sent to it
+        so far (`initialized` among them), or after `timeout`: a server that handles messages
+        in order has then sent what it sends at once on `initialized` — ruff's registrations
+        of formatting, say. Its error answer (the method is unknown) serves as well. What a
+        server registers later, after work of its own (basedpyright, once it has read its
+        settings and run the interpreter), is registered with the client when it comes."""
+        conn = self._conn
+        if self.state not in ("running", "starting") or conn is None or conn.closed:
+            return
+        if self._settled is not conn:  # (its start waited for one already: `_first_pulls`)
+            await barrier(conn, timeout)
+            self._settled = conn
+
+    async def _start(self, ready: asyncio.Future[bool], initialized: asyncio.Future[bool]) -> None:
         self.state = "starting"
         self._stopping = False
+        loaded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        until: list[str] = []  # the progress whose end ends the load, once the answer names it
+
+        def on_notification(msg: Message) -> None:
+            if until and not loaded.done() and ends(msg, until[0]):
+                loaded.set_result(None)
+            self._on_notification(msg)
+
         conn = Connection(
             self.label,
-            on_request=self._on_request,
-            on_notification=self._on_notification,
+            on_request=self._on_server_request,
+            on_notification=on_notification,
             reply_errors=False,
         )
+        params = initialize_params(self.root, self.client_capabilities, self.initialization_options)
         try:
             proc = await self.spawn(
                 self.label,
@@ -132,6 +193,7 @@ class ServerLife:
                 env=dict(self.config.env),
                 conn=conn,
                 on_exit=functools.partial(self._on_exit, conn),
+                initialize=params,
             )
         except OSError as exc:
             log.error("%s: cannot start %s: %s", self.label, self.argv[0], exc)
@@ -139,22 +201,10 @@ class ServerLife:
             self.state = "failed"
             self.failure = f"cannot start {self.argv[0]}: {exc}"
             self._event("failed", f"cannot start {self.argv[0]}: {exc}")
-            _settle(ready, False)
+            _settle(ready, False, initialized)
             return
         self._conn, self._proc = conn, proc
         self._last_proc = proc
-        root_uri = self.root.as_uri()
-        params = {
-            "processId": _pid(),
-            "clientInfo": {"name": "lspmux", "version": _version()},
-            "rootUri": root_uri,
-            "rootPath": str(self.root),
-            "workspaceFolders": [{"uri": root_uri, "name": self.root.name or str(self.root)}],
-            "capabilities": self.client_capabilities,
-            "trace": "off",
-        }
-        if self.initialization_options is not None:
-            params["initializationOptions"] = self.initialization_options
         try:
             result = await conn.call(
                 "initialize", params, timeout=max(self.config.request_timeout, INITIALIZE_TIMEOUT)
@@ -162,11 +212,11 @@ class ServerLife:
         except Exception as exc:  # the server died or answered with an error
             if self._stopping:  # stopped while starting (a short session): nothing failed
                 log.debug("%s: stopped before it answered initialize (%s)", self.label, exc)
-                _settle(ready, False)
+                _settle(ready, False, initialized)
                 return
             log.error("%s: initialize failed: %s", self.label, exc)
             self.last_failure = self.last_failure or f"initialize failed: {exc}"
-            _settle(ready, False)
+            _settle(ready, False, initialized)
             if not conn.closed:
                 await self._terminate(proc, conn)
                 self._crashed(f"initialize failed: {exc}")
@@ -179,9 +229,32 @@ class ServerLife:
             self.initialize_result = result
         self.last_failure = None
         caps.store_cached(self.name, self.capabilities, self.registrations.values())
+        until.extend(load_token(result, self.client_capabilities))
         conn.notify("initialized", {})
         if self.config.settings:
-            conn.notify(_SETTINGS, {"settings": self.config.settings})
+            pulled = caps.load_pulled(self.name)
+            if pulled is None:  # its first start here: what does it ask for at once?
+                pulled = await self._first_pulls(conn)
+                if conn is not self._conn or conn.closed or self._stopping:
+                    _settle(ready, False, initialized)  # stopped, or exited (`_on_exit` said it)
+                    return
+                caps.note_pulled(self.name, pulled)
+            if not caps.asks_for(pulled, self.config.settings):
+                conn.notify(_SETTINGS, {"settings": self.config.settings})
+        _settle(initialized, True)
+        if until:  # documents wait (replayed below): see loading.LOADS_FIRST
+            try:
+                await asyncio.wait_for(asyncio.shield(loaded), LOAD_TIMEOUT)
+            except TimeoutError:
+                log.warning(
+                    "%s: no end of its %s progress after %.0fs; documents sent anyway",
+                    self.label,
+                    until[0],
+                    LOAD_TIMEOUT,
+                )
+            if conn.closed or conn is not self._conn:  # it died or was stopped meanwhile
+                _settle(ready, False)
+                return
         replayed = self.documents.replay(conn.notify)
         self.state = "running"
         self.started_at = self.last_heard = time.monotonic()
@@ -197,6 +270,26 @@ class ServerLife:
         self._arm_idle_timer()
         self._event("started", "")
         _settle(ready, True)
+
+    def _on_server_request(self, msg: Message) -> None:
+        if msg.get("method") == _PULL and self._pulls is not None:  # unprompted (see `_PULL`)
+            self._pulls.update(caps.pulled_sections(msg.get("params")))
+            self._asked.set()
+        self._on_request(msg)
+
+    async def _first_pulls(self, conn: Connection) -> frozenset[str]:
+        """The sections a server starting here for the first time asks for right after
+        `initialized`: those asked for before it answers a request sent after it (`barrier`,
+        as in `settled`), and, when it asked for some but not yet all of its settings, those
+        it asks for next, each within `barrier.PULL_QUIET` of the one before."""
+        self._pulls, self._asked = set(), asyncio.Event()
+        try:
+            await barrier(conn, SETTLE_TIMEOUT)
+            self._settled, pulls, settings = conn, self._pulls, self.config.settings
+            await quiet_after(self._asked, lambda: not pulls or caps.asks_for(pulls, settings))
+            return frozenset(pulls)
+        finally:
+            self._pulls = None
 
     def _on_exit(self, conn: Connection, code: int | None) -> None:
         conn.close(None)
@@ -292,44 +385,12 @@ class ServerLife:
             self._idle_timer = asyncio.get_running_loop().call_later(remaining, self._check_idle)
 
 
-def start_failure_message(name: str, argv: list[str], why: str, stderr: list[str]) -> str:
-    """The error a client gets when its server cannot start: what failed, the server's own
-    words (its last stderr lines), and what to do."""
-    command = " ".join(argv)
-    out = [f"lspmux: the language server {name} ({command}) could not start: {why}."]
-    if stderr:
-        out.append("Its stderr ended with:")
-        out.extend(f"  {line}" for line in stderr[-10:])
-    told = "\n".join(stderr)
-    if "rustup" in told or "Unknown binary" in told:
-        out.append(
-            "This is rustup's proxy without the component: run `rustup component add "
-            "rust-analyzer`, or point the server at a rust-analyzer binary."
-        )
-    out.append(
-        f"Run `{command}` in a terminal to see it fail, fix or install the server (or name "
-        "another one), then reconnect."
-    )
-    return "\n".join(out)
-
-
-def _settle(fut: asyncio.Future[bool], value: bool) -> None:
-    if not fut.done():
-        fut.set_result(value)
+def _settle(fut: asyncio.Future[bool], value: bool, *more: asyncio.Future[bool]) -> None:
+    for each in (fut, *more):
+        if not each.done():
+            each.set_result(value)
 
 
 def _log_task_error(task: asyncio.Future[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("background task failed", exc_info=task.exception())
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
-
-
-def _version() -> str:
-    from lspmux import __version__
-
-    return __version__

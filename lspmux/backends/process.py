@@ -18,6 +18,7 @@ import signal
 from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
@@ -102,6 +103,7 @@ class ServerProcess:
         env: Mapping[str, str],
         conn: Connection,
         on_exit: Callable[[int | None], None],
+        initialize: Mapping[str, Any] | None = None,  # sent by the backend: nothing yet here
     ) -> ServerProcess:
         proc = cls(name, conn, on_exit)
         loop = asyncio.get_running_loop()

@@ -3,11 +3,14 @@
 The `initialize` answer is the union of what the configured servers serve (`capabilities.py`),
 each less what its features may not serve here (`allowed`). What a server serves is known from
 the capability cache of its earlier starts; a server relevant to the workspace that never ran
-here is started before the answer (bounded by `INITIAL_START`), so the first start announces
-what the hundredth does; the other servers the workspace needs are started right after the
-answer (`prestart`), not at the first file they handle. Later — a server started for a file type the workspace scan did not
-see, a dynamic registration, an unregistration — the difference is registered or unregistered
-with a client that supports dynamic registration (`sync_registrations`).
+here is started before the answer (bounded by `INITIAL_START`), and what it registers at once
+on `initialized` is waited for (`ServerLife.settled`: an answer, no fixed wait), so the first
+start announces what the hundredth does; the other servers the workspace needs are started
+right after the answer (`prestart`), not at the first file they handle. Later — a server
+started for a file type the workspace scan did not see, a dynamic registration (basedpyright
+registers only once it has read its settings), an unregistration — the difference is
+registered or unregistered with a client that supports dynamic registration
+(`ClientRegistrations`).
 
 A transparent share (`--server-path`, `lspMux.server`: one named server for every file) is the
 exception: its server is started before the answer, and the client gets that server's own
@@ -42,10 +45,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("lspmux.session")
 
-#: Seconds `initialize` waits for servers that never ran here, and for the registrations a
-#: server sends right after `initialized`.
+#: Seconds `initialize` waits for servers that never ran here.
 INITIAL_START = 15.0
-REGISTRATION_GRACE = 0.3
 
 
 def allowed(server: ServerConfig, served: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -110,12 +111,20 @@ def from_cache(
 def prestart(session: SessionState, root: Path) -> None:
     """Once `initialize` is answered: start, without waiting, the announced servers some file
     of the workspace is for (those started for the answer are running already), so that they
-    boot while the client sends `initialized` and opens its first file, instead of after."""
+    boot while the client sends `initialized` and opens its first file, instead of after. The
+    look at the workspace's files runs in a thread: the client's first messages are relayed
+    meanwhile."""
     announcement = session.announcement
     if announcement is None or session.state != "running":
         return
+    session.spawn(_prestart(session, root, set(announcement.servers)))
+
+
+async def _prestart(session: SessionState, root: Path, names: set[str]) -> None:
     config = session.config
-    needed = servers_for_workspace(config, root, set(announcement.servers))
+    needed = await asyncio.to_thread(servers_for_workspace, config, root, names)
+    if session.state != "running" or session.config is not config:
+        return
     for name, found in needed.items():
         server = config.servers[name]
         backend = session.pool.get(server, root_for(server, found, session.roots), client=session)
@@ -160,6 +169,12 @@ async def after_starting(
     are all the servers the workspace needs (no `others`) and none could start, `initialize`
     fails with why (their stderr's last lines)."""
     failed: dict[str, Backend] = {}
+    started_backends: dict[str, Backend] = {}
+
+    def served(backend: Backend) -> dict[str, Any] | None:
+        return allowed(
+            backend.config, effective(backend.capabilities, backend.registrations.values())
+        )
 
     async def start(name: str) -> dict[str, Any] | None:
         server = session.config.servers[name]
@@ -167,11 +182,12 @@ async def after_starting(
         backend = session.pool.get(server, root, client=session)
         if backend is None:
             return None
-        if not await backend.ensure_running():
+        if not await backend.ensure_running(loaded=False):  # its answer is what counts here
             failed[name] = backend
             return None
-        await asyncio.sleep(REGISTRATION_GRACE)  # registrations follow `initialized`
-        return allowed(server, effective(backend.capabilities, backend.registrations.values()))
+        await backend.settled()  # what it registers at once on `initialized` is in the answer
+        started_backends[name] = backend
+        return served(backend)
 
     log.info("%s: starting %s to learn what they serve", session.client_id, ", ".join(wanted))
     subset = caps.Announcement(
@@ -183,7 +199,13 @@ async def after_starting(
     started = await caps.complete(subset, start, timeout=INITIAL_START)
     for name in wanted:
         if name in started.known:
-            announcement = announcement.with_known(name, started.known[name])
+            # What a server registered while the others started counts too: from the answer
+            # on, a registration is told to the client by `ClientRegistrations.sync`.
+            backend = started_backends.get(name)
+            known = served(backend) if backend is not None else None
+            announcement = announcement.with_known(
+                name, started.known[name] if known is None else known
+            )
     if failed and len(failed) == len(wanted) and not others:
         reasons = await asyncio.gather(*(b.start_failure() for b in failed.values()))
         raise RequestFailed("\n\n".join(reasons))
@@ -220,8 +242,8 @@ async def start_one(session: SessionState, server: ServerConfig, root: Path) -> 
         # It gave up restarting (a missing component, say), and nobody uses it: a new client
         # (after the user fixed it) gives it a fresh start.
         starting = backend.restart("a new client")
-    else:
-        starting = backend.ensure_running()
+    else:  # its `initialize` answer is what the client is given: no wait for its load
+        starting = backend.ensure_running(loaded=False)
     try:
         up = await asyncio.wait_for(starting, INITIAL_START * 4)
     except TimeoutError:

@@ -6,14 +6,23 @@ process nobody takes is killed."""
 from __future__ import annotations
 
 import asyncio
+import io
+import os
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lspmux.backends.adopt import Prespawned
+from lspmux.backends.initialize import FIRST_ID, initialize_params, launch_message
+from lspmux.config.loader import load_config
+from lspmux.proxy import run_proxy
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message
 from tests.e2e.daemon_harness import frame, read_message
@@ -37,7 +46,12 @@ async def test_the_workspace_servers_start_at_launch_and_their_backends_take_the
     stdout = proxy.proc.stdout
     assert stdout is not None
     try:
-        params = {"processId": None, "rootUri": folder.as_uri(), "capabilities": {}}
+        params = {
+            "processId": None,
+            "rootUri": folder.as_uri(),
+            "capabilities": {"textDocument": {"hover": {"contentFormat": ["markdown"]}}},
+            "initializationOptions": {},  # none, as the backend reads it
+        }
         reply = await proxy.request(1, "initialize", params)
         assert "capabilities" in reply["result"], reply
         proxy.send_bytes(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
@@ -72,10 +86,24 @@ async def test_the_workspace_servers_start_at_launch_and_their_backends_take_the
     finally:
         await proxy.stop()
     log = proxy.log.read_text()
+    # Each was sent its initialize at launch, the same as its backend's: not sent twice, and
+    # the answer was taken.
+    assert "another initialize" not in log and "unknown request" not in log, log
     for server in ("basedpyright", "ruff"):
         taken = re.findall(rf"{server}\[ws\]: took over pid (\d+), started at launch", log)
         assert len(taken) == 1, log
         assert f"{server}[ws]: started pid" not in log, log  # not spawned a second time
+
+
+def _cat(folder: Path) -> tuple[str, subprocess.Popen[bytes]]:
+    """`cat`, and a process of it started as `lspmux proxy` starts a server at launch."""
+    cat = shutil.which("cat")
+    assert cat is not None
+    early = subprocess.Popen(
+        [cat], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=folder, start_new_session=True,
+    )  # fmt: skip
+    return cat, early
 
 
 def _connection(on_message: Callable[[Message], object]) -> Connection:
@@ -85,13 +113,8 @@ def _connection(on_message: Callable[[Message], object]) -> Connection:
 async def test_a_backend_takes_the_process_started_for_exactly_its_start(tmp_path: Path) -> None:
     """`cat` echoes what it is sent: the adopted process's pipes work both ways, its exit is
     reported; a start that differs in argv, folder or environment spawns its own process."""
-    cat = shutil.which("cat")
-    assert cat is not None
-    early = subprocess.Popen(
-        [cat], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        cwd=tmp_path, start_new_session=True,
-    )  # fmt: skip
-    prespawned = Prespawned([([cat], tmp_path, {"A": "1"}, early)])
+    cat, early = _cat(tmp_path)
+    prespawned = Prespawned([([cat], tmp_path, {"A": "1"}, early, None)])
     loop = asyncio.get_running_loop()
     received: asyncio.Future[Message] = loop.create_future()
     exited: asyncio.Future[int | None] = loop.create_future()
@@ -117,6 +140,54 @@ async def test_a_backend_takes_the_process_started_for_exactly_its_start(tmp_pat
     assert await asyncio.wait_for(exited, 10) == 0
 
 
+def _sent_at_launch(popen: subprocess.Popen[bytes], params: dict[str, Any]) -> dict[str, Any]:
+    message = launch_message(params)
+    assert message is not None and popen.stdin is not None
+    popen.stdin.write(message)
+    popen.stdin.flush()
+    return {"jsonrpc": "2.0", "id": FIRST_ID, "method": "initialize", "params": params}
+
+
+async def test_a_process_sent_its_initialize_at_launch_is_not_sent_it_again(
+    tmp_path: Path,
+) -> None:
+    """`cat` echoes what it is sent: the `initialize` written at launch comes back once (held
+    until the backend's connection waits for its answer), the backend's own is not written
+    again, and what follows passes as usual."""
+    cat, early = _cat(tmp_path)
+    params = initialize_params(tmp_path, {"textDocument": {}}, {"a": [1, 2]})
+    sent = _sent_at_launch(early, params)
+    prespawned = Prespawned([([cat], tmp_path, {}, early, sent)])
+    got: asyncio.Queue[Message] = asyncio.Queue()
+    conn = _connection(got.put_nowait)
+    proc = await prespawned.spawn(
+        "cat", [cat], cwd=tmp_path, env={}, conn=conn, on_exit=lambda c: None, initialize=params
+    )
+    assert proc.pid == early.pid
+    conn.request("initialize", params, lambda _reply: None)  # as the backend's start does
+    conn.notify("hello/there", {"n": 1})
+    echoed = await asyncio.wait_for(got.get(), 10)
+    assert echoed == sent  # the one written at launch
+    after = await asyncio.wait_for(got.get(), 10)
+    assert after["method"] == "hello/there"  # not a second initialize
+    proc.kill()
+
+
+async def test_a_process_sent_another_initialize_at_launch_is_killed(tmp_path: Path) -> None:
+    """A backend whose `initialize` differs from what the process waiting for it was sent
+    does not take it: the process is killed, and the backend gets one of its own."""
+    cat, early = _cat(tmp_path)
+    sent = _sent_at_launch(early, initialize_params(tmp_path, {}, None))
+    prespawned = Prespawned([([cat], tmp_path, {}, early, sent)])
+    other = initialize_params(tmp_path, {}, {"changed": True})
+    proc = await prespawned.spawn(
+        "cat", [cat], cwd=tmp_path, env={}, conn=_connection(print), on_exit=lambda c: None,
+        initialize=other,
+    )  # fmt: skip
+    assert proc.pid != early.pid and early.returncode is not None and not prespawned.waiting
+    proc.kill()
+
+
 def test_a_process_nobody_takes_is_killed(tmp_path: Path) -> None:
     sleep = shutil.which("sleep")
     assert sleep is not None
@@ -124,6 +195,62 @@ def test_a_process_nobody_takes_is_killed(tmp_path: Path) -> None:
         [sleep, "600"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True,
     )  # fmt: skip
-    prespawned = Prespawned([([sleep, "600"], tmp_path, {}, early)])
+    prespawned = Prespawned([([sleep, "600"], tmp_path, {}, early, None)])
     prespawned.discard()
     assert early.returncode is not None and not prespawned.waiting
+
+
+async def test_a_process_started_at_launch_that_no_backend_asks_for_is_killed_after_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process `main` spawned that no backend takes (here: a workspace that needs no server)
+    is killed `untaken_after` the `initialize` answer, while the proxy serves on — not kept
+    idle until the client leaves."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user configuration
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="lspmux-rt-"))  # short
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    early = subprocess.Popen(
+        [sleep, "600"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=folder, start_new_session=True,
+    )  # fmt: skip
+    loop = asyncio.get_running_loop()
+    exited = loop.run_in_executor(None, early.wait)  # the event waited on: the process's exit
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(open(stdin_r, "rb")))  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(open(stdout_w, "wb")))  # noqa: SIM115
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": folder.as_uri(), "capabilities": {}},
+    }
+    proxy = asyncio.ensure_future(
+        run_proxy(
+            lambda root: load_config(root or folder, []),
+            first=frame(initialize),
+            early=[([sleep, "600"], folder, {}, early, None)],
+            untaken_after=0.05,
+        )
+    )
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader),
+        open(stdout_r, "rb"),  # noqa: SIM115
+    )
+    try:
+        answer = await read_message(reader, 30)
+        assert "capabilities" in answer["result"], answer
+        assert await asyncio.wait_for(exited, 30) == -9  # SIGKILL, the proxy still serving
+        assert not proxy.done()
+    finally:
+        with open(stdin_w, "wb") as client:
+            client.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+            client.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert await asyncio.wait_for(proxy, 30) == 0
+        if early.poll() is None:
+            early.kill()

@@ -124,6 +124,24 @@ async def test_one_rust_analyzer_for_a_workspace_opened_from_either_member(
     assert instance["root"] == str(cargo)
 
 
+async def test_a_workspace_opened_while_rust_analyzer_loads_it_gets_its_diagnostics(
+    daemon: DaemonUnderTest, cargo: Path
+) -> None:
+    """Every file of the workspace opened right after `initialize`, while rust-analyzer still
+    runs `cargo metadata`: sent to it then, rust-analyzer keeps them in a library source root
+    and never publishes their diagnostics; lspmux sends them once it has loaded the workspace
+    (backends/loading.py)."""
+    await daemon.start()
+    editor = await daemon.client(cargo, initialization_options=RA_OPTIONS)
+    editor.open("a/src/lib.rs", "rust")
+    b_uri = editor.open("b/src/lib.rs", "rust")
+    text = (cargo / "b/src/lib.rs").read_text()
+    editor.change(b_uri, [{"text": "mod missing;\n" + text}])  # type: ignore[list-item]
+    await editor.diagnostics_where(
+        b_uri, lambda ds: any("unresolved module" in d.message for d in ds), timeout=30
+    )
+
+
 async def test_a_clients_initialization_options_reach_the_shared_rust_analyzer(
     daemon: DaemonUnderTest, cargo: Path
 ) -> None:

@@ -126,6 +126,7 @@ SPELL_METHODS = {
     # a backend speaks LSP to its server process itself, below the sessions and their families
     "backends/lifecycle.py": "a server's own start and stop: its settings after initialized",
     "backends/documents.py": "the documents a server holds: opened, changed, replayed on restart",
+    "backends/loading.py": "a server's own start: the $/progress end that says it loaded",
     # below the routes altogether
     "wire/requests.py": "the base protocol's $/cancelRequest, sent when a request times out",
     "workspace/relay.py": "a leaf: which registrations are file watchers, the ones it relays",

@@ -493,7 +493,15 @@ class MemorySession:
         self.client.to_lspmux = _Pipe(conn.data_received).write
 
     async def _spawn(
-        self, name: str, argv: list[str], *, cwd: Path, env: Any, conn: Any, on_exit: Any
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Any,
+        conn: Any,
+        on_exit: Any,
+        initialize: Any = None,
     ) -> Any:
         server = self.servers[name.split("[", 1)[0]]
         server._reader = _Reader(f"server {server.name}")
