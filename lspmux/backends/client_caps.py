@@ -4,9 +4,9 @@
 - `for_backend()` starts from the client's own capabilities (or lspmux's, for a backend shared by
   several clients, whose answers `routing/adapt.py` then fits to each client) and keeps them no
   richer than the client where an answer goes straight back to it (snippets, markup kinds, link
-  support, progress). lspmux adds only what it handles itself: dynamic registration (it keeps
-  registrations per backend and routes by them), watched files, configuration, workspace
-  folders, versioned diagnostics, semantic tokens asked in full (lspmux computes the deltas,
+  support). lspmux adds only what it handles itself: work-done progress (passed on only to a
+  client that takes it), dynamic registration (it keeps registrations per backend and routes by
+  them), watched files, configuration, workspace folders, versioned diagnostics, semantic tokens asked in full (lspmux computes the deltas,
   `routing/semantic_tokens.py`), and — when the session pulls — pull diagnostics.
 - The position encoding is the one lspmux plans for the backend: `general.positionEncodings` is
   that one alone and clangd's `offsetEncoding` extension is narrowed to it.
@@ -151,6 +151,12 @@ def for_backend(
     general["positionEncodings"] = [position_encoding]
     if "offsetEncoding" in caps:  # clangd's extension: it would pick from the client's list
         caps["offsetEncoding"] = [position_encoding]
+    # Every server may report progress: lspmux answers its `window/workDoneProgress/create`,
+    # passes its progress on only to clients that take it (families/progress.py), shows it in
+    # `lspmux status`, and learns from it when rust-analyzer has loaded its project
+    # (backends/loading.py: told of no progress, it could not be waited for).
+    window = caps.get("window")
+    caps["window"] = {**(window if isinstance(window, dict) else {}), "workDoneProgress": True}
     ws = caps.setdefault("workspace", {})
     ws["configuration"] = True
     ws["workspaceFolders"] = True

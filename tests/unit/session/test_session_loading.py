@@ -1,8 +1,8 @@
 """A server that must load its project before it is sent documents (backends/loading.py:
 rust-analyzer, which otherwise never publishes the diagnostics of a document it was sent while
 it ran `cargo metadata`): the documents a client opens and edits meanwhile reach it once its
-first "Fetching" progress ends — with the text they have then — and not before; a server that
-was not told it may report progress, which would never end one, is not waited for."""
+first "Fetching" progress ends — with the text they have then — and not before, whether or not
+the client takes progress (lspmux always does: backends/client_caps.py)."""
 
 from __future__ import annotations
 
@@ -28,10 +28,13 @@ def _progress(kind: str, token: str = FETCHING) -> dict[str, Any]:
     }
 
 
-async def test_documents_wait_for_the_end_of_rust_analyzers_first_fetch(mem: Make) -> None:
+@pytest.mark.parametrize("client", [TAKES, {}], ids=["progress", "no-capabilities"])
+async def test_documents_wait_for_the_end_of_rust_analyzers_first_fetch(
+    mem: Make, client: dict[str, Any]
+) -> None:
     ra = ScriptedServer("rust-analyzer", SYNC, {})
     s = mem(**{"rust-analyzer": ra})
-    await s.initialize(TAKES)
+    await s.initialize(client)
     uri = s.open("lib.py", "a = 1\n")
     await until(lambda: "initialized" in ra.methods(), "rust-analyzer initialized")
     ra.notify("$/progress", _progress("begin"))
@@ -45,14 +48,6 @@ async def test_documents_wait_for_the_end_of_rust_analyzers_first_fetch(mem: Mak
     )
     assert opened["params"]["textDocument"]["text"] == "a = 2\n"  # the text it has now
     assert ra.notifications("textDocument/didChange") == []  # in the didOpen already
-
-
-async def test_a_server_not_told_of_progress_is_not_waited_for(mem: Make) -> None:
-    ra = ScriptedServer("rust-analyzer", SYNC, {})
-    s = mem(**{"rust-analyzer": ra})
-    await s.initialize({})  # no window.workDoneProgress: it would report no progress
-    s.open("lib.py", "a = 1\n")
-    await until(lambda: ra.notifications("textDocument/didOpen"), "the document at once")
 
 
 async def test_other_servers_get_documents_at_once(mem: Make) -> None:
