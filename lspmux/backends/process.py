@@ -29,9 +29,9 @@ log = logging.getLogger("lspmux.backend")
 #: that writes its stdout blocking (node: basedpyright, the TypeScript server) reads nothing
 #: while one answer is being written: in a 64 KiB pipe a 600 KB answer is ten waits for lspmux
 #: to read, and a `$/cancelRequest` sent meanwhile is seen answers later (a stuck client's
-#: backlog then keeps the others waiting). asyncio gives the server such a pipe; uvloop a Unix
-#: socket pair with larger buffers, left as it is. 1 MiB is the largest an unprivileged process
-#: may ask for (/proc/sys/fs/pipe-max-size).
+#: backlog then keeps the others waiting). A spawned server's stdout is a pipe of lspmux's own
+#: (`ServerProcess.spawn`); one started at launch (`adopt.py`) has `subprocess`'s. 1 MiB is the
+#: largest an unprivileged process may ask for (/proc/sys/fs/pipe-max-size).
 SERVER_PIPE_SIZE = 1024 * 1024
 #: Lines of a server's stderr kept (the last ones), for the error of a server that cannot start.
 STDERR_LINES = 20
@@ -47,7 +47,7 @@ class _Protocol(asyncio.SubprocessProtocol):
         self.proc.conn.attach_writer(stdin)
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
+        if fd == 1:  # an adopted process's stdout, held at first (adopt._Pipe)
             self.proc.conn.data_received(data)
             return
         buf = self._stderr
@@ -80,6 +80,32 @@ class _Protocol(asyncio.SubprocessProtocol):
         self.proc._exited()
 
 
+class Stdout(asyncio.BufferedProtocol):
+    """A server's stdout, read in place by its connection where the event loop's pipes can
+    (uvloop; `Connection.get_buffer`: a large answer is read straight into the buffer that is
+    handed on, not gathered read by read and joined); its end is the subprocess protocol's
+    (`pipe_connection_lost`)."""
+
+    def __init__(self, protocol: _Protocol) -> None:
+        self.protocol = protocol
+        self.conn = protocol.proc.conn
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.conn.get_buffer(sizehint)
+
+    def data_received(self, data: bytes) -> None:  # asyncio's pipes do not read in place
+        self.conn.data_received(data)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.conn.buffer_updated(nbytes)
+
+    def eof_received(self) -> bool | None:
+        return None  # the transport closes, then `connection_lost`
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.protocol.pipe_connection_lost(1, exc)
+
+
 class ServerProcess:
     """One running server process and the JSON-RPC connection to it."""
 
@@ -88,6 +114,8 @@ class ServerProcess:
         self.conn = conn
         self._on_exit = on_exit
         self._transport: asyncio.SubprocessTransport | None = None
+        #: The transport reading its stdout (`Stdout`), once spawned.
+        self._stdout: asyncio.ReadTransport | None = None
         self.exited = asyncio.get_running_loop().create_future()
         #: The last lines the server wrote to stderr, and when it closed its stderr.
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
@@ -108,18 +136,30 @@ class ServerProcess:
         proc = cls(name, conn, on_exit)
         loop = asyncio.get_running_loop()
         full_env = {**os.environ, **env}
-        transport, _ = await loop.subprocess_exec(
-            lambda: _Protocol(proc),
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=str(cwd),
-            env=full_env,
-            start_new_session=True,
-        )
+        protocol = _Protocol(proc)
+        # stdout is a pipe of our own, read in place (`Stdout`), not the subprocess
+        # transport's, which hands over each read as new bytes to be gathered and joined.
+        out, into = os.pipe()
+        try:
+            transport, _ = await loop.subprocess_exec(
+                lambda: protocol,
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=into,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=str(cwd),
+                env=full_env,
+                start_new_session=True,
+            )
+        except BaseException:
+            os.close(out)
+            raise
+        finally:
+            os.close(into)  # the server's end, now its own: EOF comes when it closes it
         proc._transport = transport
-        _widen_pipe(name, transport.get_pipe_transport(1))
+        reader = os.fdopen(out, "rb", buffering=0)  # closed by its transport
+        proc._stdout, _ = await loop.connect_read_pipe(lambda: Stdout(protocol), reader)
+        _widen_pipe(name, proc._stdout)
         pid = transport.get_pid()
         if pid is not None:  # its group is stopped even if lspmux is killed (watchdog.py)
             WATCHDOG.watch(pid)
@@ -184,8 +224,7 @@ class ServerProcess:
 
 
 def _widen_pipe(name: str, pipe: asyncio.BaseTransport | None) -> None:
-    """Let the server's stdout pipe hold SERVER_PIPE_SIZE bytes, where it is a pipe (asyncio;
-    uvloop's is a socket) and the system allows it (Linux; elsewhere, or over a lowered limit,
+    """Let the server's stdout pipe hold SERVER_PIPE_SIZE bytes, where the system allows it (Linux; elsewhere, or over a lowered limit,
     it keeps its size: only slower to drain)."""
     setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
     end = pipe.get_extra_info("pipe") if pipe is not None else None
