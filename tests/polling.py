@@ -55,6 +55,16 @@ class VirtualClockLoop(asyncio.SelectorEventLoop):
         fut.add_done_callback(done)
         return fut
 
+    async def shutdown_default_executor(self, *args: Any) -> None:
+        """Joined in a thread of its own, not an executor job: real time too (else its timeout,
+        300 s in `asyncio.run` since 3.12, is jumped past and it warns that the executor's
+        threads did not join)."""
+        self._jobs += 1
+        try:
+            await super().shutdown_default_executor(*args)
+        finally:
+            self._jobs -= 1
+
     def _may_jump(self, registered: int) -> bool:
         return self._jobs == 0 and registered <= 1  # only the wake-up pipe
 
