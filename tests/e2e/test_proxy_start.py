@@ -21,6 +21,7 @@ import pytest
 
 from lspmux.backends.adopt import Prespawned
 from lspmux.backends.initialize import FIRST_ID, initialize_params, launch_message
+from lspmux.backends.process import ServerProcess
 from lspmux.config.loader import load_config
 from lspmux.proxy import run_proxy
 from lspmux.wire.connection import Connection
@@ -110,6 +111,16 @@ def _connection(on_message: Callable[[Message], object]) -> Connection:
     return Connection("cat", on_request=on_message, on_notification=on_message)
 
 
+async def _end(proc: ServerProcess) -> None:
+    """Kill `proc` and see it exit, then close its connection, as its backend does on the exit:
+    a test that only kills it ends before the exit is seen, and its subprocess transport, its
+    stdin still open, is collected after the test's loop closed ("Event loop is closed",
+    reported in whichever later test the collection happens)."""
+    proc.kill()
+    assert await proc.wait(10)
+    proc.conn.close()
+
+
 async def test_a_backend_takes_the_process_started_for_exactly_its_start(tmp_path: Path) -> None:
     """`cat` echoes what it is sent: the adopted process's pipes work both ways, its exit is
     reported; a start that differs in argv, folder or environment spawns its own process."""
@@ -127,7 +138,7 @@ async def test_a_backend_takes_the_process_started_for_exactly_its_start(tmp_pat
         on_exit=lambda c: None,
     )
     assert other.pid != early.pid and prespawned.waiting  # another environment: its own process
-    other.kill()
+    await _end(other)
     conn = _connection(received.set_result)
     proc = await prespawned.spawn(
         "cat", [cat], cwd=tmp_path, env={"A": "1"}, conn=conn, on_exit=exited.set_result
@@ -170,7 +181,7 @@ async def test_a_process_sent_its_initialize_at_launch_is_not_sent_it_again(
     assert echoed == sent  # the one written at launch
     after = await asyncio.wait_for(got.get(), 10)
     assert after["method"] == "hello/there"  # not a second initialize
-    proc.kill()
+    await _end(proc)
 
 
 async def test_a_process_sent_another_initialize_at_launch_is_killed(tmp_path: Path) -> None:
@@ -185,7 +196,7 @@ async def test_a_process_sent_another_initialize_at_launch_is_killed(tmp_path: P
         initialize=other,
     )  # fmt: skip
     assert proc.pid != early.pid and early.returncode is not None and not prespawned.waiting
-    proc.kill()
+    await _end(proc)
 
 
 def test_a_process_nobody_takes_is_killed(tmp_path: Path) -> None:
