@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -79,6 +80,8 @@ class Proxy:
     def __init__(self, client: LanguageClient, workspace: Path) -> None:
         self.client = client
         self.workspace = workspace
+        self.env: dict[str, str] = {}
+        self.stopped = False
         self.server_requests: list[tuple[str, Any]] = []
         self.versions: dict[str, int] = {}
         self.answers = AnswerCounter(client)
@@ -181,7 +184,10 @@ async def start_proxy(
     config: str | None = None,
     capabilities: str = "neovim",
     extra_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> Proxy:
+    """`env`: the proxy's environment (default: a fresh `proxy_env`); a test that restarts
+    lspmux on the same cache passes the first one's `proxy.env` again."""
     args = [sys.executable, "-m", "lspmux", "proxy", "--log-level", "debug"]
     args += ["--log-file", str(tmp_path / "lspmux.log")]
     if config is not None:
@@ -207,7 +213,8 @@ async def start_proxy(
         proxy.server_requests.append((t.WORKSPACE_APPLY_EDIT, params))
         return t.ApplyWorkspaceEditResult(applied=True)
 
-    await client.start_io(*args, env=proxy_env(tmp_path), cwd=str(workspace))
+    proxy.env = proxy_env(tmp_path) if env is None else env
+    await client.start_io(*args, env=proxy.env, cwd=str(workspace))
     await client.initialize_session(
         t.InitializeParams(
             capabilities=client_capabilities(capabilities),
@@ -229,31 +236,51 @@ async def proxy_factory(tmp_path: Path, workspace: Path) -> AsyncIterator[Callab
 
     yield factory
     for proxy in started:
-        children = proxy.descendants()
-        try:
-            await asyncio.wait_for(proxy.client.shutdown_session(), 30)
-            # Every request the test sent got exactly one answer (none lost, none twice).
-            counter = proxy.answers
-            assert counter.sent, "the answer counter saw no request (pygls changed?)"
-            await eventually(
-                lambda c=counter: not [n for n in c.problems().values() if n == 0],
-                "an answer to every request",
-                timeout=10,
-            )
-            assert not proxy.answers.problems(), (
-                f"requests not answered exactly once (id: answers): {proxy.answers.problems()}"
-            )
-        finally:
-            await proxy.client.stop()
-        _gone, alive = psutil.wait_procs(children, timeout=10)
-        leftovers = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        for p in leftovers:
-            p.kill()
-        assert not leftovers, f"processes survived the proxy: {leftovers}"
-        log = tmp_path / "lspmux.log"
-        if log.exists():
-            text = log.read_text(errors="replace")
-            assert "Traceback" not in text, f"lspmux logged a traceback:\n{text[-4000:]}"
+        await stop_proxy(proxy, tmp_path)
+
+
+async def stop_proxy(proxy: Proxy, tmp_path: Path) -> None:
+    """Shut `proxy` down (once; `proxy_factory` stops those a test left running) and check
+    that every request got one answer, that it and its servers are gone, and that its log
+    has no traceback."""
+    if proxy.stopped:
+        return
+    proxy.stopped = True
+    children = proxy.descendants()
+    try:
+        await asyncio.wait_for(proxy.client.shutdown_session(), 30)
+        # Every request the test sent got exactly one answer (none lost, none twice).
+        counter = proxy.answers
+        assert counter.sent, "the answer counter saw no request (pygls changed?)"
+        await eventually(
+            lambda c=counter: not [n for n in c.problems().values() if n == 0],
+            "an answer to every request",
+            timeout=10,
+        )
+        assert not proxy.answers.problems(), (
+            f"requests not answered exactly once (id: answers): {proxy.answers.problems()}"
+        )
+    finally:
+        await proxy.client.stop()
+    _gone, alive = psutil.wait_procs(children, timeout=10)
+    leftovers = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    for p in leftovers:
+        p.kill()
+    assert not leftovers, f"processes survived the proxy: {leftovers}"
+    log = tmp_path / "lspmux.log"
+    if log.exists():
+        text = own_lines(log.read_text(errors="replace"))
+        assert "Traceback" not in text, f"lspmux logged a traceback:\n{text[-4000:]}"
+
+
+#: A line of a server's stderr, which lspmux's log relays (backends/process.py).
+_RELAYED = re.compile(r"^\S+ \S+ INFO lspmux\.backend: \S+ stderr: ")
+
+
+def own_lines(log: str) -> str:
+    """lspmux's log without its servers' stderr: pylsp, for one, logs a traceback whenever it
+    answers a method it does not know (lspmux's barrier request) with -32601."""
+    return "\n".join(line for line in log.splitlines() if not _RELAYED.match(line))
 
 
 @pytest_asyncio.fixture
