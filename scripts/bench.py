@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import bench_peers
 import orjson
 import psutil
 
@@ -69,7 +70,16 @@ TARGETS: dict[str, tuple[float, float, float]] = {
 HEADER_END = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"content-length\s*:\s*(\d+)", re.IGNORECASE)
 # Responses (from the server, or relayed by lspmux) start {"jsonrpc":"2.0","id":N,...
-_RESPONSE_HEAD = re.compile(rb'\{"jsonrpc":"2\.0","id":(\d+),(?="(?:result|error)")')
+#: (rassumfrassum writes them with spaces: `{"jsonrpc": "2.0", "id": N, "result": {`.)
+_RESPONSE_HEAD = re.compile(
+    rb'\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(\d+)\s*,\s*(?="(?:result|error)")'
+)
+_RESULT_OBJECT = re.compile(rb'"result"\s*:\s*\{')
+
+
+def is_result(body: bytes, off: int) -> bool:
+    """Whether the answer at `off` (after its id) is a result object."""
+    return _RESULT_OBJECT.match(body, off) is not None
 
 
 @dataclass(frozen=True)
@@ -393,6 +403,8 @@ class Running:
 #: and as a raw client that declares no capabilities at all (the shared server's answers are
 #: then fitted for it: markdown → plain text, snippets → text).
 PEERS = ("direct", "relay", "proxy", "daemon", "daemon-bare")
+#: With --peers, two other LSP proxies (scripts/bench_peers.py) in the same rounds.
+OTHERS = ("rass", "agent")
 #: What each peer is called in the report.
 TITLES = {
     "direct": "direct",
@@ -400,13 +412,15 @@ TITLES = {
     "proxy": "proxy",
     "daemon": "daemon",
     "daemon-bare": "daemon, no capabilities",
+    "rass": "rassumfrassum",
+    "agent": "lsp-devtools agent",
 }
 
 Series = dict[str, list[float]]
 
 
 def _series() -> Series:
-    return {name: [] for name in PEERS}
+    return {name: [] for name in PEERS + OTHERS}
 
 
 @dataclass
@@ -426,6 +440,8 @@ class Results:
     load_before: tuple[float, float, float] = field(default_factory=os.getloadavg)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     leftovers: list[int] = field(default_factory=list)
+    columns: tuple[str, ...] = PEERS
+    versions: dict[str, str] = field(default_factory=dict)  # of the peers, when measured
 
 
 @contextmanager
@@ -490,7 +506,7 @@ async def open_and_wait(peer: Peer, uri: str, timeout: float = 60.0) -> None:
             peer.start_request("textDocument/hover", hover_params(uri)),
             max(deadline - time.monotonic(), 0.1),
         )
-        if body.startswith(b'"result":{', off):
+        if is_result(body, off):
             return
         last = body[:300].decode("utf-8", "replace")
         await asyncio.sleep(0.2)
@@ -503,7 +519,7 @@ async def hover_once(peer: Peer, uri: str) -> float:
         peer.start_request("textDocument/hover", hover_params(uri)), 10.0
     )
     elapsed = time.perf_counter() - start
-    if not body.startswith(b'"result":{', off):
+    if not is_result(body, off):
         raise BenchError(f"{peer.name}: hover failed: {body[:300]!r}")
     return elapsed
 
@@ -554,7 +570,7 @@ async def completion_once(peer: Peer, uri: str) -> tuple[float, bytes]:
     start = time.perf_counter()
     body, off = await asyncio.wait_for(peer.start_request("textDocument/completion", params), 30.0)
     elapsed = time.perf_counter() - start
-    if not body.startswith(b'"result":{', off):
+    if not is_result(body, off):
         raise BenchError(f"{peer.name}: completion failed: {body[:300]!r}")
     return elapsed, body
 
@@ -736,8 +752,12 @@ def write_config(tmp: Path, items: int, extra_args: tuple[str, ...] = ()) -> Pat
     return path
 
 
-async def run(sizes: Sizes, tmp: Path, profile: Path | None = None) -> Results:
-    res = Results(sizes)
+async def run(
+    sizes: Sizes, tmp: Path, profile: Path | None = None, versions: dict[str, str] | None = None
+) -> Results:
+    res = Results(sizes, versions=versions or {})
+    if versions:
+        res.columns = PEERS + OTHERS
     workspace = tmp / "workspace"
     workspace.mkdir()
     (workspace / ".bench-root").write_text("")
@@ -790,6 +810,11 @@ async def run(sizes: Sizes, tmp: Path, profile: Path | None = None) -> Results:
             stderr=tmp / "proxy.stderr",
         )
         by_name = {"direct": direct, "relay": relay, "proxy": proxy, **shims}
+        if versions:
+            for name, argv in bench_peers.commands(server).items():
+                by_name[name] = await running.spawn(
+                    TITLES[name], argv, cwd=workspace, env=env, stderr=tmp / f"{name}.stderr"
+                )
         for name, peer in by_name.items():
             await initialize(peer, workspace, {} if name == "daemon-bare" else EDITOR_CAPABILITIES)
             await open_and_wait(peer, uri)
@@ -801,8 +826,10 @@ async def run(sizes: Sizes, tmp: Path, profile: Path | None = None) -> Results:
         await measure_throughput(peers, res)
         await measure_completion(peers, res)
         for peer in by_name.values():
-            code = await running.stop(peer)
-            if code != 0:
+            # The lsp-devtools agent keeps retrying its inspector after its server exited and
+            # never exits by itself: it is killed after the wait (noted in the report).
+            code = await running.stop(peer, timeout=2.0 if peer is by_name.get("agent") else 10.0)
+            if code != 0 and peer is not by_name.get("agent"):
                 raise BenchError(f"{peer.name} exited with code {code} after shutdown/exit")
         await asyncio.sleep(0.2)
         stop_daemon(running, daemon_pid)
@@ -810,6 +837,7 @@ async def run(sizes: Sizes, tmp: Path, profile: Path | None = None) -> Results:
         res.leftovers = running.leftovers()
     except BaseException:
         logs = ("proxy.log", "daemon.log", "proxy.stderr", "client.stderr", "relay.stderr")
+        logs += ("rass.stderr", "agent.stderr") if versions else ()
         print_tails(tmp, (*logs, "server.stderr"))
         raise
     finally:
@@ -974,17 +1002,19 @@ LSPMUX = ("proxy", "daemon", "daemon-bare")
 
 def report(res: Results, quick: bool) -> str:
     s = res.sizes
-    hover = {name: (pct(v, 50), pct(v, 95)) for name, v in res.hover.items()}
-    thr = {name: statistics.median(v) for name, v in res.throughput.items()}
-    comp = {name: statistics.median(v) for name, v in res.completion.items()}
-    cpu = {name: statistics.median(v) for name, v in res.cpu_per_request.items()}
-    calls = {name: statistics.median(v) for name, v in res.syscalls_per_request.items()}
+    cols = res.columns
+    hover = {name: (pct(res.hover[name], 50), pct(res.hover[name], 95)) for name in cols}
+    thr = {name: statistics.median(res.throughput[name]) for name in cols}
+    comp = {name: statistics.median(res.completion[name]) for name in cols}
+    cpu = {name: statistics.median(res.cpu_per_request[name]) for name in cols}
+    calls = {name: statistics.median(res.syscalls_per_request[name]) for name in cols}
+    peers = "".join(f", {n} {v}" for n, v in res.versions.items())
     mb = res.completion_bytes / 1e6
     when = res.started.strftime("%Y-%m-%d %H:%M UTC")
     load = " → ".join("/".join(f"{x:.2f}" for x in la) for la in (res.load_before, res.load_after))
 
     def row(label: str, values: dict[str, str]) -> str:
-        return f"| {label} | " + " | ".join(values[name] for name in PEERS) + " |"
+        return f"| {label} | " + " | ".join(values[name] for name in res.columns) + " |"
 
     def rounds(name: str) -> str:
         pairs = zip(res.hover_rounds["direct"], res.hover_rounds[name], strict=True)
@@ -1000,7 +1030,7 @@ def report(res: Results, quick: bool) -> str:
     if quick:
         lines += ["**Quick mode (`--quick`): tiny sizes, the numbers mean nothing.**", ""]
     lines += [
-        f"Measured {when}, lspmux at {revision()}, on {machine()}. Load average (1/5/15 min) "
+        f"Measured {when}, lspmux at {revision()}, on {machine()}{peers}. Load average (1/5/15 min) "
         f"before → after the run: {load}.",
         "",
         "One raw client (asyncio pipes + orjson, no LSP library) sends the same workload to "
@@ -1014,8 +1044,8 @@ def report(res: Results, quick: bool) -> str:
         "are fitted for it). All alternate in rounds, so that a change in machine load hits "
         "all of them.",
         "",
-        "| measurement | " + " | ".join(TITLES[n] for n in PEERS) + " |",
-        "|---|" + "---:|" * len(PEERS),
+        "| measurement | " + " | ".join(TITLES[n] for n in cols) + " |",
+        "|---|" + "---:|" * len(cols),
         row(
             f"hover latency p50 ({s.latency_total:,} sequential requests)",
             {n: ms(v[0]) for n, v in hover.items()},
@@ -1052,6 +1082,22 @@ def report(res: Results, quick: bool) -> str:
             f"{yes(share >= t_share)}) | {ms(added_c, 2)} (≤ {t_comp:g} ms: "
             f"{yes(added_c <= t_comp / 1000)}) |"
         )
+    if res.versions:
+        lines += [
+            "",
+            "Beside the other LSP proxies (`--peers`: rassumfrassum run as `rass --log-level "
+            "silent -- <server>`, the lsp-devtools agent as `lsp-devtools agent -- <server>`, "
+            "both from `.bench-peers/`; added = minus direct, same run):",
+            "",
+            "| | hover p50 added | pipelined, share of direct | 2.5 MB completion added |",
+            "|---|---:|---:|---:|",
+        ]
+        for name in cols[1:]:
+            lines.append(
+                f"| {TITLES[name]} | {ms(hover[name][0] - hover['direct'][0])} | "
+                f"{thr[name]:,.0f}/s ({thr[name] / thr['direct']:.0%}) | "
+                f"{ms(comp[name] - comp['direct'], 2)} |"
+            )
     lines += [
         "",
         "- **Latency** is the client's wall time from writing a request to having read its whole "
@@ -1104,7 +1150,7 @@ def report(res: Results, quick: bool) -> str:
         lines.append("")
     lines += [
         "Reproduce: `make bench` (or `.venv/bin/python scripts/bench.py`; `--quick` for a smoke "
-        "run, `--no-write` to only print, `--profile FILE` to run the proxy under cProfile).",
+        "run, `--peers` to add the other proxies, `--no-write` to only print, `--profile FILE` to run the proxy under cProfile).",
         END,
     ]
     return "\n".join(lines)
@@ -1152,14 +1198,24 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="run the proxy under cProfile, stats to FILE (numbers are then not written)",
     )
+    parser.add_argument(
+        "--peers", action="store_true", help="also measure rassumfrassum and the lsp-devtools agent"
+    )
     args = parser.parse_args(argv)
+    versions: dict[str, str] = {}
+    if args.peers:
+        try:
+            versions = bench_peers.ensure()
+        except bench_peers.PeerInstallError as exc:
+            print(f"bench: --peers: {exc}", file=sys.stderr)
+            return 1
     sizes = QUICK if args.quick else MEDIUM if args.medium else FULL
     runner = _runner()
     with tempfile.TemporaryDirectory(prefix="lspmux-bench-") as tmp_name:
         tmp = Path(tmp_name)
 
         async def bounded() -> Results:
-            return await asyncio.wait_for(run(sizes, tmp, args.profile), args.timeout)
+            return await asyncio.wait_for(run(sizes, tmp, args.profile, versions), args.timeout)
 
         try:
             res = runner(bounded())
