@@ -278,6 +278,11 @@ class Peer(asyncio.SubprocessProtocol):
         self.write(blob)
         try:
             await asyncio.wait_for(self._pipe_done, timeout)
+        except TimeoutError:
+            raise BenchError(
+                f"{self.name}: {count:,} pipelined requests: {self._pipe_seen:,} answered "
+                f"in {timeout:g} s"
+            ) from None
         finally:
             self._pipe_lo = self._pipe_hi = 0
         elapsed = time.perf_counter() - start
