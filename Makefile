@@ -48,7 +48,7 @@ test-matrix: setup
 MATRIX_PYTHONS = 3.12 3.13
 
 bench: setup
-	.venv/bin/python scripts/bench.py
+	.venv/bin/python scripts/bench.py --peers
 	.venv/bin/python scripts/bench_start.py --real-rounds 8 --write
 	.venv/bin/python scripts/bench_edits.py
 	.venv/bin/python scripts/bench_agent.py --write
