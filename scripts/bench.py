@@ -446,10 +446,14 @@ class Results:
     load_before: tuple[float, float, float] = field(default_factory=os.getloadavg)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     leftovers: list[int] = field(default_factory=list)
-    columns: tuple[str, ...] = PEERS
     #: A peer proxy (`OTHERS`) whose pipelined test failed, and why: its cells say so.
     failed: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)  # of the peers, when measured
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The report's columns: lspmux's ways, and the peer proxies when they were measured."""
+        return PEERS + OTHERS if self.versions else PEERS
 
 
 @contextmanager
@@ -559,8 +563,8 @@ def pipeline_blob(peer: Peer, uri: str, count: int) -> tuple[bytes, int]:
 
 #: How long a peer proxy (`OTHERS`) may take for one pipelined batch before its cells say it
 #: failed (the slowest measured, the lsp-devtools agent, needs ~7 s for 20,000).
+#: A peer that fails it is replaced by a fresh process for the completion test (`run`).
 OTHERS_PIPELINE_TIMEOUT = 30.0
-# (A peer that fails it is replaced by a fresh process for the completion test: `run`.)
 
 
 async def measure_throughput(peers: dict[str, tuple[Peer, str]], res: Results) -> None:
@@ -786,8 +790,6 @@ async def run(
     sizes: Sizes, tmp: Path, profile: Path | None = None, versions: dict[str, str] | None = None
 ) -> Results:
     res = Results(sizes, versions=versions or {})
-    if versions:
-        res.columns = PEERS + OTHERS
     workspace = tmp / "workspace"
     workspace.mkdir()
     (workspace / ".bench-root").write_text("")
@@ -840,11 +842,16 @@ async def run(
             stderr=tmp / "proxy.stderr",
         )
         by_name = {"direct": direct, "relay": relay, "proxy": proxy, **shims}
-        if versions:
-            for name, argv in bench_peers.commands(server).items():
-                by_name[name] = await running.spawn(
-                    TITLES[name], argv, cwd=workspace, env=env, stderr=tmp / f"{name}.stderr"
-                )
+
+        async def other(name: str) -> Peer:
+            """A peer proxy (`OTHERS`) around its own bench server."""
+            argv = bench_peers.commands(server)[name]
+            return await running.spawn(
+                TITLES[name], argv, cwd=workspace, env=env, stderr=tmp / f"{name}.stderr"
+            )
+
+        for name in OTHERS if versions else ():
+            by_name[name] = await other(name)
         for name, peer in by_name.items():
             await initialize(peer, workspace, {} if name == "daemon-bare" else EDITOR_CAPABILITIES)
             await open_and_wait(peer, uri)
@@ -856,13 +863,7 @@ async def run(
         await measure_throughput(peers, res)
         for name in res.failed:  # stalled with a batch unanswered: a fresh one for the rest
             await running.stop(by_name[name], timeout=2.0)
-            by_name[name] = fresh = await running.spawn(
-                TITLES[name],
-                bench_peers.commands(server)[name],
-                cwd=workspace,
-                env=env,
-                stderr=tmp / f"{name}.stderr",
-            )
+            by_name[name] = fresh = await other(name)
             await initialize(fresh, workspace, EDITOR_CAPABILITIES)
             await open_and_wait(fresh, uri)
             running.adopt_children(fresh)
@@ -871,9 +872,9 @@ async def run(
         for peer in by_name.values():
             # The lsp-devtools agent keeps retrying its inspector after its server exited and
             # never exits by itself: it is killed after the wait (noted in the report).
-            other = peer is by_name.get("agent")
-            code = await running.stop(peer, timeout=2.0 if other else 10.0)
-            if code != 0 and not other:
+            agent = peer is by_name.get("agent")
+            code = await running.stop(peer, timeout=2.0 if agent else 10.0)
+            if code != 0 and not agent:
                 raise BenchError(f"{peer.name} exited with code {code} after shutdown/exit")
         await asyncio.sleep(0.2)
         stop_daemon(running, daemon_pid)
