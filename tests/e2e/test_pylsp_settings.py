@@ -22,6 +22,7 @@ from lsprotocol import types as t
 
 from lspmux.backends.capabilities import load_pulled
 from tests.e2e.conftest import Proxy, proxy_env, stop_proxy
+from tests.tools import require_tool
 
 #: pylsp alone on .py files (the other Python servers off), so that every diagnostic is its.
 PYLSP_ONLY = """
@@ -98,6 +99,7 @@ def pulled(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> frozenset[st
 async def test_settings_reach_pylsp_on_its_first_and_later_starts(
     proxy_factory: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    require_tool("pylsp")
     env = proxy_env(tmp_path)
     assert pulled(env, monkeypatch) is None  # an empty cache: pylsp's first start here
     first: Proxy = await proxy_factory(config=LONG_LINES_ALLOWED, env=env)
@@ -118,6 +120,7 @@ async def test_without_the_setting_pylsp_reports_the_long_line(
     proxy_factory: Callable[..., Any],
 ) -> None:
     """The control: the same file, pylsp without maxLineLength, gets E501 on line 5."""
+    require_tool("pylsp")
     proxy: Proxy = await proxy_factory(config=PYLSP_ONLY)
     diags, _history = await lint(proxy)
     assert [d.range.start.line for d in e501(diags)] == [4], diags
