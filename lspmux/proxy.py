@@ -207,6 +207,7 @@ async def run_proxy(
     from lspmux import proxy_registry
     from lspmux.backends.adopt import Prespawned
     from lspmux.backends.pool import Pool
+    from lspmux.memory import tune_heap
     from lspmux.serving import CLIENT_WRITE_LIMIT, settle_heap
     from lspmux.session.session import Session
     from lspmux.wire.stdio import StdioBridge
@@ -244,6 +245,7 @@ async def run_proxy(
         loop.call_later(untaken_after, prespawned.discard)
 
     session.when_running(discard_untaken)
+    session.when_running(tune_heap)  # glibc's thresholds for large messages (memory.py)
     listed = await proxy_registry.register(session)  # `lspmux status` finds and asks it
     settle_heap()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -25,6 +25,7 @@ from lspmux.daemon.admission import (
     with_environment,
     workspace_folders,
 )
+from lspmux.memory import tune_heap
 from lspmux.session.session import Session
 from lspmux.uris import uri_to_path
 
@@ -99,6 +100,7 @@ class Clients:
             return one_server_config(loaded, server, args, env, executable)
 
         session = Session(self.pool, load, client_id=client_id, on_exit=self._gone)
+        session.when_running(tune_heap)  # glibc's thresholds, once per process (memory.py)
         self.info[session] = ClientInfo(
             client_id, server, cwd, peer, tuple(args), tuple(sorted(env))
         )
