@@ -10,9 +10,9 @@ relay, a uvloop process that copies bytes both ways and parses nothing (this scr
   the three so that load changes on the machine hit all of them alike;
 - pipelined throughput: N hover requests written at once, then every response read; with the
   CPU time and the system calls the process in front of the client spent per request;
-- completion latency: a ~2.5 MB CompletionList, median of sequential requests; measured twice:
-  cold, right after start (before anything else: as an editor's session meets it), and warm,
-  after the pipelined test (the row kept since the first runs);
+- completion latency: a ~2.5 MB CompletionList, median of sequential requests; measured warm,
+  after the pipelined test (the row kept since the first runs), and cold, on fresh processes
+  whose first large messages they are (as an editor's session meets them);
 - for context, in-process: what relaying that CompletionList costs through lspmux's raw path,
   orjson loads+dumps, and a pygls-style typed path (lsprotocol/cattrs).
 
@@ -438,7 +438,7 @@ class Results:
     hover_rounds: Series = field(default_factory=_series)  # the median of each round
     throughput: Series = field(default_factory=_series)  # requests/s, one per round
     completion: Series = field(default_factory=_series)
-    #: the same, measured first, right after start (`measure_completion(cold=True)`)
+    #: the same on fresh processes of `PEERS`, right after start (`measure_completion(cold=True)`)
     completion_cold: Series = field(default_factory=_series)
     #: the very first 2.5 MB answer of each peer (seconds), one sample
     completion_first: dict[str, float] = field(default_factory=dict)
@@ -621,7 +621,7 @@ async def measure_completion(
     peers: dict[str, tuple[Peer, str]], res: Results, *, cold: bool = False
 ) -> None:
     """Three untimed answers per peer (the answer checked once, fully parsed), then rounds of
-    timed ones. `cold`: the run's first requests, right after start, into `completion_cold`
+    timed ones. `cold`: fresh processes' first requests, right after start, into `completion_cold`
     (and each peer's very first answer into `completion_first`); else into `completion`."""
     expected = res.sizes.completion_items
     series = res.completion_cold if cold else res.completion
@@ -802,16 +802,98 @@ def write_config(tmp: Path, items: int, extra_args: tuple[str, ...] = ()) -> Pat
     return path
 
 
+#: How each process of `PEERS` but the shims is called in errors, and its stderr file.
+SPAWNED = {
+    "direct": ("bench_server", "server.stderr"),
+    "relay": ("byte relay", "relay.stderr"),
+    "proxy": ("lspmux proxy", "proxy.stderr"),
+}
+
+
+@dataclass
+class Setup:
+    """What every set of peers of one run shares."""
+
+    running: Running
+    tmp: Path
+    workspace: Path
+    uri: str
+    config: Path
+    env: dict[str, str]
+    server: list[str]  # the bench server's argv
+
+
+async def spawn_other(setup: Setup, name: str, folder: Path) -> Peer:
+    """A peer proxy (`OTHERS`) around its own bench server."""
+    argv = bench_peers.commands(setup.server)[name]
+    return await setup.running.spawn(
+        TITLES[name], argv, cwd=setup.workspace, env=setup.env, stderr=folder / f"{name}.stderr"
+    )
+
+
+async def start_peers(
+    setup: Setup, names: tuple[str, ...], folder: Path, profile: Path | None = None
+) -> tuple[dict[str, Peer], int]:
+    """Fresh processes for `names` (the daemon's through a daemon of their own; logs in
+    `folder`), each initialized with the bench document open: by name, and the daemon's pid
+    (its caller stops it: `stop_daemon`, also on error)."""
+    running, workspace, env, server = setup.running, setup.workspace, setup.env, setup.server
+    socket_path = setup.tmp / "xdg-runtime" / f"bench-{folder.name}.sock"
+    daemon_pid = await start_daemon(running, setup.config, socket_path, env, folder)
+    client = [sys.executable, "-m", "lspmux", "client", "--connect", f"unix:{socket_path}"]
+    by_name: dict[str, Peer] = {}
+    for name in names:
+        if name in OTHERS:
+            by_name[name] = await spawn_other(setup, name, folder)
+            continue
+        if name == "proxy":
+            argv = [sys.executable]
+            argv += ["-m", "cProfile", "-o", str(profile)] if profile is not None else []
+            argv += ["-m", "lspmux", "proxy", "--config", str(setup.config)]
+            argv += ["--log-level", "warning", "--log-file", str(folder / "proxy.log")]
+        else:
+            argv = {
+                "direct": server,
+                "relay": [sys.executable, str(Path(__file__).resolve()), RELAY_FLAG, *server],
+            }.get(name, [*client, "--no-autostart"])  # the daemon's ways: a shim each
+        label, stderr = SPAWNED.get(name, (f"lspmux client ({name})", "client.stderr"))
+        by_name[name] = await running.spawn(
+            label, argv, cwd=workspace, env=env, stderr=folder / stderr
+        )
+    for name, peer in by_name.items():
+        await initialize(peer, workspace, {} if name == "daemon-bare" else EDITOR_CAPABILITIES)
+        await open_and_wait(peer, setup.uri)
+        running.adopt_children(peer)
+        if name in ("daemon", "daemon-bare"):
+            peer.also_counted.append(daemon_pid)
+    return by_name, daemon_pid
+
+
+async def stop_peers(setup: Setup, by_name: dict[str, Peer], daemon_pid: int) -> None:
+    """shutdown + exit for each peer (each must exit 0), then the daemon."""
+    for peer in by_name.values():
+        # The lsp-devtools agent keeps retrying its inspector after its server exited and
+        # never exits by itself: it is killed after the wait (noted in the report).
+        agent = peer is by_name.get("agent")
+        code = await setup.running.stop(peer, timeout=2.0 if agent else 10.0)
+        if code != 0 and not agent:
+            raise BenchError(f"{peer.name} exited with code {code} after shutdown/exit")
+    await asyncio.sleep(0.2)
+    stop_daemon(setup.running, daemon_pid)
+
+
 async def run(
     sizes: Sizes, tmp: Path, profile: Path | None = None, versions: dict[str, str] | None = None
 ) -> Results:
+    """The measurements in the order kept since the first runs (hovers, pipelined batches,
+    the 2.5 MB answer warm), then the 2.5 MB answer cold, on fresh processes of lspmux's
+    ways (`PEERS`): measured first on the same ones it would change what follows (the
+    client's and the servers' heaps, hence their figures, depend on what they did before)."""
     res = Results(sizes, versions=versions or {})
     workspace = tmp / "workspace"
     workspace.mkdir()
     (workspace / ".bench-root").write_text("")
     (workspace / f"main{FILE_TYPE}").write_text("bench\n")
-    uri = (workspace / f"main{FILE_TYPE}").as_uri()
-    config = write_config(tmp, sizes.completion_items)
     env = dict(os.environ)
     env["XDG_CONFIG_HOME"] = str(tmp / "xdg-config")  # no user config leaks in
     env["XDG_CACHE_HOME"] = str(tmp / "xdg-cache")
@@ -820,95 +902,55 @@ async def run(
     (tmp / "xdg-runtime").mkdir(mode=0o700)
     env.pop("LSPMUX_LOG", None)
     env.pop("LSPMUX_ADDRESS", None)
-    running = Running()
-    server = [sys.executable, str(SERVER), "--items", str(sizes.completion_items)]
-    daemon_pid = 0
+    setup = Setup(
+        running=Running(),
+        tmp=tmp,
+        workspace=workspace,
+        uri=(workspace / f"main{FILE_TYPE}").as_uri(),
+        config=write_config(tmp, sizes.completion_items),
+        env=env,
+        server=[sys.executable, str(SERVER), "--items", str(sizes.completion_items)],
+    )
+    cold_dir = tmp / "cold"
+    cold_dir.mkdir()
+    daemon_pids: list[int] = []
     try:
-        socket_path = tmp / "xdg-runtime" / "bench.sock"
-        daemon_pid = await start_daemon(running, config, socket_path, env, tmp)
-        client = [sys.executable, "-m", "lspmux", "client", "--connect", f"unix:{socket_path}"]
-        shims = {
-            name: await running.spawn(
-                f"lspmux client ({name})",
-                [*client, "--no-autostart"],
-                cwd=workspace,
-                env=env,
-                stderr=tmp / "client.stderr",
-            )
-            for name in ("daemon", "daemon-bare")
-        }
-        direct = await running.spawn(
-            "bench_server", server, cwd=workspace, env=env, stderr=tmp / "server.stderr"
-        )
-        relay = await running.spawn(
-            "byte relay",
-            [sys.executable, str(Path(__file__).resolve()), RELAY_FLAG, *server],
-            cwd=workspace,
-            env=env,
-            stderr=tmp / "relay.stderr",
-        )
-        proxy = await running.spawn(
-            "lspmux proxy",
-            [sys.executable]
-            + (["-m", "cProfile", "-o", str(profile)] if profile is not None else [])
-            + ["-m", "lspmux", "proxy", "--config", str(config)]
-            + ["--log-level", "warning", "--log-file", str(tmp / "proxy.log")],
-            cwd=workspace,
-            env=env,
-            stderr=tmp / "proxy.stderr",
-        )
-        by_name = {"direct": direct, "relay": relay, "proxy": proxy, **shims}
-
-        async def other(name: str) -> Peer:
-            """A peer proxy (`OTHERS`) around its own bench server."""
-            argv = bench_peers.commands(server)[name]
-            return await running.spawn(
-                TITLES[name], argv, cwd=workspace, env=env, stderr=tmp / f"{name}.stderr"
-            )
-
-        for name in OTHERS if versions else ():
-            by_name[name] = await other(name)
-        for name, peer in by_name.items():
-            await initialize(peer, workspace, {} if name == "daemon-bare" else EDITOR_CAPABILITIES)
-            await open_and_wait(peer, uri)
-            running.adopt_children(peer)
-        for peer in shims.values():
-            peer.also_counted.append(daemon_pid)
-        peers = {name: (peer, uri) for name, peer in by_name.items()}
-        await measure_completion(peers, res, cold=True)  # first: what an editor's session meets
+        names = PEERS + (OTHERS if versions else ())
+        by_name, daemon_pid = await start_peers(setup, names, tmp, profile)
+        daemon_pids.append(daemon_pid)
+        peers = {name: (peer, setup.uri) for name, peer in by_name.items()}
         await measure_hover(peers, res)
         await measure_throughput(peers, res)
         for name in res.failed:  # stalled with a batch unanswered: a fresh one for the rest
-            await running.stop(by_name[name], timeout=2.0)
-            by_name[name] = fresh = await other(name)
+            await setup.running.stop(by_name[name], timeout=2.0)
+            by_name[name] = fresh = await spawn_other(setup, name, tmp)
             await initialize(fresh, workspace, EDITOR_CAPABILITIES)
-            await open_and_wait(fresh, uri)
-            running.adopt_children(fresh)
-            peers[name] = (fresh, uri)
+            await open_and_wait(fresh, setup.uri)
+            setup.running.adopt_children(fresh)
+            peers[name] = (fresh, setup.uri)
         await measure_completion(peers, res)
-        assert proxy.transport is not None
-        for name, pid in (("proxy", proxy.transport.get_pid()), ("daemon", daemon_pid)):
+        proxy = by_name["proxy"].transport
+        assert proxy is not None
+        for name, pid in (("proxy", proxy.get_pid()), ("daemon", daemon_pid)):
             with suppress(psutil.Error):  # what the large answers left it holding
                 res.rss_after[name] = psutil.Process(pid).memory_info().rss
-        for peer in by_name.values():
-            # The lsp-devtools agent keeps retrying its inspector after its server exited and
-            # never exits by itself: it is killed after the wait (noted in the report).
-            agent = peer is by_name.get("agent")
-            code = await running.stop(peer, timeout=2.0 if agent else 10.0)
-            if code != 0 and not agent:
-                raise BenchError(f"{peer.name} exited with code {code} after shutdown/exit")
-        await asyncio.sleep(0.2)
-        stop_daemon(running, daemon_pid)
-        daemon_pid = 0
-        res.leftovers = running.leftovers()
+        await stop_peers(setup, by_name, daemon_pids.pop())
+        # The cold answer: fresh processes whose first large message it is.
+        by_name, daemon_pid = await start_peers(setup, PEERS, cold_dir)
+        daemon_pids.append(daemon_pid)
+        await measure_completion({n: (p, setup.uri) for n, p in by_name.items()}, res, cold=True)
+        await stop_peers(setup, by_name, daemon_pids.pop())
+        res.leftovers = setup.running.leftovers()
     except BaseException:
         logs = ("proxy.log", "daemon.log", "proxy.stderr", "client.stderr", "relay.stderr")
         logs += ("rass.stderr", "agent.stderr") if versions else ()
-        print_tails(tmp, (*logs, "server.stderr"))
+        for folder in (tmp, cold_dir):
+            print_tails(folder, (*logs, "server.stderr"))
         raise
     finally:
-        stop_daemon(running, daemon_pid)
-        running.kill_all()
+        for pid in daemon_pids:
+            stop_daemon(setup.running, pid)
+        setup.running.kill_all()
     return res
 
 
@@ -1072,7 +1114,7 @@ def report(res: Results, quick: bool) -> str:
     hover = {name: (pct(res.hover[name], 50), pct(res.hover[name], 95)) for name in cols}
     thr = {name: statistics.median(res.throughput[name] or [math.nan]) for name in cols}
     comp = {name: statistics.median(res.completion[name]) for name in cols}
-    cold = {name: statistics.median(res.completion_cold[name]) for name in cols}
+    cold = {name: statistics.median(res.completion_cold[name] or [math.nan]) for name in cols}
     cpu = {name: statistics.median(res.cpu_per_request[name] or [math.nan]) for name in cols}
     calls = {name: statistics.median(res.syscalls_per_request[name] or [math.nan]) for name in cols}
 
@@ -1140,13 +1182,13 @@ def report(res: Results, quick: bool) -> str:
             {n: ms(v, 2) for n, v in comp.items()},
         ),
         row(
-            f"the same, cold: the run's first requests, before the hovers and the pipelined "
-            f"test, median of {s.completions}",
-            {n: ms(v, 2) for n, v in cold.items()},
+            f"the same, cold: fresh processes, their first requests after `initialize`, "
+            f"median of {s.completions}",
+            {n: "—" if math.isnan(v) else ms(v, 2) for n, v in cold.items()},
         ),
         "",
         "Against the targets of issue 21 (added = through lspmux minus direct, same run; the "
-        "2.5 MB answer warm, after the pipelined test, and cold, as a session meets it):",
+        "2.5 MB answer warm, after the pipelined test, and cold, as a new session meets it):",
         "",
         "| | hover p50 added | pipelined, share of direct | 2.5 MB completion added | "
         "2.5 MB added, cold |",
@@ -1199,15 +1241,18 @@ def report(res: Results, quick: bool) -> str:
         "- lspmux relays the completion answer as raw bytes with only its id rewritten "
         "(`sniff_response` + `rewrite_response_id`); it never parses the list. For a client "
         "that declared no capabilities, the daemon fits only what the client cannot take.",
-        "- **Cold and warm 2.5 MB answer**: the cold row is the run's first requests, as an "
-        "editor's session meets them; the warm row comes after the pipelined batches "
-        f"({s.pipelined:,} hovers each), which warm the processes' heaps (glibc's thresholds: "
-        "lspmux/memory.py). Each peer's very first 2.5 MB answer (one sample, not in the "
-        "medians; through the daemon it may start the fitting worker), in ms: "
-        + ", ".join(f"{TITLES[n]} {res.completion_first[n] * 1000:.2f}" for n in cols)
+        "- **Cold and warm 2.5 MB answer**: the warm row comes after the pipelined batches "
+        f"({s.pipelined:,} hovers each), in the same processes as every row above. The cold "
+        "row is measured last, on fresh processes of lspmux's ways (a daemon of their own), "
+        "whose first large messages they are, as a new editor's session meets them (measured "
+        "first on the same processes, it changed every figure after it: what a process's "
+        "allocator costs depends on what it did before; lspmux/memory.py). Each one's very "
+        "first 2.5 MB answer there (one sample, not in the medians; through the daemon it may "
+        "start the fitting worker), in ms: "
+        + ", ".join(f"{TITLES[n]} {v * 1000:.2f}" for n, v in res.completion_first.items())
         + "."
         + (
-            " Resident memory after the run: "
+            " Resident memory after the warm row: "
             + ", ".join(f"{n} {v / 2**20:.1f} MiB" for n, v in res.rss_after.items())
             + "."
             if res.rss_after
