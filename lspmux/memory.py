@@ -7,7 +7,7 @@ block's size, up to 32 MiB) and the trim threshold (to twice that). Until then, 
 whenever a larger message comes or the top of the heap was trimmed, every buffer of a 2.5 MB
 answer (the frame it is read into, its relayed copy) costs page faults: measured through the
 proxy, the first 2.5 MB answers of a session took +5 ms over the direct connection instead of
-+2 ms (docs/benchmarks.md, "the cold 2.5 MB answer"). So once the client has its `initialize`
++2 ms (docs/benchmarks.md, "Why: glibc's allocator"). So once the client has its `initialize`
 answer (off the start path: ctypes costs ~3 ms to import) each serving process sets them fixed:
 
 - `MMAP_THRESHOLD` = 32 MiB, the ceiling glibc's own rule reaches (and the largest value
@@ -16,14 +16,16 @@ answer (off the start path: ctypes costs ~3 ms to import) each serving process s
   `max_message_size`) are still mmapped and unmapped each time.
 - `TRIM_THRESHOLD` = 64 MiB, twice that, as glibc's rule pairs them: free memory at the top of
   the heap below it stays with the process for the next large message instead of being given
-  back at each free and faulted in again. What one large answer leaves free (its few
-  transient copies, ~10 MB for a 2.5 MB answer) is kept and reused; it is bounded by the
-  largest burst the process served, as with glibc's own raised threshold.
+  back at each free and faulted in again. What large answers leave free is kept and reused
+  (measured after the bench's 2.5 MB answers: the daemon ~6 MiB more resident, the proxy
+  ~0.5 MiB); it is bounded by the largest burst the process served, as under glibc's own
+  raised thresholds.
 
 A 10 MB document therefore no longer passes through mmapped buffers that are unmapped when
-freed: its transient copies (~30-40 MB) come from the heap and stay free inside the process,
-under the trim threshold — `release_soon()` gives them back (below). `malloc_trim(0)` is not
-bound by the trim threshold: it returns the free top of the heap and every free page inside it.
+freed: its transient copies (the frame, the parsed text, what is sent on) come from the heap
+and stay free inside the process, under the trim threshold — `release_soon()` gives them back
+(below): `malloc_trim(0)` is not bound by the trim threshold, it returns the free top of the
+heap and every free page inside it.
 A variable the user set (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or the same in
 `GLIBC_TUNABLES`) wins: that threshold is left as glibc set it.
 
