@@ -17,8 +17,8 @@ answer (off the start path: ctypes costs ~3 ms to import) each serving process s
 - `TRIM_THRESHOLD` = 64 MiB, twice that, as glibc's rule pairs them: free memory at the top of
   the heap below it stays with the process for the next large message instead of being given
   back at each free and faulted in again. What large answers leave free is kept and reused
-  (measured after the bench's 2.5 MB answers: the daemon ~6 MiB more resident, the proxy
-  ~0.5 MiB); it is bounded by the largest burst the process served, as under glibc's own
+  (measured after the bench's 2.5 MB answers: the daemon 6-8 MiB more resident, the proxy
+  0.5-4 MiB); it is bounded by the largest burst the process served, as under glibc's own
   raised thresholds.
 
 A 10 MB document therefore no longer passes through mmapped buffers that are unmapped when
@@ -26,6 +26,7 @@ freed: its transient copies (the frame, the parsed text, what is sent on) come f
 and stay free inside the process, under the trim threshold — `release_soon()` gives them back
 (below): `malloc_trim(0)` is not bound by the trim threshold, it returns the free top of the
 heap and every free page inside it.
+
 A variable the user set (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or the same in
 `GLIBC_TUNABLES`) wins: that threshold is left as glibc set it.
 
@@ -43,13 +44,13 @@ often a launcher (basedpyright's Python entry point runs node, which holds the m
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import asyncio
     import ctypes
 
 log = logging.getLogger("lspmux.memory")
@@ -113,7 +114,7 @@ def _trimmer() -> Callable[[int], int] | None:
     return _trim
 
 
-def user_set(env_name: str, environ: dict[str, str] | None = None) -> bool:
+def user_set(env_name: str, environ: Mapping[str, str] | None = None) -> bool:
     """Whether the user set this threshold (`MALLOC_MMAP_THRESHOLD_`…, or in GLIBC_TUNABLES
     as `glibc.malloc.mmap_threshold`…): then glibc already applied it, and it stays."""
     env = os.environ if environ is None else environ
@@ -155,8 +156,6 @@ def release_soon(size: int) -> None:
     global _pending
     if size < TRIM_ABOVE or _trimmer() is None:
         return
-    import asyncio  # loaded already where there are documents (not in the fitting worker)
-
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # no event loop (a script, a test): nothing is pending either

@@ -442,7 +442,7 @@ class Results:
     completion_cold: Series = field(default_factory=_series)
     #: the very first 2.5 MB answer of each peer (seconds), one sample
     completion_first: dict[str, float] = field(default_factory=dict)
-    #: resident memory (bytes) after the run: of the proxy, and of the daemon
+    #: resident memory (bytes) after the warm completions: of the proxy, and of the daemon
     rss_after: dict[str, int] = field(default_factory=dict)
     #: CPU seconds per pipelined request of the process the client talks to
     cpu_per_request: Series = field(default_factory=_series)
