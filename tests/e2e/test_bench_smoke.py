@@ -107,8 +107,14 @@ def test_quick_bench_writes_its_section_and_keeps_the_others(tmp_path: Path) -> 
     assert text.count("<!-- bench:proxy -->") == 1 and text.count("<!-- /bench:proxy -->") == 1
     assert "## Locate\n\nkept as it is" in text and "## Sharing\n\nalso kept" in text
     section = text.split("<!-- bench:proxy -->")[1].split("<!-- /bench:proxy -->")[0]
-    for row in ("hover latency p50", "pipelined hover throughput", "completion latency"):
+    for row in (
+        "hover latency p50",
+        "pipelined hover throughput",
+        "completion latency",
+        "the same, cold: fresh processes",  # the 2.5 MB answer as a new session meets it
+    ):
         assert f"| {row}" in section
+    assert "| 2.5 MB completion added | 2.5 MB added, cold |" in section
     assert "| direct | byte relay | proxy | daemon | daemon, no capabilities |" in section
     for peer in ("proxy", "daemon", "daemon, no capabilities"):  # each against its targets
         assert f"| {peer} | " in section.split("Against the targets")[1]
