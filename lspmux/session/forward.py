@@ -95,7 +95,10 @@ def must_fit(session: SessionState, route: Route) -> bool:
     fit = route.fit
     if fit is None or not session.pool.shared:
         return False
-    return adapt.needs_adapting(fit, session.client_capabilities)
+    known = session.fits.get(fit)
+    if known is None:  # the capabilities are the client's, fixed at `initialize`
+        known = session.fits[fit] = adapt.needs_adapting(fit, session.client_capabilities)
+    return known
 
 
 def serving(method: str, route: Route, backends: list[Backend]) -> list[Backend]:

@@ -72,6 +72,9 @@ class SessionState(abc.ABC):
         self.store = DiagnosticStore()
         self.config: Config = Config()
         self.client_capabilities: dict[str, Any] = {}
+        #: Per fitting kind, whether this client's answers are fitted (`forward.must_fit`):
+        #: asked of every request, answered once; emptied when the capabilities are set.
+        self.fits: dict[str, bool] = {}
         self.roots: list[Path] = []
         #: The client's own `initializationOptions` (None when it sent none): its servers start
         #: with them, under the configured ones; part of the instance key in the daemon.
