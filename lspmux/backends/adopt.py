@@ -203,6 +203,7 @@ async def adopt(
                 os.killpg(popen.pid, signal.SIGKILL)
 
         stdin = _SentAtLaunch(stdin, sent, passed)  # type: ignore[assignment]
+    proc._stdout = stdout
     proc._transport = _AdoptedTransport(popen, stdin)  # type: ignore[assignment]
     protocol.connection_made(proc._transport)  # type: ignore[arg-type]
     _widen_pipe(name, stdout)  # as a spawned server's (asyncio's pipes; uvloop's too, here)
