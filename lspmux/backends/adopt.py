@@ -193,9 +193,11 @@ async def adopt(
     out = _HeldStdout(protocol, held=sent is not None)
     stdout, _ = await loop.connect_read_pipe(lambda: out, popen.stdout)
     if sent is not None:
+        pipe = stdin
 
         def passed(same: bool) -> None:
             if same:  # the request is pending once written: its answer, read after
+                conn.attach_writer(pipe)  # what follows is written as to a spawned server
                 loop.call_soon(out.release)
                 return
             log.error("%s: initialize differs from what pid %s was sent: killed", name, popen.pid)

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from lspmux.backends.adopt import _HeldStdout, adopt
+from lspmux.backends.adopt import _HeldStdout, _SentAtLaunch, adopt
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message
 
@@ -60,6 +60,7 @@ async def test_what_came_before_the_backend_waits_is_held_then_passed_and_read_i
         echoed = await asyncio.wait_for(requests.get(), 10)
         assert echoed["method"] == "initialize" and echoed["params"] == params
         assert out.held is None
+        assert not isinstance(conn._writer, _SentAtLaunch)  # written to as a spawned server
         conn.notify("ping", {"n": 1})  # written, echoed, read in place by the connection
         assert (await asyncio.wait_for(notes.get(), 10))["params"] == {"n": 1}
         assert isinstance(out, asyncio.BufferedProtocol)
