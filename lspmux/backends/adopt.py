@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.backends.initialize import says_the_same
-from lspmux.backends.process import ServerProcess, _Protocol, _widen_pipe
+from lspmux.backends.process import ServerProcess, Stdout, _Protocol, _widen_pipe
 from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
 
@@ -66,42 +66,71 @@ class _AdoptedTransport:
         self.popen.kill()
 
 
-class _Pipe(asyncio.Protocol):
-    """One of the process's output pipes (1: stdout, 2: stderr), fed to its subprocess
-    protocol as the subprocess transport would."""
+class _Stderr(asyncio.Protocol):
+    """The process's stderr, fed to its subprocess protocol as the subprocess transport
+    would."""
 
-    def __init__(self, protocol: _Protocol, fd: int, *, held: bool = False) -> None:
-        self.protocol, self.fd = protocol, fd
-        #: What was read while held (the answer to an `initialize` sent at launch, before the
-        #: backend's connection waits for it); None once released.
-        self.held: bytearray | None = bytearray() if held else None
-        self.lost: tuple[Exception | None] | None = None
+    def __init__(self, protocol: _Protocol) -> None:
+        self.protocol = protocol
 
     def data_received(self, data: bytes) -> None:
-        if self.held is not None:
-            self.held += data
+        self.protocol.pipe_data_received(2, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.protocol.pipe_connection_lost(2, exc)
+
+
+class _HeldStdout(Stdout):
+    """The process's stdout, read in place by its connection as a spawned server's is
+    (`Stdout`); but what arrives before the connection waits for it (the answer to an
+    `initialize` sent at launch) is held until `release`."""
+
+    def __init__(self, protocol: _Protocol, *, held: bool) -> None:
+        super().__init__(protocol)
+        #: What was read while held; None once released (or never held).
+        self.held: bytearray | None = bytearray() if held else None
+        self._scratch: memoryview | None = None  # what is read into while held
+        self.lost: tuple[Exception | None] | None = None
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self.held is None:
+            return self.conn.get_buffer(sizehint)
+        if self._scratch is None:
+            self._scratch = memoryview(bytearray(65536))
+        return self._scratch
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self.held is None:
+            self.conn.buffer_updated(nbytes)
             return
-        self.protocol.pipe_data_received(self.fd, data)
+        assert self._scratch is not None  # the transport asked `get_buffer` for this read
+        self.held += self._scratch[:nbytes]
+
+    def data_received(self, data: bytes) -> None:  # asyncio's pipes do not read in place
+        if self.held is None:
+            self.conn.data_received(data)
+            return
+        self.held += data
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.held is not None:
             self.lost = (exc,)
             return
-        self.protocol.pipe_connection_lost(self.fd, exc)
+        super().connection_lost(exc)
 
     def release(self) -> None:
         """Pass on what was held, and all that comes after."""
-        held, self.held = self.held, None
+        held, self.held, self._scratch = self.held, None, None
         if held:
-            self.protocol.pipe_data_received(self.fd, bytes(held))
+            self.conn.data_received(bytes(held))
         if self.lost is not None:
-            self.protocol.pipe_connection_lost(self.fd, self.lost[0])
+            super().connection_lost(self.lost[0])
 
 
 class _SentAtLaunch:
     """The stdin of a process that was sent its `initialize` at launch, as its backend's
     connection writes to it: the first message written — that `initialize` again — is not
-    written, and once it is passed, the server's output (held until then: `_Pipe.held`) is
+    written, and once it is passed, the server's output (held until then: `_HeldStdout.held`) is
     passed on: the answer is taken by a connection that waits for it. When what the backend writes differs from what
     was sent at launch (it cannot, `Prespawned.spawn` compared them), the process is killed:
     its backend sees it exit, and starts a server of its own."""
@@ -161,12 +190,14 @@ async def adopt(
     protocol = _Protocol(proc)
     stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
     # The answer to what was sent at launch is passed on once the connection waits for it.
-    out = _Pipe(protocol, 1, held=sent is not None)
+    out = _HeldStdout(protocol, held=sent is not None)
     stdout, _ = await loop.connect_read_pipe(lambda: out, popen.stdout)
     if sent is not None:
+        pipe = stdin
 
         def passed(same: bool) -> None:
             if same:  # the request is pending once written: its answer, read after
+                conn.attach_writer(pipe)  # what follows is written as to a spawned server
                 loop.call_soon(out.release)
                 return
             log.error("%s: initialize differs from what pid %s was sent: killed", name, popen.pid)
@@ -174,10 +205,11 @@ async def adopt(
                 os.killpg(popen.pid, signal.SIGKILL)
 
         stdin = _SentAtLaunch(stdin, sent, passed)  # type: ignore[assignment]
+    proc._stdout = stdout
     proc._transport = _AdoptedTransport(popen, stdin)  # type: ignore[assignment]
     protocol.connection_made(proc._transport)  # type: ignore[arg-type]
     _widen_pipe(name, stdout)  # as a spawned server's (asyncio's pipes; uvloop's too, here)
-    await loop.connect_read_pipe(lambda: _Pipe(protocol, 2), popen.stderr)
+    await loop.connect_read_pipe(lambda: _Stderr(protocol), popen.stderr)
     log.info("%s: took over pid %s, started at launch: %s", name, popen.pid, " ".join(popen.args))  # type: ignore[arg-type]
 
     def wait() -> None:  # the exit, as the event loop's child watcher would report it

@@ -47,9 +47,7 @@ class _Protocol(asyncio.SubprocessProtocol):
         self.proc.conn.attach_writer(stdin)
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:  # an adopted process's stdout, held at first (adopt._Pipe)
-            self.proc.conn.data_received(data)
-            return
+        # stderr only: stdout is read by the connection (`Stdout`)
         buf = self._stderr
         buf += data
         while (nl := buf.find(b"\n")) >= 0:

@@ -6,12 +6,14 @@ those, `Lane.relay` (tried first by `dispatch._request`) skips the general path 
 `forward.dispatch` → the policy → `Backend.request`): the request gets one `FastExchange`,
 which is at once the client's in-flight entry (cancellation, `all_answered`, a client that stops
 reading) and the backend connection's pending record (`Connection.forward`: no callbacks, no
-`_Pending`). Its answer, sniffed, goes back to the client as bytes with the id rewritten.
+`_Pending`). Its answer, sniffed, goes back to the client as bytes with the id rewritten — or,
+for a client that declared less than its shared server was told, fitted to it first as the
+general way fits it (`Exchange.reply_raw`: a scan, and most answers need nothing).
 
 Whether a request takes the lane is checked per request, by the general way's own tests
-(`forward.must_fit`, `forward.serving`, `forward.single_target`): its route a FIRST or MERGE
-policy with no handler, nothing to fit for this client, nothing held, a document named, its
-servers running and exactly one of them serving it, the same encoding, the client reading.
+(`forward.serving`, `forward.single_target`): its route a FIRST or MERGE policy with no
+handler, nothing held, a document named, its servers running and exactly one of them serving
+it, the same encoding, the client reading.
 Anything else goes the general way, and so does any answer but a plain result: an error, a
 timeout, a crashed server's failure, ContentModified are handed to the FIRST policy
 (`forward.first_after`) exactly as if the request had gone that way. Every request is still
@@ -49,12 +51,7 @@ class Lane:
             return False
         method = msg["method"]
         route = CLIENT_REQUESTS.get(method)
-        if (
-            route is None
-            or route.handler is not None
-            or route.policy not in forward.ONE_OR_ALL
-            or forward.must_fit(session, route)
-        ):
+        if route is None or route.handler is not None or route.policy not in forward.ONE_OR_ALL:
             return False
         params = msg.get("params")
         if type(params) is not dict or "locate" in params:
@@ -78,6 +75,8 @@ class Lane:
             return False
         family = forward.single_target(session, route, params, target)
         ex = FastExchange(session, msg, target, family)
+        if forward.must_fit(session, route):
+            ex.fit_for, ex.fit_kind = session.client_capabilities, route.fit or ""
         backend_id = target.forward(ex, params)
         if backend_id is not None:
             ex.targets.append((target, backend_id))
@@ -100,7 +99,8 @@ class FastExchange(Exchange[SessionState]):
         self.deadline = 0.0
 
     def raw(self, body: bytes, offset: int) -> None:
-        """The server's sniffed answer: a result goes to the client as it is."""
+        """The server's sniffed answer: a result goes to the client as it is (fitted first
+        where this client's answers are: `reply_raw`)."""
         if body.startswith(b'"error"', offset):
             self.callback(decode(body))
             return
@@ -108,7 +108,7 @@ class FastExchange(Exchange[SessionState]):
         if family is not None:
             session = self.session
             session.last_origin[family] = session.origin_of(self.backend)
-        self.relay(body, offset)
+        self.reply_raw(body, offset)
 
     def callback(self, msg: Message) -> None:
         """Anything but a sniffed answer (an error, a timeout, the server gone): the FIRST

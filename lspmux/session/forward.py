@@ -24,7 +24,7 @@ from lspmux.errors import (
     RequestCancelled,
     RequestFailed,
 )
-from lspmux.routing import adapt, merge
+from lspmux.routing import merge
 from lspmux.routing.route import Policy, Route
 from lspmux.session import positions
 from lspmux.session.exchange import Exchange
@@ -95,7 +95,7 @@ def must_fit(session: SessionState, route: Route) -> bool:
     fit = route.fit
     if fit is None or not session.pool.shared:
         return False
-    return adapt.needs_adapting(fit, session.client_capabilities)
+    return session.fitted(fit)
 
 
 def serving(method: str, route: Route, backends: list[Backend]) -> list[Backend]:

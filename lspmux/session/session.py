@@ -113,6 +113,7 @@ class Session(SessionState):
         what it serves — an awaitable of it, after starting those servers (bounded by
         `INITIAL_START`): the first start announces what the hundredth does."""
         self.client_capabilities = params.get("capabilities") or {}
+        self.fits = {}
         self.roots = roots_of(params)
         root = self.roots[0] if self.roots else None
         try:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lspmux.config.model import Config
 from lspmux.diagnostics.store import DiagnosticStore
+from lspmux.routing import adapt
 from lspmux.routing.semantic_tokens import DeltaBridge
 from lspmux.session.documents import Documents
 from lspmux.session.exchange import ClientLink
@@ -72,6 +73,7 @@ class SessionState(abc.ABC):
         self.store = DiagnosticStore()
         self.config: Config = Config()
         self.client_capabilities: dict[str, Any] = {}
+        self.fits: dict[str, bool] = {}  # `fitted`'s answers; emptied when the caps are set
         self.roots: list[Path] = []
         #: The client's own `initializationOptions` (None when it sent none): its servers start
         #: with them, under the configured ones; part of the instance key in the daemon.
@@ -108,6 +110,14 @@ class SessionState(abc.ABC):
 
     def body_of(self, params: Any) -> bytes | bytearray | None:
         return self.link.body_of(params)
+
+    def fitted(self, kind: str) -> bool:
+        """Whether answers of fitting `kind` may hold something this client did not declare
+        (`adapt.needs_adapting`): asked of every request, worked out once per kind."""
+        known = self.fits.get(kind)
+        if known is None:
+            known = self.fits[kind] = adapt.needs_adapting(kind, self.client_capabilities)
+        return known
 
     def congested(self) -> bool:
         return self.link.congested()

@@ -14,6 +14,7 @@ block is read, and a header written, by `wire/header.py` (shared with the blocki
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -87,7 +88,7 @@ class FrameParser:
         #: Reading in place (`get_buffer`): a large body is read straight into `_big`.
         self._in_place = False
         self._big: bytearray | None = None
-        self._scratch: bytearray | None = None
+        self._scratch: memoryview | None = None
 
     # -- reading in place (asyncio.BufferedProtocol) ----------------------------------------------
 
@@ -100,11 +101,11 @@ class FrameParser:
         big = self._big
         if big is not None:
             return memoryview(big)[self._have :]
-        if self._scratch is None:
-            self._scratch = bytearray(READ_SIZE)
-        return memoryview(self._scratch)
+        if self._scratch is None:  # a view, made once: it is handed out at every read
+            self._scratch = memoryview(bytearray(READ_SIZE))
+        return self._scratch
 
-    def buffer_updated(self, nbytes: int) -> list[bytes | bytearray | FrameError]:
+    def buffer_updated(self, nbytes: int) -> Sequence[bytes | bytearray | FrameError]:
         """`nbytes` were written into the last `get_buffer()`: the bodies now complete (a large
         one as the bytearray it was read into) and faults, as `feed` gives them."""
         big = self._big
@@ -112,7 +113,7 @@ class FrameParser:
             self._have += nbytes
             return [self._read_in_place()] if self._have == len(big) else []
         assert self._scratch is not None
-        return list(self.feed(memoryview(self._scratch)[:nbytes]))
+        return self.feed(self._scratch[:nbytes])
 
     # -- reading bytes ------------------------------------------------------------------------------
 

@@ -80,6 +80,9 @@ class Requests:
         self._seq = 0
         self._sweep: asyncio.TimerHandle | None = None
         self._sweep_at = 0.0
+        #: The loop, kept at the first deadline: `asyncio.get_running_loop()` costs a `getpid`
+        #: system call per call before Python 3.12 (its fork check), once per request here.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def request(
         self,
@@ -124,7 +127,9 @@ class Requests:
         return msg_id
 
     def _add_deadline(self, msg_id: int | str, timeout: float) -> float:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         heap = self._deadlines
         self._seq += 1

@@ -134,7 +134,12 @@ async def test_errors_are_tool_results(tmp_path: Path) -> None:
     outside = tmp_path / "secret.py"
     outside.write_text("password = 1\n")
     os.symlink(outside, root / "link.py")
-    async with mcp_client(root, proxy_env(tmp_path), "--private") as mcp:
+    env = proxy_env(tmp_path)
+    # gopls is kept off the PATH (where a developer has it): the last check needs a missing server
+    env["PATH"] = os.pathsep.join(
+        d for d in env["PATH"].split(os.pathsep) if shutil.which("gopls", path=d) is None
+    )
+    async with mcp_client(root, env, "--private") as mcp:
         for at in ("../secret.py:1:1", f"{outside}:1:1", "link.py:1:1"):
             message = await mcp.error("hover", at=at)
             assert "outside the workspace root" in message
@@ -165,14 +170,12 @@ async def test_errors_are_tool_results(tmp_path: Path) -> None:
         assert fixable.read_text() == "import os\nimport sys\n"
         # no server installed for the file: the error names it and how to install it
         (root / "main.go").write_text("package main\n\nfunc main() {}\n")
-        if shutil.which("gopls") is None:
-            message = await mcp.error("definition", at="main.go:3:6")
-            assert (
-                "Not installed: gopls (install: go install golang.org/x/tools/gopls@latest)"
-                in message
-            )
-            text, data = await mcp.call("status")
-            assert any(m["server"] == "gopls" and m["install"] for m in data["missing"]), text
+        message = await mcp.error("definition", at="main.go:3:6")
+        assert (
+            "Not installed: gopls (install: go install golang.org/x/tools/gopls@latest)" in message
+        )
+        text, data = await mcp.call("status")
+        assert any(m["server"] == "gopls" and m["install"] for m in data["missing"]), text
 
 
 async def test_rename_preview_then_apply_is_seen_by_the_next_query(tmp_path: Path) -> None:

@@ -170,10 +170,11 @@ async def test_a_crash_answers_every_pending_fast_lane_request_once(mem: Any) ->
     assert not m.session.link.inflight  # the close checks each was answered exactly once
 
 
-async def test_on_a_shared_server_a_client_whose_answers_are_fitted_goes_the_general_way(
+async def test_on_a_shared_server_a_client_whose_answers_are_fitted_gets_them_fitted_by_the_lane(
     mem: Any, tmp_path: Path
 ) -> None:
-    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Held({"contents": "h"})})
+    md = {"contents": {"kind": "markdown", "value": "**Returns** `h`"}}
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Held(md)})
     editor = mem(a=a)
     await editor.initialize({"textDocument": {"hover": {"contentFormat": ["markdown"]}}})
     raw = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="raw")
@@ -184,13 +185,15 @@ async def test_on_a_shared_server_a_client_whose_answers_are_fitted_goes_the_gen
         first = editor.client.request("textDocument/hover", hover_params(uri))
         await until(lambda: len(a.requests("textDocument/hover")) == 1, "the editor's hover")
         assert type(in_flight(editor, first)) is FastExchange
+        assert in_flight(editor, first).fit_for is None
         second = raw.client.request("textDocument/hover", hover_params(uri))
         await until(lambda: len(a.requests("textDocument/hover")) == 2, "the raw client's hover")
-        assert type(in_flight(raw, second)) is Exchange
+        assert type(in_flight(raw, second)) is FastExchange
         assert type(in_flight(raw, second).fit_for) is dict
         a.release()
-        assert (await editor.client.answer(first))["result"] == {"contents": "h"}
-        assert "result" in await raw.client.answer(second)
+        assert (await editor.client.answer(first))["result"] == md
+        plain = {"contents": {"kind": "plaintext", "value": "Returns h"}}
+        assert (await raw.client.answer(second))["result"] == plain
         raw.client.assert_answered_once()
     finally:
         await raw.close()
