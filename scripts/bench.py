@@ -861,12 +861,19 @@ async def start_peers(
             label, argv, cwd=workspace, env=env, stderr=folder / stderr
         )
     for name, peer in by_name.items():
-        await initialize(peer, workspace, {} if name == "daemon-bare" else EDITOR_CAPABILITIES)
-        await open_and_wait(peer, setup.uri)
-        running.adopt_children(peer)
+        await ready(setup, name, peer)
         if name in ("daemon", "daemon-bare"):
             peer.also_counted.append(daemon_pid)
     return by_name, daemon_pid
+
+
+async def ready(setup: Setup, name: str, peer: Peer) -> None:
+    """`peer` initialized (as a raw client without capabilities for "daemon-bare") with the
+    bench document open; the processes it started are counted as its own."""
+    caps = {} if name == "daemon-bare" else EDITOR_CAPABILITIES
+    await initialize(peer, setup.workspace, caps)
+    await open_and_wait(peer, setup.uri)
+    setup.running.adopt_children(peer)
 
 
 async def stop_peers(setup: Setup, by_name: dict[str, Peer], daemon_pid: int) -> None:
@@ -924,9 +931,7 @@ async def run(
         for name in res.failed:  # stalled with a batch unanswered: a fresh one for the rest
             await setup.running.stop(by_name[name], timeout=2.0)
             by_name[name] = fresh = await spawn_other(setup, name, tmp)
-            await initialize(fresh, workspace, EDITOR_CAPABILITIES)
-            await open_and_wait(fresh, setup.uri)
-            setup.running.adopt_children(fresh)
+            await ready(setup, name, fresh)
             peers[name] = (fresh, setup.uri)
         await measure_completion(peers, res)
         proxy = by_name["proxy"].transport
