@@ -109,7 +109,9 @@ def build_verb_parser(tool: Tool, prog: str = "lspmux") -> argparse.ArgumentPars
 def read_verb(tool: Tool, words: Sequence[str]) -> argparse.Namespace | None:
     """The verb's command line (after the verb) read without argparse, from the same table as
     `build_verb_parser`; None when argparse must read it (help, a mistake, an option the fast
-    path does not take)."""
+    path does not take, a `--`: what argparse makes of it differs between Pythons)."""
+    if "--" in words:
+        return None
     options = (*verb_options(tool), *FAST_SESSION_OPTIONS)
     ns = read_args(words, options, rest="positional", **session_defaults())
     required = [arg.name for arg in tool.args if arg.required]
