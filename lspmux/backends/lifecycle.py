@@ -15,9 +15,9 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from lspmux.backends import capabilities as caps
 from lspmux.backends.barrier import SETTLE_TIMEOUT, barrier, quiet_after
@@ -26,7 +26,7 @@ from lspmux.backends.documents import BackendDocuments
 from lspmux.backends.failure import start_failure_message
 from lspmux.backends.initialize import initialize_params
 from lspmux.backends.loading import LOAD_TIMEOUT, ends, load_token
-from lspmux.backends.process import ServerProcess
+from lspmux.backends.process import ServerProcess, Spawn
 from lspmux.config.model import ServerConfig
 from lspmux.text import Encoding
 from lspmux.wire.connection import Connection
@@ -36,25 +36,6 @@ log = logging.getLogger("lspmux.backend")
 
 INITIALIZE_TIMEOUT = 60.0
 STOP_GRACE = 2.0
-
-
-class Spawn(Protocol):
-    """How a server process is started: `ServerProcess.spawn`, `Prespawned.spawn` (a process
-    started at launch), or a test's in-memory server."""
-
-    def __call__(
-        self,
-        name: str,
-        argv: list[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        conn: Connection,
-        on_exit: Callable[[int | None], None],
-        initialize: Mapping[str, Any] | None = None,
-    ) -> Awaitable[ServerProcess]:
-        """`initialize`: the params of the `initialize` the backend sends first (a process
-        started at launch was sent it then: `adopt.py`)."""
 
 
 #: How a server is told its settings: at start, and when the first client changes its own.
@@ -101,6 +82,8 @@ class ServerLife:
     _idle_timer: asyncio.TimerHandle | None
     _restart_task: asyncio.Task[None] | None
     _stopping: bool
+    _stop_done: asyncio.Future[None] | None = None  # while `stop()` runs: a start waits
+    _final: bool = False  # stopped for good (lspmux is exiting): nothing starts it again
     #: While `_first_pulls` watches: the sections asked for, and an event at each question.
     _pulls: set[str] | None = None
     _asked: asyncio.Event
@@ -141,7 +124,10 @@ class ServerLife:
         self.last_used = time.monotonic()
         if self.state == "running":
             return True
-        if self.state == "failed":
+        # Asked while it stops (idle, a reload): a new one starts once the old is wound up.
+        while self.state == "stopping" and self._stop_done is not None:
+            await asyncio.shield(self._stop_done)
+        if self.state == "failed" or self._final:
             return False
         if self._ready is None or (self._ready.done() and not self._ready.result()):
             if self._restart_task is not None and not self._restart_task.done():
@@ -323,25 +309,26 @@ class ServerLife:
         await asyncio.sleep(delay)
         await self.ensure_running()
 
-    async def stop(self, reason: str = "shutdown") -> None:
-        """Shut the server down properly: shutdown, exit, close stdin, then kill."""
-        self._stopping = True
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-        if self._restart_task is not None:
-            self._restart_task.cancel()
+    async def stop(self, reason: str = "shutdown", *, final: bool = False) -> None:
+        """Shut the server down properly: shutdown, exit, close stdin, then kill; `final`:
+        for good, as lspmux exits (a request still on its way then starts nothing)."""
+        self._stopping, self._final = True, self._final or final
+        done = self._stop_done = asyncio.get_running_loop().create_future()
+        for pending in (self._idle_timer, self._restart_task):
+            if pending is not None:
+                pending.cancel()
         proc, conn = self._proc, self._conn
-        if self.state == "failed":
-            pass
-        else:
-            self.state = "stopping"
-        if proc is not None and conn is not None:
-            await self._terminate(proc, conn)
-        self._proc = self._conn = None
-        self._ready = None
-        if self.state != "failed":
-            self.state = "stopped"
-        self._event("stopped", reason)
+        self.state = "failed" if self.state == "failed" else "stopping"
+        try:
+            if proc is not None and conn is not None:
+                await self._terminate(proc, conn)
+            self._proc = self._conn = self._ready = None
+            self.state = "failed" if self.state == "failed" else "stopped"
+            self._event("stopped", reason)
+        finally:
+            done.set_result(None)
+            if self._stop_done is done:
+                self._stop_done = None
 
     async def restart(self, reason: str = "reload") -> bool:
         """Stop the server and start it again with its documents replayed (`lspmux reload`);

@@ -264,7 +264,7 @@ class Pool:
     async def stop_all(self) -> None:
         backends = list(self.backends.values())
         await asyncio.gather(
-            *(b.stop("lspmux is exiting") for b in backends), return_exceptions=True
+            *(b.stop("lspmux is exiting", final=True) for b in backends), return_exceptions=True
         )
 
     # -- BackendHost ------------------------------------------------------------------------------

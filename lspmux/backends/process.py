@@ -16,9 +16,9 @@ import logging
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
@@ -232,3 +232,22 @@ def _widen_pipe(name: str, pipe: asyncio.BaseTransport | None) -> None:
         fcntl.fcntl(end.fileno(), setpipe, SERVER_PIPE_SIZE)
     except OSError as exc:
         log.debug("%s: stdout pipe keeps its size: %s", name, exc)
+
+
+class Spawn(Protocol):
+    """How a server process is started: `ServerProcess.spawn`, `Prespawned.spawn` (a process
+    started at launch), or a test's in-memory server."""
+
+    def __call__(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        conn: Connection,
+        on_exit: Callable[[int | None], None],
+        initialize: Mapping[str, Any] | None = None,
+    ) -> Awaitable[ServerProcess]:
+        """`initialize`: the params of the `initialize` the backend sends first (a process
+        started at launch was sent it then: `adopt.py`)."""

@@ -8,6 +8,25 @@ from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
 from lspmux.routing.table import SERVER_DISPATCH
 
+#: The head of a stdlib-only server run by `python -c`: `send(msg)` writes a message; the loop
+#: reads each message into `msg` (until stdin ends) — a script goes on with the loop's body,
+#: indented four spaces (`break` on `exit`).
+SERVER_LOOP = """
+import json, os, sys, time
+def send(msg):
+    body = json.dumps(msg).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+while True:
+    length = None
+    while (line := sys.stdin.buffer.readline().strip()):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    if length is None:
+        break
+    msg = json.loads(sys.stdin.buffer.read(length))
+"""
+
 
 class NullHost:
     """A backend's host with no client: server messages are routed by the method table in a

@@ -16,14 +16,15 @@ from lspmux.backends import capabilities as caps
 from lspmux.backends.backend import Backend
 from lspmux.config.model import ServerConfig
 from tests.polling import eventually
-from tests.unit.backends.helpers import NullHost
+from tests.unit.backends.helpers import SERVER_LOOP, NullHost
 
 #: A server that asks for the sections in argv[1] (comma-separated; none: asks nothing) on
 #: `initialized`, one at a time (the next once the last is answered, as basedpyright does), and
 #: writes every method it receives, a line each, to argv[2]; with argv[3] "push", it asks on a
 #: push of its settings instead, as rust-analyzer (2022-05) does.
-ASKING = """
-import json, sys
+ASKING = (
+    """
+import sys
 sections = [s for s in sys.argv[1].split(",") if s]
 asks_on = "workspace/didChangeConfiguration" if sys.argv[3:] == ["push"] else "initialized"
 def ask():
@@ -31,18 +32,9 @@ def ask():
         send({"jsonrpc": "2.0", "id": "ask", "method": "workspace/configuration",
               "params": {"items": [{"section": sections.pop(0)}]}})
 log = open(sys.argv[2], "a")
-def send(msg):
-    body = json.dumps(msg).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
-    sys.stdout.buffer.flush()
-while True:
-    length = None
-    while (line := sys.stdin.buffer.readline().strip()):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    if length is None:
-        break
-    msg = json.loads(sys.stdin.buffer.read(length))
+"""
+    + SERVER_LOOP
+    + """
     log.write(json.dumps([msg.get("method"), msg.get("result")]) + "\\n")
     log.flush()
     if msg.get("method") == "initialize":
@@ -54,6 +46,7 @@ while True:
     elif msg.get("method") == "exit":
         break
 """
+)
 
 SETTINGS = {"python": {"pythonPath": "/usr/bin/python3"}, "basedpyright": {"x": 1}}
 
