@@ -214,6 +214,8 @@ def _fast_markdown(body: bytes) -> bytes | None:
     all at once (`_plain_docs`) and put back where they were, with the new head and end, by
     one join: no Python code runs per item, and no whole-buffer pass beyond the split and the
     join."""
+    if _ARGUMENTS in body:  # an opaque key the split does not look for: the careful way
+        return _mixed_markdown(body) if _opaque_is_flat(body) else None
     parts = _DOC_SPLIT.split(body)  # [before, value, between, value, …, after]
     if len(parts) == 1:
         return None
@@ -227,12 +229,14 @@ def _fast_markdown(body: bytes) -> bytes | None:
 
 #: Every documentation key, and when its value is markdown content written as JSON encoders
 #: write it (compact, `kind` first, nothing after `value`), that value's text: a bytes split
-#: at it gives [before, text or None, between, …]. The keys of opaque values (`_OPAQUE_KEYS`)
-#: split it too, with None: an answer without them needs no `_opaque_is_flat` scan. Only for
-#: bytes without a backslash (a quote then always opens a string).
-_DOC_SPLIT = re.compile(
-    rb'"(?:documentation"(?::\{"kind":"markdown","value":"([^"]*)"\})?|data"|arguments")'
-)
+#: at it gives [before, text or None, between, …]. The key `data` (opaque, `_OPAQUE_KEYS`)
+#: splits it too, with None: an answer without opaque keys needs no `_opaque_is_flat` scan.
+#: Only for bytes without a backslash (a quote then always opens a string), and without the
+#: other opaque key, `arguments` (`_ARGUMENTS`, looked for first): the pattern then starts with
+#: `"d`, which `re` finds by a literal search, not at every quote (the bench's 2.5 MB list:
+#: ~3.8 ms instead of ~5.4 to split, plus ~0.9 for that `in`).
+_DOC_SPLIT = re.compile(rb'"d(?:ocumentation"(?::\{"kind":"markdown","value":"([^"]*)"\})?|ata")')
+_ARGUMENTS = _OPAQUE_KEYS[1]
 _PLAIN_DOC_HEAD = b'"documentation":{"kind":"plaintext","value":"'
 _VALUE_END = b'"}'
 #: Between two converted values joined by line breaks: the end of one, the head of the next.

@@ -102,6 +102,22 @@ LISTS = {
             )
         ]
     },
+    # `arguments` is not in the split of the answers without escapes (`fit_raw._ARGUMENTS`)
+    "documentation in arguments, then markdown after it": {
+        "items": [
+            item(
+                0,
+                command={"title": "t", "command": "c", "arguments": [{"documentation": md("`b`")}]},
+            ),
+            item(1, md("`c`")),
+        ]
+    },
+    "flat arguments": {
+        "items": [
+            item(i, md(f"`{i}`"), command={"title": "t", "command": "c", "arguments": [i, "x"]})
+            for i in range(3)
+        ]
+    },
     # code spans the only markup, but a backtick elsewhere too: not dropped everywhere
     "backticks outside the documentation": {
         "items": [item(0, md("`a` b"), detail="`d`"), item(1, md("`c`"), insertText="x`")]
