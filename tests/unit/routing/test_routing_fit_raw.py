@@ -81,6 +81,10 @@ LISTS = {
             item(8, md('a "quoted" \\ back\tslash `x`')),
         ],
     },
+    # backticks side by side: a span that keeps single ones (`fit_raw._plain_joined`)
+    "a double-backtick span holding backticks": {
+        "items": [item(0, md("x ``a`b`c``")), item(1, md("y `d`"))]
+    },
     "plain docs and none": {
         "items": [item(0, "plain *text*"), item(1, {"kind": "plaintext", "value": "p"}), item(2)]
     },
