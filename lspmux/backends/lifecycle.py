@@ -125,8 +125,8 @@ class ServerLife:
         if self.state == "running":
             return True
         # Asked while it stops (idle, a reload): a new one starts once the old is wound up.
-        while self.state == "stopping" and self._stop_done is not None:
-            await asyncio.shield(self._stop_done)
+        while (stopping := self._stop_done) is not None:
+            await asyncio.shield(stopping)
         if self.state == "failed" or self._final:
             return False
         if self._ready is None or (self._ready.done() and not self._ready.result()):

@@ -84,15 +84,17 @@ async def test_an_end_seen_while_held_comes_after_what_was_held(tmp_path: Path) 
     )
     exited: asyncio.Future[int | None] = loop.create_future()
     proc = await adopt("gone", popen, conn=conn, on_exit=exited.set_result, sent=sent)
-    assert proc._stdout is not None
-    out = proc._stdout.get_protocol()
-    assert isinstance(out, _HeldStdout)
-    await eventually(lambda: out.lost is not None, "the end of stdout, held", step=0.01)
-    assert bytes(out.held or b"") == encode(early) and requests.empty()
-    answers: list[Message] = []
-    conn.request("initialize", {}, answers.append)
-    assert (await asyncio.wait_for(requests.get(), 10))["id"] == 7  # what was held, first
-    await eventually(lambda: answers, "the pending initialize failed by the end")
-    assert len(answers) == 1 and "error" in answers[0]
-    proc.kill()
-    await asyncio.wait_for(exited, 10)
+    try:
+        assert proc._stdout is not None
+        out = proc._stdout.get_protocol()
+        assert isinstance(out, _HeldStdout)
+        await eventually(lambda: out.lost is not None, "the end of stdout, held", step=0.01)
+        assert bytes(out.held or b"") == encode(early) and requests.empty()
+        answers: list[Message] = []
+        conn.request("initialize", {}, answers.append)
+        assert (await asyncio.wait_for(requests.get(), 10))["id"] == 7  # what was held, first
+        await eventually(lambda: answers, "the pending initialize failed by the end")
+        assert len(answers) == 1 and "error" in answers[0]
+    finally:
+        proc.kill()
+        await asyncio.wait_for(exited, 10)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lspmux.backends.backend import Backend
 from lspmux.config.model import ServerConfig
+from lspmux.wire.messages import Message
 from tests.polling import eventually
 from tests.unit.backends.helpers import SERVER_LOOP, NullHost
 
@@ -50,10 +51,10 @@ async def test_asked_while_it_stops_it_waits_then_starts_a_new_server(tmp_path: 
     assert stopping.done()  # the stop ended first
     assert backend.state == "running" and backend._proc is not None
     assert backend._proc is not first and first is not None and first.returncode is not None
-    replies: list[object] = []
+    replies: list[Message] = []
     backend.request("shutdown", None, replies.append)  # a request now reaches the new server
     await eventually(lambda: bool(replies), "the answer")
-    assert "error" not in replies[0]  # type: ignore[operator]
+    assert "error" not in replies[0]
     await backend.stop()
 
 
