@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import platform
 import shutil
@@ -32,8 +33,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-import attrs
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -147,7 +146,7 @@ async def bench_linter(runs: int) -> dict[str, Any] | None:
     if not os.access(biome, os.X_OK):
         return None
     config = load_config(ROOT, []).linters["biome"]
-    config = attrs.evolve(config, command=(biome, *config.command[1:]), disabled=False)
+    config = dataclasses.replace(config, command=(biome, *config.command[1:]), disabled=False)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / ".git").mkdir()

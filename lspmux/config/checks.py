@@ -10,11 +10,10 @@ untrusted project file may not set); docs/configuration.md is tested against the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import attrs
 
 from lspmux.config.checkers import (
     CHECK,
@@ -46,7 +45,7 @@ def _keys(cls: type[Any], flag: str | None = None) -> dict[str, Checker]:
     with `flag`, only those whose metadata sets it."""
     return {
         f.name: f.metadata[CHECK]
-        for f in attrs.fields(cls)
+        for f in dataclasses.fields(cls)
         if CHECK in f.metadata and (flag is None or f.metadata[flag])
     }
 

@@ -16,9 +16,8 @@ the one to install).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
-
-import attrs
 
 
 class Candidate(Protocol):
@@ -37,7 +36,7 @@ class Candidate(Protocol):
 S = TypeVar("S", bound=Candidate)
 
 
-@attrs.frozen
+@dataclass(frozen=True, slots=True)
 class Choice:
     """A server left out because another of its role and family runs in its place."""
 

@@ -18,14 +18,13 @@ The model itself lives in `lspmux.config.model`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NoReturn
-
-import attrs
 
 from lspmux import dirs
 from lspmux.config import trust
@@ -195,7 +194,7 @@ def _fill_origins(
     origins: dict[str, str], prefix: str, cls: type[Any], values: Mapping[str, Any]
 ) -> None:
     """Origins for fields no file set: the model's default ("defaults")."""
-    for f in attrs.fields(cls):
+    for f in dataclasses.fields(cls):
         if f.name != "name" and f.name not in values:
             origins.setdefault(_join(prefix, f.name), DEFAULTS_LABEL)
 
@@ -233,7 +232,7 @@ def _build(state: State, files: Sequence[str]) -> Config:
         _fill_origins(origins, _join("linters", name), LinterConfig, values)
         linters[name] = LinterConfig(name=name, **values)
 
-    return attrs.evolve(
+    return dataclasses.replace(
         defaults, servers=servers, linters=linters, origins=dict(origins), files=tuple(files)
     )
 
@@ -303,9 +302,9 @@ def load_config(
     db = trust_db or trust.load()
     workspace_trusted = db.dir_trusted(project_dir)
     if not workspace_trusted:  # restricted mode (`lspmux.config.restricted`)
-        config = attrs.evolve(config, servers=_restricted(config.servers, project_dir))
+        config = dataclasses.replace(config, servers=_restricted(config.servers, project_dir))
     config = _chosen(config, installed or _found(project_dir, trusted=workspace_trusted))
-    config = attrs.evolve(
+    config = dataclasses.replace(
         config,
         workspace_trusted=workspace_trusted,
         project_file=str(project) if project is not None else None,
@@ -314,7 +313,7 @@ def load_config(
         untrusted_executables=untrusted_executables(config, project_dir, db),
         project_dir=str(project_dir),
     )
-    return attrs.evolve(config, trust_notice=notice(config))
+    return dataclasses.replace(config, trust_notice=notice(config))
 
 
 def _restricted(servers: Mapping[str, ServerConfig], root: Path) -> dict[str, ServerConfig]:
@@ -324,7 +323,7 @@ def _restricted(servers: Mapping[str, ServerConfig], root: Path) -> dict[str, Se
     out = dict(servers)
     for name, server in servers.items():
         if server.untrusted.get("disabled"):
-            out[name] = attrs.evolve(server, disabled=True)
+            out[name] = dataclasses.replace(server, disabled=True)
         elif server.untrusted:
             with contextlib.suppress(Unresolved):
                 out[name] = restricted(server, root)
@@ -351,10 +350,10 @@ def _chosen(config: Config, installed: Callable[[ServerConfig], bool]) -> Config
     if not left_out:
         return config
     servers = {
-        name: attrs.evolve(s, disabled=True) if name in left_out else s
+        name: dataclasses.replace(s, disabled=True) if name in left_out else s
         for name, s in config.servers.items()
     }
-    return attrs.evolve(config, servers=servers, not_chosen=left_out)
+    return dataclasses.replace(config, servers=servers, not_chosen=left_out)
 
 
 def _read_bytes(path: Path) -> bytes:

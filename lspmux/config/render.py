@@ -3,12 +3,11 @@ again) with the origin of every value set outside the defaults, or JSON."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-import attrs
 
 from lspmux.config.checkers import _join, _key_part
 from lspmux.config.choice import chosen_over
@@ -72,7 +71,7 @@ def _entry_lines(
             note = f"  # {notes[key]}"
         lines.append(f"{key} = {_toml_value(value)}{note}")
 
-    for f in attrs.fields(type(entry)):
+    for f in dataclasses.fields(entry):
         if f.name == "name":
             continue
         value = getattr(entry, f.name)
@@ -196,7 +195,7 @@ def format_config(
                 if only_available and not available:
                     continue
                 resolved = entry.resolve_command(root)
-                fields = attrs.asdict(entry, recurse=False)
+                fields = {f.name: getattr(entry, f.name) for f in dataclasses.fields(entry)}
                 fields.pop("name")
                 out[name] = {
                     **_as_json(fields),

@@ -24,6 +24,7 @@ says why): running it unrestricted is what restricted mode is there to prevent.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import os
 import shutil
@@ -31,8 +32,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-import attrs
 
 from lspmux.config import trust
 from lspmux.config.model import ServerConfig
@@ -89,7 +88,7 @@ def restricted(server: ServerConfig, root: str | Path) -> ServerConfig:
     real_root = Path(os.path.realpath(root))
     settings = _resolve(mode.get("settings") or {}, server, real_root)
     init = _resolve(mode.get("initialization_options") or {}, server, real_root)
-    return attrs.evolve(
+    return dataclasses.replace(
         server,
         settings=merge(server.settings, settings),
         initialization_options=(

@@ -2,7 +2,7 @@
 --schema`): TOML editors (taplo, Even Better TOML) complete and check keys with it.
 
 The keys are those the loader accepts (`checks.SERVER_KEYS`, `LINTER_KEYS`, `GLOBAL_KEYS`),
-their types come from the attrs fields of `ServerConfig`, `LinterConfig` and `Config`, the
+their types come from the fields of `ServerConfig`, `LinterConfig` and `Config`, the
 allowed words from the same tuples the checks use, and each key's description from its row in
 docs/configuration.md (shipped with the package). The checks stay the authority: the schema
 says less than they do (no file-type or regex syntax), never something else. A copy lives in
@@ -11,11 +11,10 @@ config/lspmux.schema.json (a test keeps it equal to this).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
-
-import attrs
 
 from lspmux.config.checkers import CLIENT_SETTABLE, PROJECT_CHECK_FORMATS
 from lspmux.config.checks import GLOBAL_KEYS, LINTER_KEYS, SERVER_KEYS
@@ -27,7 +26,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 SCHEMA_ID = "https://json-schema.org/draft/2020-12/schema"
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
-#: A field's annotation (as attrs keeps it, a string) → its JSON Schema.
+#: A field's annotation (as the dataclass keeps it, a string) → its JSON Schema.
 _BY_TYPE: dict[str, dict[str, Any]] = {
     "str": {"type": "string"},
     "str | None": {"type": "string"},
@@ -62,7 +61,7 @@ _UNITS = {"column_unit": {"enum": list(COLUMN_UNITS)}}
 
 
 def _field_types(cls: type) -> dict[str, str]:
-    return {f.name: str(f.type) for f in attrs.fields(cls)}
+    return {f.name: str(f.type) for f in dataclasses.fields(cls)}
 
 
 def _descriptions(doc: str) -> dict[str, dict[str, str]]:

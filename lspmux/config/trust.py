@@ -27,12 +27,10 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import attrs
 
 from lspmux import dirs
 
@@ -60,12 +58,12 @@ def file_key(path: str | Path) -> str:
     return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
 
 
-@attrs.frozen
+@dataclass(frozen=True, slots=True)
 class TrustDB:
     """What the user trusted: file (`file_key`) → SHA-256 of its content, and folder real
     paths."""
 
-    files: Mapping[str, str] = attrs.field(factory=dict)
+    files: Mapping[str, str] = field(default_factory=dict)
     dirs: tuple[str, ...] = ()
 
     def file_trusted(self, path: str | Path, content: bytes | None = None) -> bool:
@@ -134,6 +132,8 @@ def save(db: TrustDB, path: Path | None = None) -> Path:
     path = path or trust_db_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     doc = {"version": _VERSION, "files": dict(sorted(db.files.items())), "dirs": sorted(db.dirs)}
+    import tempfile  # only when the user trusts something: not on the start path
+
     fd, tmp = tempfile.mkstemp(prefix=".trust-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

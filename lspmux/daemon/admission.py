@@ -22,6 +22,7 @@ Pure functions over a `Config`; no I/O besides looking executables up.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
@@ -130,7 +131,7 @@ class AllowList:
         )
 
 
-@attrs.frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class OneServerConfig(Config):
     """A configuration where one server serves every file, with no linters (`lspMux` connect
     and `--server-path`: exactly that server, like the Rust lspmux)."""
@@ -174,7 +175,9 @@ def one_server_config(
     program = executable or server
     if match is not None:
         command = (program, *args) if args else (program, *match.command[1:])
-        chosen = attrs.evolve(match, command=command, env={**match.env, **env}, disabled=False)
+        chosen = dataclasses.replace(
+            match, command=command, env={**match.env, **env}, disabled=False
+        )
     else:
         chosen = ServerConfig(
             name=os.path.basename(server),
@@ -202,10 +205,14 @@ def with_environment(config: Config, env: Mapping[str, str]) -> Config:
     by file type): each of their instances is keyed by it too."""
     if not env:
         return config
-    return attrs.evolve(
+    return dataclasses.replace(
         config,
-        servers={n: attrs.evolve(s, env={**s.env, **env}) for n, s in config.servers.items()},
-        linters={n: attrs.evolve(lt, env={**lt.env, **env}) for n, lt in config.linters.items()},
+        servers={
+            n: dataclasses.replace(s, env={**s.env, **env}) for n, s in config.servers.items()
+        },
+        linters={
+            n: dataclasses.replace(lt, env={**lt.env, **env}) for n, lt in config.linters.items()
+        },
     )
 
 

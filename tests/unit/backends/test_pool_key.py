@@ -5,12 +5,12 @@ gets (`workspace/configuration` answers, `didChangeConfiguration`), under the co
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 from lspmux.backends.backend import Backend
@@ -64,9 +64,9 @@ def test_the_same_key_shares_one_instance(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("other", "why"),
     [
-        (attrs.evolve(SERVER, command=(*SERVER.command, "--x")), "arguments differ"),
+        (dataclasses.replace(SERVER, command=(*SERVER.command, "--x")), "arguments differ"),
         (
-            attrs.evolve(SERVER, env={"VIRTUAL_ENV": "/b/.venv"}),
+            dataclasses.replace(SERVER, env={"VIRTUAL_ENV": "/b/.venv"}),
             "environment differs (VIRTUAL_ENV)",
         ),
     ],
@@ -126,10 +126,10 @@ def test_instance_key_differences_name_every_part() -> None:
 def test_a_server_named_by_path_or_by_name_is_one_instance(tmp_path: Path) -> None:
     """`lspmux client` routing by file type runs the configured command (found on PATH);
     `--server-path NAME` names the same program by the path the client's PATH gave."""
-    by_name = attrs.evolve(SERVER, command=("python3", "-c", "pass"))
+    by_name = dataclasses.replace(SERVER, command=("python3", "-c", "pass"))
     found = shutil.which("python3")
     assert found is not None
-    by_path = attrs.evolve(SERVER, command=(found, "-c", "pass"))
+    by_path = dataclasses.replace(SERVER, command=(found, "-c", "pass"))
     pool = Pool(shared=True)
     assert get(pool, Client("client-1"), tmp_path, by_name) is get(
         pool, Client("client-2"), tmp_path, by_path
@@ -152,7 +152,7 @@ def test_configuration_is_the_first_clients_answer_under_the_configured_settings
     tmp_path: Path,
 ) -> None:
     pool = Pool(shared=True)
-    server = attrs.evolve(SERVER, settings={"py": {"lineLength": 100}})
+    server = dataclasses.replace(SERVER, settings={"py": {"lineLength": 100}})
     first, second = Client("client-1"), Client("client-2")
     first.answer = [{"lineLength": 80, "select": ["E"]}, {"from": "client"}]
     second.answer = [{"never": "asked"}, None]
@@ -175,7 +175,7 @@ def test_configuration_is_the_first_clients_answer_under_the_configured_settings
 def test_did_change_configuration_is_merged_under_the_configured_settings(
     tmp_path: Path,
 ) -> None:
-    server = attrs.evolve(SERVER, settings={"py": {"lineLength": 100}})
+    server = dataclasses.replace(SERVER, settings={"py": {"lineLength": 100}})
     backend = Pool(shared=True).get(server, tmp_path)
     assert backend is not None
     sent: list[tuple[str, Any]] = []

@@ -3,7 +3,8 @@ untrusted-file policy are derived from the fields' metadata, and pinned here."""
 
 from __future__ import annotations
 
-import attrs
+import dataclasses
+
 import pytest
 
 from lspmux.config.checkers import CHECK, DEEP_MERGE, EXECUTABLE
@@ -42,7 +43,7 @@ NOT_KEYS = {
 )
 def test_every_field_is_a_key_or_bookkeeping(cls: type, keys: dict[str, object]) -> None:
     """A new field must say how a file sets it (a checker), or be listed above."""
-    for f in attrs.fields(cls):
+    for f in dataclasses.fields(cls):
         assert (f.name in keys) != (f.name in NOT_KEYS), f"{cls.__name__}.{f.name}"
         if f.name in keys:
             assert {CHECK, DEEP_MERGE, EXECUTABLE} <= set(f.metadata)
