@@ -8,7 +8,9 @@ relative `XDG_*` value is ignored, as the spec asks. macOS gets the same XDG lay
 (platformdirs' `Unix`, not its `~/Library/…` default): `~/.config/lspmux/config.toml` is
 where lspmux has always looked there, as docs/configuration.md says. Windows gets
 platformdirs' folders (under `%LOCALAPPDATA%`). The import (~10 ms, most of it
-`tempfile`, which the proxy loads anyway) happens on the first call, not at import.
+`tempfile`) happens on the first call, not at import, and only where the XDG rule is not plain
+(`plain_dir`: Windows, or no usable `$HOME`): on Linux and macOS the proxy loads its config,
+trust database and capability cache before it spawns the servers, without platformdirs.
 
 The runtime folder (the daemon's socket) is not platformdirs': its `user_runtime_dir` checks,
 may create and warns about `$XDG_RUNTIME_DIR`, and falls back to `/run/user/<uid>`, where
@@ -53,22 +55,33 @@ def config_dir() -> Path:
 
 def config_dir_name() -> str:
     """`config_dir()` as a string (without pathlib: the client reads it at every start)."""
-    plain = plain_config_dir()
+    plain = plain_dir("config")
     return plain if plain is not None else _dirs().user_config_dir
 
 
-def plain_config_dir() -> str | None:
-    """platformdirs' `user_config_dir` where its rule is plain, without importing it (every
-    client start reads the user file's `connect`; the import costs ~10 ms): an absolute
-    `$XDG_CONFIG_HOME`, else an absolute `$HOME`'s `.config`. None elsewhere (Windows, no
-    usable HOME): platformdirs knows those. tests/unit/test_dirs.py checks both agree."""
+#: Each kind of folder: its XDG variable and its default under `$HOME` (the XDG spec's).
+_XDG = {
+    "config": ("XDG_CONFIG_HOME", ".config"),
+    "data": ("XDG_DATA_HOME", ".local/share"),
+    "cache": ("XDG_CACHE_HOME", ".cache"),
+    "state": ("XDG_STATE_HOME", ".local/state"),
+}
+
+
+def plain_dir(kind: str) -> str | None:
+    """platformdirs' folder of `kind` ("config", "data", "cache", "state") where its rule is
+    plain, without importing it (every client start reads the user file's `connect`, every
+    proxy start its config and caches; the import costs ~10 ms): an absolute `$XDG_*_HOME`,
+    else an absolute `$HOME`'s default. None elsewhere (Windows, no usable HOME): platformdirs
+    knows those. tests/unit/test_dirs.py checks both agree."""
     if sys.platform == "win32":
         return None
-    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    variable, default = _XDG[kind]
+    xdg = os.environ.get(variable, "")
     if os.path.isabs(xdg):
         return os.path.join(xdg, APP)
     if os.path.isabs(os.environ.get("HOME", "")):
-        return os.path.join(os.path.expanduser("~/.config"), APP)
+        return os.path.join(os.path.expanduser("~/" + default), APP)
     return None
 
 
@@ -87,21 +100,24 @@ def data_dir() -> Path:
     """`$XDG_DATA_HOME/lspmux`, else `~/.local/share/lspmux` (Linux): the trust database."""
     from pathlib import Path
 
-    return Path(_dirs().user_data_dir)
+    plain = plain_dir("data")
+    return Path(plain if plain is not None else _dirs().user_data_dir)
 
 
 def cache_dir() -> Path:
     """`$XDG_CACHE_HOME/lspmux`, else `~/.cache/lspmux` (Linux): recorded capabilities."""
     from pathlib import Path
 
-    return Path(_dirs().user_cache_dir)
+    plain = plain_dir("cache")
+    return Path(plain if plain is not None else _dirs().user_cache_dir)
 
 
 def state_dir() -> Path:
     """`$XDG_STATE_HOME/lspmux`, else `~/.local/state/lspmux` (Linux)."""
     from pathlib import Path
 
-    return Path(_dirs().user_state_dir)
+    plain = plain_dir("state")
+    return Path(plain if plain is not None else _dirs().user_state_dir)
 
 
 def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:

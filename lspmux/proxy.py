@@ -115,9 +115,8 @@ def send_initialize(
     None when none was (too large to write before the event loop, or the process is gone)."""
     import json
 
-    from lspmux.backends.client_caps import for_backend, merge_init_options
+    from lspmux.backends.client_caps import for_backend, init_options, merge_init_options
     from lspmux.backends.initialize import initialize_params, launch_message
-    from lspmux.session.families.lifecycle import init_options
 
     capabilities = for_backend(
         params.get("capabilities") or {}, position_encoding="utf-16", pull_diagnostics=True

@@ -192,6 +192,12 @@ def for_backend(
     return caps
 
 
+def init_options(value: Any) -> Any:
+    """The client's `initializationOptions` as a server should get them: None for none (an
+    empty object says nothing either)."""
+    return None if value is None or value == {} else value
+
+
 def merge_init_options(client: Any, configured: Any) -> Any:
     """The `initializationOptions` a backend gets: the client's merged with the configured ones
     (`[servers.NAME.initialization_options]`). Tables merge key by key, recursively; on any

@@ -10,7 +10,6 @@ The linters' own value rules (formats, parsers' mappings) are in `lspmux.config.
 from __future__ import annotations
 
 import datetime
-import difflib
 import json
 import math
 import re
@@ -20,7 +19,7 @@ from typing import Any, NoReturn
 
 from lspmux.log_filters import FilterError
 from lspmux.log_filters import parse as parse_log_filters
-from lspmux.routing.route import FEATURES
+from lspmux.routing.features import FEATURES
 
 #: What a daemon client's `lspMux` handshake may set for a server (`client_may_set`).
 CLIENT_SETTABLE: tuple[str, ...] = ("args", "env", "cwd")
@@ -92,6 +91,8 @@ def _describe(value: Any) -> str:
 
 
 def _hint(word: str, choices: Sequence[str]) -> str:
+    import difflib  # only for a wrong word: not on the start path
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""
 

@@ -58,47 +58,6 @@ Handler = Callable[..., Any]
 #: (typed loosely here: the encodings rank above this module).
 Shape = Callable[[Any, Any, "str | None"], Any]
 
-#: Every feature name a user may write in `only_features` / `except_features` (config checks
-#: read it here, below the table; `routing/table.py` refuses to load when its routes' features
-#: differ). "sync" (document synchronisation) is not switchable.
-FEATURES: frozenset[str] = frozenset(
-    [
-        "callHierarchy",
-        "codeAction",
-        "codeLens",
-        "color",
-        "completion",
-        "declaration",
-        "definition",
-        "diagnostics",
-        "documentHighlight",
-        "documentLink",
-        "documentSymbol",
-        "executeCommand",
-        "fileOperations",
-        "foldingRange",
-        "formatting",
-        "hover",
-        "implementation",
-        "inlayHint",
-        "inlineCompletion",
-        "inlineValue",
-        "linkedEditingRange",
-        "moniker",
-        "onTypeFormatting",
-        "rangeFormatting",
-        "references",
-        "rename",
-        "selectionRange",
-        "semanticTokens",
-        "signatureHelp",
-        "typeDefinition",
-        "typeHierarchy",
-        "willSaveWaitUntil",
-        "workspaceSymbol",
-    ]
-)
-
 
 @dataclass(frozen=True, slots=True)
 class Route:

@@ -33,7 +33,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from lspmux.routing.capabilities import capability_of
-from lspmux.routing.route import FEATURES as route_features
+from lspmux.routing.features import FEATURES as route_features
 from lspmux.routing.route import Direction, Policy, Route, client_declares
 from lspmux.session import positions
 from lspmux.session.families import (
@@ -138,12 +138,12 @@ ROUTES: dict[str, Route] = {
 }
 
 #: Every feature name a user may write in `only_features` / `except_features`: the routes'
-#: (`routing/route.FEATURES` spells them for the config checks, below this table).
+#: (`routing/features.FEATURES` spells them for the config checks, below this table).
 #: "sync" (document synchronisation) is not switchable: a backend always sees its documents.
 FEATURES: frozenset[str] = frozenset(r.feature for r in ROUTES.values()) - {"sync"}
 if route_features != FEATURES:
     raise RuntimeError(
-        "routing/route.py FEATURES differs from the routes' features: "
+        "routing/features.py FEATURES differs from the routes' features: "
         f"add {sorted(FEATURES - route_features)}, remove {sorted(route_features - FEATURES)}"
     )
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from lspmux import __version__
 from lspmux.backends import capabilities as caps
+from lspmux.backends import client_caps
 from lspmux.backends.backend import Backend
 from lspmux.backends.pool import Pool
 from lspmux.backends.provided import effective
@@ -123,7 +124,7 @@ class Session(SessionState):
             raise RequestFailed(f"lspmux configuration error: {exc}") from exc
         if self.config.trust_notice:  # said once per session, before anything runs
             self.tell(self.config.trust_notice, severity=2, shown=True)
-        self.initialization_options = lifecycle.init_options(params.get("initializationOptions"))
+        self.initialization_options = client_caps.init_options(params.get("initializationOptions"))
         if not self.pool.shared:
             if self.pool.client_capabilities is None:
                 self.pool.client_capabilities = self.client_capabilities

@@ -15,12 +15,12 @@ end) is a `WireError` naming the peer: with blocking reads there is nobody to ca
 from __future__ import annotations
 
 import os
-import socket
 
 from lspmux.wire.header import HEADER_END, MAX_HEADER, FrameError, frame, header_length
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs milliseconds
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Callable
     from typing import Any
 
@@ -152,6 +152,8 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
 def open_socket(target: str | tuple[str, int], timeout: float | None = None) -> socket.socket:
     """A connected blocking socket: `target` is a Unix socket's path or a TCP (host, port).
     `timeout` bounds the connect only."""
+    import socket  # not at import: the proxy reads its first message with this module
+
     if isinstance(target, str):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     else:

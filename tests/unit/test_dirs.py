@@ -93,20 +93,22 @@ def test_every_posix_system_gets_the_xdg_layout() -> None:
         (None, None),
     ],
 )
-def test_the_config_dir_without_platformdirs_is_platformdirs_own(
-    xdg: str | None, home: str | None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("kind", ["config", "data", "cache", "state"])
+def test_each_dir_without_platformdirs_is_platformdirs_own(
+    kind: str, xdg: str | None, home: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`plain_config_dir` spares the client platformdirs' import; where it answers, it answers
-    as platformdirs does."""
-    for name, value in (("XDG_CONFIG_HOME", xdg), ("HOME", home)):
+    """`plain_dir` spares the client and the proxy's start platformdirs' import; where it
+    answers, it answers as platformdirs does."""
+    variable = f"XDG_{kind.upper()}_HOME"
+    for name, value in ((variable, xdg), ("HOME", home)):
         if value is None:
             monkeypatch.delenv(name, raising=False)
         else:
             monkeypatch.setenv(name, value)
-    plain = dirs.plain_config_dir()
+    plain = dirs.plain_dir(kind)
     assert plain is not None or home is None or not home.startswith("/")
     if plain is not None:
-        assert plain == dirs._dirs().user_config_dir
+        assert plain == getattr(dirs._dirs(), f"user_{kind}_dir")
 
 
 def test_the_user_config_file_is_found_without_platformdirs(tmp_path: Path) -> None:

@@ -46,6 +46,7 @@ LAYERS: tuple[Rank, ...] = (
                 "lspmux.serving",
                 "lspmux.uris",
                 "lspmux.dirs",
+                "lspmux.options",
                 "lspmux.install.prefix",
                 "lspmux.setup_editor",
                 "lspmux.logs",
@@ -70,6 +71,7 @@ LAYERS: tuple[Rank, ...] = (
             (
                 "lspmux.routing",
                 "lspmux.routing.methods",
+                "lspmux.routing.features",
                 "lspmux.routing.route",
                 "lspmux.routing.capabilities",
                 "lspmux.routing.merge",

@@ -69,9 +69,3 @@ def pulls_diagnostics(client: dict[str, Any]) -> bool:
     text_document = client.get("textDocument")
     declared = isinstance(text_document, dict) and isinstance(text_document.get("diagnostic"), dict)
     return declared and client_declares(client, "workspace.diagnostics.refreshSupport")
-
-
-def init_options(value: Any) -> Any:
-    """The client's `initializationOptions` as a server should get them: None for none (an
-    empty object says nothing either)."""
-    return None if value is None or value == {} else value
