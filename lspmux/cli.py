@@ -11,7 +11,7 @@ import os
 import sys
 
 from lspmux.cli_agent import AGENT_VERBS as _AGENT_VERBS
-from lspmux.daemon.client_options import Option, read_args
+from lspmux.options import Option, read_args
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` and the verbs start fast
 if TYPE_CHECKING:  # the rest is imported when a parser is built (`build_parser`, `_parsed`)
@@ -173,10 +173,16 @@ def _help(parser: argparse.ArgumentParser, words: Sequence[str]) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     """The commands a user waits for at every start are read without argparse (it and the
     other commands' modules cost tens of milliseconds): the client shim, the agent verbs and
-    `lspmux status`. Everything else, and help or a mistake, goes through the full parser."""
+    `lspmux status`, `lspmux proxy`. Everything else, and help or a mistake, goes through the
+    full parser."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] == "proxy":  # an editor's language server: it spawns the servers
+        code = fast_proxy(words[1:])  # sooner without the shim's imports (socket) or argparse
+        if code is not None:
+            return code
     from lspmux.daemon import shim  # stdlib only: the client must start fast
 
-    words = shim.command_first(sys.argv[1:] if argv is None else argv)
+    words = shim.command_first(words)
     code = shim.run_if_client(words)
     if code is not None:  # `lspmux client …`, or bare `lspmux` (the Rust lspmux's client)
         return code
@@ -205,7 +211,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 
 #: The other commands read without argparse when their words are plain (issue 21: a fresh
-#: `lspmux <verb>` against a warm daemon imports only the shim and what the verb needs).
+#: `lspmux <verb>` against a warm daemon imports only the shim and what the verb needs;
+#: `lspmux proxy` is read before the shim, `fast_proxy`).
 _FAST_READERS = {
     "reload": "lspmux.daemon.commands:fast_reload",
     "locate": "lspmux.cli:fast_locate",
@@ -261,6 +268,21 @@ def _proxy(args: argparse.Namespace) -> int:
     from lspmux.proxy import main as proxy_main  # its start is ordered there
 
     return proxy_main(args)
+
+
+def read_proxy(words: Sequence[str]) -> argparse.Namespace | None:
+    """The words after `proxy`, read without argparse (building the full parser costs ~10 ms
+    of the proxy's start, before its servers spawn); None when argparse must read them (help,
+    a mistake)."""
+    from lspmux.cli_common import LOG_OPTIONS, config_option
+
+    return read_args(words, (config_option(), *LOG_OPTIONS))
+
+
+def fast_proxy(words: Sequence[str]) -> int | None:
+    """`lspmux proxy …` read without argparse; None when argparse must read the words."""
+    args = read_proxy(words)
+    return None if args is None else _proxy(args)
 
 
 def _config(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from lspmux.daemon.client_options import Option, read_args
+from lspmux.options import Option, read_args
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux diagnostics` reads its words fast
 if TYPE_CHECKING:  # argparse and pathlib: only when a parser is built, or for `doctor`

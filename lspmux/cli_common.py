@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import sys
 
+from lspmux.options import Option
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `lspmux client` must start fast
 if TYPE_CHECKING:  # argparse and pathlib: only when a parser is built (the verbs start without)
     import argparse
@@ -26,18 +28,45 @@ RUST_LOG_ENV = "RUST_LOG"
 LEVEL_NAMES = ("debug", "info", "warning", "error")
 
 
-def add_logging(p: argparse.ArgumentParser) -> None:
-    from pathlib import Path
+def _path(value: str) -> Path:
+    from pathlib import Path  # not at import: the client and the verbs start without it
 
-    p.add_argument("--log-file", type=Path, help="write the log here instead of stderr")
-    p.add_argument(
+    return Path(value)
+
+
+#: `--log-file` and `--log-level`: argparse's (`add_logging`) and the fast readers' (`lspmux
+#: proxy`'s, `read_proxy` in lspmux.cli).
+LOG_OPTIONS = (
+    Option(
+        "--log-file",
+        dest="log_file",
+        metavar="LOG_FILE",
+        convert=_path,
+        help="write the log here instead of stderr",
+    ),
+    Option(
         "--log-level",
-        default=None,
+        dest="log_level",
         choices=LEVEL_NAMES,
         help="log verbosity (default: $LSPMUX_LOG, else $RUST_LOG or the configuration's "
         "log_filters as a Rust tracing filter, else warning on stderr and info in --log-file); "
         "debug logs every message",
+    ),
+)
+
+#: `--config FILE`, repeatable; `config_option(help)` words its help for a command.
+CONFIG_HELP = "one more TOML config file merged on top (may be repeated)"
+
+
+def config_option(help: str = CONFIG_HELP) -> Option:
+    return Option(
+        "--config", dest="config", kind="append", metavar="FILE", convert=_path, help=help
     )
+
+
+def add_logging(p: argparse.ArgumentParser) -> None:
+    for option in LOG_OPTIONS:
+        option.add_to(p)
 
 
 def log_levels(
@@ -76,13 +105,8 @@ def set_levels(levels: Mapping[str, str]) -> None:
         logging.getLogger(name).setLevel(value)
 
 
-def add_config(
-    p: argparse.ArgumentParser,
-    help: str = "one more TOML config file merged on top (may be repeated)",
-) -> None:
-    from pathlib import Path
-
-    p.add_argument("--config", type=Path, action="append", default=[], metavar="FILE", help=help)
+def add_config(p: argparse.ArgumentParser, help: str = CONFIG_HELP) -> None:
+    config_option(help).add_to(p)
 
 
 def setup_logging(level: str | None, log_file: Path | None, log_filters: str | None = None) -> None:

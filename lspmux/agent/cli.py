@@ -20,7 +20,7 @@ import os
 import sys
 
 from lspmux.agent.specs import TOOLS, Tool
-from lspmux.daemon.client_options import Option, read_args
+from lspmux.options import Option, read_args
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the verbs start fast (typing costs ms)
 if TYPE_CHECKING:  # argparse only for help, a mistake, or the private and remote runs

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from lspmux.daemon.client_options import CONNECT_OPTIONS, Option, read_args
+from lspmux.daemon.client_options import CONNECT_OPTIONS
+from lspmux.options import Option, read_args
 from lspmux.serving import STATUS
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the commands are imported on the start path

@@ -9,8 +9,10 @@ from pathlib import PurePath
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from lspmux.cli import build_parser, read_locate
+from lspmux.cli import build_parser, read_locate, read_proxy
 from lspmux.cli_checks import SEVERITIES, read_diagnostics
 from lspmux.daemon.client_options import parse_args, parse_status_args
 from lspmux.daemon.commands import read_reload
@@ -21,7 +23,29 @@ READERS: dict[str, Callable[[list[str]], Any]] = {
     "reload": read_reload,
     "status": parse_status_args,
     "client": parse_args,
+    "proxy": read_proxy,
 }
+
+
+def _plain(values: dict[str, Any]) -> dict[str, Any]:
+    """A reading with its paths as strings: argparse makes `reload DIR` a Path, its fast
+    reader a string (the same folder: os.path reads both)."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return str(value) if isinstance(value, PurePath) else value
+
+    return {k: plain(v) for k, v in values.items()}
+
+
+def _argparse_reading(words: list[str]) -> dict[str, Any] | None:
+    try:
+        full = vars(build_parser().parse_args(words))
+    except SystemExit:
+        return None
+    full.pop("command")
+    return full
 
 
 @pytest.mark.parametrize(
@@ -38,15 +62,52 @@ READERS: dict[str, Callable[[list[str]], Any]] = {
         ["status", "--json", "-v", "--connect", "unix:/x"],
         ["client", "--server-path", "clangd", "--pass-env", "A", "--pass-env", "B"],
         ["client", "--no-autostart", "--token-file", "t", "--", "--log=verbose"],
+        ["proxy"],
+        ["proxy", "--config", "a.toml", "--config=b.toml", "--log-level", "debug"],
+        ["proxy", "--log-file=/tmp/p.log", "--log-level=info", "--config", "c.toml"],
     ],
 )
 def test_a_fast_reader_reads_as_argparse_does(words: list[str]) -> None:
     fast = READERS[words[0]](words[1:])
     assert fast is not None, words
-    full = vars(build_parser().parse_args(words))
-    full.pop("command")
-    # argparse makes `reload DIR` a Path: the same folder, as a string here (os.path reads both)
-    assert vars(fast) == {k: str(v) if isinstance(v, PurePath) else v for k, v in full.items()}
+    full = _argparse_reading(words)
+    assert full is not None, words
+    assert _plain(vars(fast)) == _plain(full)
+
+
+def test_the_proxy_reader_gives_paths_as_argparse_does() -> None:
+    """`lspmux proxy`'s log file and config files are Paths, whichever reader read them
+    (`setup_logging` makes the log file's folder)."""
+    fast = read_proxy(["--config", "a.toml", "--log-file", "p.log"])
+    assert fast is not None
+    assert fast.config == [PurePath("a.toml")] and isinstance(fast.config[0], PurePath)
+    assert isinstance(fast.log_file, PurePath)
+
+
+_PROXY_WORDS = [
+    "--config",
+    "--config=a.toml",
+    "--log-file",
+    "--log-file=p.log",
+    "--log-level",
+    "--log-level=debug",
+    "--log-level=loud",
+    "--conf",  # argparse takes an abbreviation; the fast reader leaves it to argparse
+    "--log",
+    "--",
+    "-h",
+    "debug",
+    "warning",
+    "a.toml",
+    "-x",
+]
+
+
+@given(words=st.lists(st.sampled_from(_PROXY_WORDS), max_size=6))
+def test_the_proxy_reader_reads_what_it_reads_as_argparse_does(words: list[str]) -> None:
+    fast = read_proxy(words)
+    if fast is not None:  # what it reads, argparse reads the same way
+        assert _plain(vars(fast)) == _plain(_argparse_reading(["proxy", *words]) or {}), words
 
 
 @pytest.mark.parametrize(
@@ -58,6 +119,10 @@ def test_a_fast_reader_reads_as_argparse_does(words: list[str]) -> None:
         ["locate", "a@x", "b@y"],
         ["reload", "src", "--all"],
         ["status", "--bogus"],
+        ["proxy", "--log-level", "loud"],
+        ["proxy", "--conf", "a.toml"],
+        ["proxy", "extra"],
+        ["proxy", "--help"],
     ],
 )
 def test_what_a_fast_reader_cannot_read_is_argparses(words: list[str]) -> None:

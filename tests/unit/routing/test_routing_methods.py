@@ -85,3 +85,48 @@ def test_the_proxy_reads_the_first_message_before_loading_the_rest() -> None:
         if m.split(".")[0] in NOT_BEFORE_READING or m.startswith(LSPMUX_AFTER_READING)
     )
     assert not early, f"`lspmux proxy` imported {early} before reading the first message"
+
+
+#: What `lspmux proxy` does not load before it spawns the servers the workspace needs (their
+#: boot starts there, and what lspmux loads before it delays them all: issue 21's first start):
+#: argparse and the full command line, the client shim's socket, platformdirs (`lspmux.dirs`'
+#: plain XDG rule), attrs (the config model is dataclasses), the routing table, asyncio.
+NOT_BEFORE_SPAWNING = ("attrs", "attr", "argparse", "socket", "platformdirs", "asyncio", "uvloop")
+NOT_BEFORE_SPAWNING += ("difflib", "tempfile", "lsprotocol", "cattrs")
+LSPMUX_AFTER_SPAWNING = ("lspmux.routing.route", "lspmux.routing.table", "lspmux.session")
+LSPMUX_AFTER_SPAWNING += ("lspmux.daemon", "lspmux.agent", "lspmux.backends.pool")
+
+
+def test_the_proxy_spawns_the_servers_before_loading_the_rest(tmp_path: Path) -> None:
+    """`lspmux proxy` run as the command runs it, on a workspace with a Python file, stopped
+    where it spawns the servers."""
+    (tmp_path / "app.py").write_text("x = 1\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    code = (
+        "import sys\nimport lspmux.proxy\n"
+        "def spawn_needed(config, roots, params):\n"
+        "    print(' '.join(sorted(sys.modules)), flush=True)\n"
+        "    raise SystemExit(0)\n"
+        "lspmux.proxy.spawn_needed = spawn_needed\n"
+        "from lspmux.cli import main\n"
+        "main(['proxy', '--log-level', 'debug', '--log-file', sys.argv[1]])\n"
+    )
+    body = (
+        '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, '
+        f'"rootUri": "{tmp_path.as_uri()}", "capabilities": {{}}}}}}'
+    ).encode()
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "proxy.log")],
+        input=b"Content-Length: %d\r\n\r\n%s" % (len(body), body),
+        capture_output=True, cwd=tmp_path, check=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(home)},
+    )  # fmt: skip
+    loaded = set(out.stdout.decode().split())
+    assert {"lspmux.config.loader", "lspmux.config.needs"} <= loaded, out.stderr
+    early = sorted(
+        m
+        for m in loaded
+        if m.split(".")[0] in NOT_BEFORE_SPAWNING or m.startswith(LSPMUX_AFTER_SPAWNING)
+    )
+    assert not early, f"`lspmux proxy` imported {early} before spawning the servers"
