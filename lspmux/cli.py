@@ -176,10 +176,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     `lspmux status`, `lspmux proxy`. Everything else, and help or a mistake, goes through the
     full parser."""
     words = list(sys.argv[1:] if argv is None else argv)
-    if words and words[0] == "proxy":  # an editor's language server: it spawns the servers
-        code = fast_proxy(words[1:])  # sooner without the shim's imports (socket) or argparse
+    if words and words[0] in _FAST_READERS:  # before the shim: none of these is a client's
+        from importlib import import_module  # words, and `lspmux proxy` spawns its servers
+
+        module, name = _FAST_READERS[words[0]].split(":")  # sooner without its imports (socket)
+        code = getattr(import_module(module), name)(words[1:])
         if code is not None:
-            return code
+            return int(code)
     from lspmux.daemon import shim  # stdlib only: the client must start fast
 
     words = shim.command_first(words)
@@ -200,20 +203,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
             from lspmux.daemon.commands import DAEMON_COMMANDS
 
             return DAEMON_COMMANDS["status"](status_args)  # type: ignore[arg-type]
-    if words and words[0] in _FAST_READERS:  # each reader says None when argparse must read
-        from importlib import import_module
-
-        module, name = _FAST_READERS[words[0]].split(":")
-        code = getattr(import_module(module), name)(words[1:])
-        if code is not None:
-            return int(code)
     return _parsed(words)
 
 
 #: The other commands read without argparse when their words are plain (issue 21: a fresh
-#: `lspmux <verb>` against a warm daemon imports only the shim and what the verb needs;
-#: `lspmux proxy` is read before the shim, `fast_proxy`).
+#: `lspmux <verb>` against a warm daemon imports only the shim and what the verb needs), each
+#: reader saying None when argparse must read them.
 _FAST_READERS = {
+    "proxy": "lspmux.cli:fast_proxy",
     "reload": "lspmux.daemon.commands:fast_reload",
     "locate": "lspmux.cli:fast_locate",
     "diagnostics": "lspmux.cli_checks:fast_diagnostics",

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,23 +44,6 @@ DEFAULT_GC_INTERVAL = 10.0
 _STRINGS = key(c._list_of(c._non_empty_string, "a list of strings"))
 _FEATURES = key(c._list_of(c._feature, "a list of feature names"))
 _PACKAGE = key(c._package, executable=True)
-#: The fields each class keeps as tuples (`_keep_tuples`).
-_FILE_RULES = ("command", "file_types", "language_ids", "root_markers")
-_SERVER_TUPLES = (
-    *_FILE_RULES,
-    "only_features",
-    "except_features",
-    "client_may_set",
-    "project_check",
-)
-_LINTER_TUPLES = (*_FILE_RULES, "ok_exit_codes", "run_on")
-_CONFIG_TUPLES = (
-    "pass_environment",
-    "remote_map",
-    "files",
-    "untrusted_keys",
-    "untrusted_executables",
-)
 _PAIRS = c._list_of(c._path_pair, 'a list like ["/home/me/proj=/srv/proj"]')
 
 
@@ -72,16 +56,27 @@ def _strings(value: Any) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value or ())
 
 
-def _keep_tuples(record: Any, tuples: tuple[str, ...], strings: tuple[str, ...] = ()) -> None:
-    """Set the fields `tuples` of a frozen `record` to tuples of what they were given (a file
-    gives lists; None is empty), and `strings` as `_strings` reads them: what attrs' converters
-    did at construction, here from `__post_init__`."""
-    for name in tuples:
+def _keep_tuples(record: object) -> None:
+    """Set the tuple fields of a frozen `record` to tuples of what they were given (a file
+    gives lists; None is empty; `package` may be one string, `_strings`): what attrs'
+    converters did at construction, here from `__post_init__`. The fields are those annotated
+    `tuple[...]` (not optional: `allowed_servers` keeps its None), found once per class."""
+    cls: type = type(record)
+    for name in _tuple_fields(cls):
         value = getattr(record, name)
-        if type(value) is not tuple:
+        if name == "package":
+            object.__setattr__(record, name, _strings(value))
+        elif type(value) is not tuple:
             object.__setattr__(record, name, _tuple(value))
-    for name in strings:
-        object.__setattr__(record, name, _strings(getattr(record, name)))
+
+
+@cache
+def _tuple_fields(cls: type) -> tuple[str, ...]:
+    return tuple(
+        f.name
+        for f in fields(cls)
+        if str(f.type).startswith("tuple[") and "None" not in str(f.type)
+    )
 
 
 class _FileRules:
@@ -168,7 +163,7 @@ class ServerConfig(_FileRules):
     )
 
     def __post_init__(self) -> None:
-        _keep_tuples(self, _SERVER_TUPLES, ("package",))
+        _keep_tuples(self)
 
     def feature_enabled(self, feature: str) -> bool:
         """Whether `only_features` / `except_features` let this server serve `feature`."""
@@ -243,7 +238,7 @@ class LinterConfig(_FileRules):
     package: tuple[str, ...] = field(default=(), metadata=_PACKAGE)
 
     def __post_init__(self) -> None:
-        _keep_tuples(self, _LINTER_TUPLES, ("package",))
+        _keep_tuples(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +323,7 @@ class Config:
     trust_notice: str | None = None
 
     def __post_init__(self) -> None:
-        _keep_tuples(self, _CONFIG_TUPLES)
+        _keep_tuples(self)
 
     def servers_for(self, path: str, language_id: str | None = None) -> list[ServerConfig]:
         """Enabled servers whose file types match, in configuration order."""

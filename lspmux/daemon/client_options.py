@@ -2,9 +2,10 @@
 `lspmux status`, declared once (standard library only: the shim imports it).
 
 `OPTIONS` and `STATUS_OPTIONS` are the declarations. Two readers are derived from each
-(`lspmux.options`): a plain loop (`parse_args`, `parse_status_args`) that runs at every start (argparse and the modules
-of the full command line cost tens of milliseconds), and argparse (`add_client_options` /
-`build_parser`, `add_status_options`) for `--help`, a mistake, and the full command line. `lspmux_options` turns the options into what the shim adds to the client's
+(`lspmux.options`): a plain loop (`parse_args`, `parse_status_args`) that runs at every start
+(argparse and the modules of the full command line cost tens of milliseconds), and argparse
+(`add_client_options` / `build_parser`, `add_status_options`) for `--help`, a mistake, and the
+full command line. `lspmux_options` turns the options into what the shim adds to the client's
 `initialize` (`initializationOptions.lspMux`).
 
 Which server: `--server-path CMD [-- ARGS]` (the Rust tool's `--ra-mux-server` too), or
