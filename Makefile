@@ -49,6 +49,7 @@ MATRIX_PYTHONS = 3.12 3.13
 
 bench: setup
 	.venv/bin/python scripts/bench.py --peers
+	.venv/bin/python scripts/bench_floor.py --write
 	.venv/bin/python scripts/bench_start.py --real-rounds 8 --write
 	.venv/bin/python scripts/bench_edits.py
 	.venv/bin/python scripts/bench_agent.py --write

@@ -26,6 +26,7 @@ BENCH = ROOT / "scripts" / "bench.py"
 SERVER = ROOT / "scripts" / "bench_server.py"
 BENCH_EDITS = ROOT / "scripts" / "bench_edits.py"
 BENCH_START = ROOT / "scripts" / "bench_start.py"
+BENCH_FLOOR = ROOT / "scripts" / "bench_floor.py"
 
 
 def _frame(msg: dict[str, object]) -> bytes:
@@ -243,3 +244,43 @@ def test_the_start_bench_measures_a_real_server_and_writes_its_own_section(tmp_p
         re.search(r"\| \d+ ms \(\d+(, [+-]\d+)?\) \| \d+ ms \(\d+(, [+-]\d+)?\) \|$", row)
         for row in rows
     ), section
+
+
+def test_the_floor_bench_measures_every_way_and_writes_its_section(tmp_path: Path) -> None:
+    """scripts/bench_floor.py compiles its native relay and measures direct, both byte relays,
+    the thin Python relay and the proxy: each relays every hover (a way that lost one would fail the run), and the
+    section replaces only its own."""
+    require_tool("cc")
+    page = tmp_path / "benchmarks.md"
+    page.write_text("kept\n<!-- bench:floor -->\nold table\n<!-- /bench:floor -->\nalso kept\n")
+    argv = [str(BENCH_FLOOR), "--quick", "--write", "--output", str(page)]
+    proc = run_script(argv, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = page.read_text()
+    assert "old table" not in text and text.startswith("kept\n") and text.endswith("also kept\n")
+    section = text.split("<!-- bench:floor -->")[1].split("<!-- /bench:floor -->")[0]
+    rows = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| ")]
+    assert rows[1:] == [
+        "| direct",
+        "| byte relay, uvloop",
+        "| byte relay, native (C)",
+        "| thin Python relay (frames, ids)",
+        "| lspmux proxy",
+    ], section
+
+
+def test_the_native_relay_passes_bytes_both_ways_and_the_end_of_input(tmp_path: Path) -> None:
+    """relay_floor.c, compiled, between `cat`-like Python and this test: what goes in comes
+    out in order, the child sees the end of its input, and the relay exits with it."""
+    cc = require_tool("cc")
+    exe = tmp_path / "relay_floor"
+    subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "scripts" / "relay_floor.c")], check=True)
+    echo = "import sys; data = sys.stdin.buffer.read(); sys.stdout.buffer.write(data[::-1])"
+    data = os.urandom(3 << 20)  # more than a pipe holds, less than the relay's buffer
+    done = subprocess.run([str(exe), sys.executable, "-c", echo], input=data,
+                          capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == data[::-1]
+    failed = subprocess.run([str(exe), sys.executable, "-c", "raise SystemExit(3)"],
+                            capture_output=True, timeout=60)  # fmt: skip
+    assert failed.returncode == 3

@@ -102,6 +102,6 @@ def test_setup_check_runs_every_tool_and_names_the_missing_ones(tmp_path: Path) 
         env={**os.environ, "PATH": str(bare_bin)},
     )  # fmt: skip
     assert bare.returncode != 0
-    for name in ("cargo", "emacs + eglot", "shellcheck"):
+    for name in ("cargo", "C compiler (cc)", "emacs + eglot", "shellcheck"):
         assert f"- {name} (" in bare.stderr, bare.stderr
     assert "apt-get update && apt-get install emacs-nox elpa-eglot" in bare.stderr
