@@ -83,6 +83,8 @@ class _FileRules:
     """What servers and linters share: which files they take, where a file's root is, and
     the command resolved for a root."""
 
+    __slots__ = ()  # the subclasses' own slots hold the fields: no `__dict__` per config
+
     command: tuple[str, ...]
     file_types: tuple[str, ...]
     language_ids: tuple[str, ...]

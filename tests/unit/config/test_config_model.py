@@ -208,3 +208,14 @@ def test_feature_enabled(kwargs: dict[str, object], feature: str, expected: bool
 
 def test_every_feature_is_on_for_a_plain_server() -> None:
     assert all(server().feature_enabled(f) for f in FEATURES)
+
+
+def test_config_records_have_no_instance_dict() -> None:
+    """Every record is slotted, the shared base included: a server or linter table carries no
+    `__dict__` per entry (and an attribute set by mistake fails instead of sticking)."""
+    for record in (
+        ServerConfig(name="s", command=("s",)),
+        LinterConfig(name="l", command=("l",)),
+        Config(),
+    ):
+        assert not hasattr(record, "__dict__"), type(record).__name__
