@@ -14,6 +14,10 @@ figure that is lspmux's own work is known:
   this script's child on uvloop): frames parsed, each request's id replaced by its own, each
   answer's id put back by a byte splice, no routing, no checks, no guarantees. What it adds
   beyond the byte relay is the price of looking at each message in Python at all;
+- **thin relay, its per-read work in C**: the same relay on uvloop, each read handed to
+  `scripts/lane_floor.c` (a CPython extension built here) that frames it, re-ids the requests
+  or puts the answers' ids back and returns the bytes to write: what the per-message work costs
+  once it is out of the interpreter, the wake-ups still the event loop's;
 - **lspmux proxy**: `lspmux proxy --config bench.toml` (the bench server for `.bench` files,
   as in `scripts/bench.py`).
 
@@ -42,6 +46,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -57,13 +62,15 @@ import bench  # scripts/bench.py: its config, relay and section writer
 
 ROOT = Path(__file__).resolve().parent.parent
 NATIVE_SOURCE = ROOT / "scripts" / "relay_floor.c"
+LANE_SOURCE = ROOT / "scripts" / "lane_floor.c"
 BEGIN, END = "<!-- bench:floor -->", "<!-- /bench:floor -->"
-WAYS = ("direct", "uvloop", "native", "thin", "proxy")
+WAYS = ("direct", "uvloop", "native", "thin", "lane", "proxy")
 TITLES = {
     "direct": "direct",
     "uvloop": "byte relay, uvloop",
     "native": "byte relay, native (C)",
     "thin": "thin Python relay (frames, ids)",
+    "lane": "thin relay, its per-read work in C",
     "proxy": "lspmux proxy",
 }
 
@@ -74,37 +81,29 @@ class FloorError(Exception):
 
 def compile_native(tmp: Path) -> Path:
     """`relay_floor.c` compiled into `tmp`: the path of the executable."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        raise FloorError(
-            "no C compiler on PATH for the native relay: install one (apt-get install gcc), "
-            "then run again"
-        )
     exe = tmp / "relay_floor"
-    done = subprocess.run(
-        [cc, "-O2", "-o", str(exe), str(NATIVE_SOURCE)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise FloorError(f"{cc} failed on {NATIVE_SOURCE}:\n{done.stderr}")
+    _compile([_compiler(), "-O2", "-o", str(exe), str(NATIVE_SOURCE)], NATIVE_SOURCE)
     return exe
 
 
 # -- the thin Python relay ------------------------------------------------------------------
 
 THIN_FLAG = "--thin-child"
+#: The same with its per-read work in C: `--lane-child FOLDER COMMAND…`.
+LANE_FLAG = "--lane-child"
 _HEADER = re.compile(rb"Content-Length: *(\d+)\r\n\r\n")
 _ANSWER_ID = re.compile(rb'"id":(\d+)')
 
 
-class _Frames(asyncio.Protocol):
-    """Bytes in, whole message bodies to `handle`; what it gives back written at once."""
+class _Frames:
+    """The pure-Python way of a read: whole message bodies to `handle`, what it gives back
+    joined (a partial message kept for the next read)."""
 
     def __init__(self, handle: Callable[[bytes, list[bytes]], None]) -> None:
         self.handle = handle
         self.rest = b""
-        self.dst: asyncio.WriteTransport | None = None
 
-    def data_received(self, data: bytes) -> None:
+    def __call__(self, data: bytes) -> bytes:
         buf = self.rest + data if self.rest else data
         pos, out = 0, []
         while (head := _HEADER.match(buf, pos)) is not None:
@@ -114,8 +113,20 @@ class _Frames(asyncio.Protocol):
             self.handle(buf[head.end() : end], out)
             pos = end
         self.rest = buf[pos:]
+        return b"".join(out)
+
+
+class _Side(asyncio.Protocol):
+    """One direction: each read through `relay`, its result written at once."""
+
+    def __init__(self, relay: Callable[[bytes], bytes]) -> None:
+        self.relay = relay
+        self.dst: asyncio.WriteTransport | None = None
+
+    def data_received(self, data: bytes) -> None:
+        out = self.relay(data)
         if out and self.dst is not None:
-            self.dst.write(b"".join(out))
+            self.dst.write(out)
 
     def eof_received(self) -> bool | None:
         if self.dst is not None:
@@ -123,10 +134,9 @@ class _Frames(asyncio.Protocol):
         return None
 
 
-async def thin_relay(argv: list[str]) -> int:
-    """Run `argv` and relay LSP messages both ways: each client request gets an id of the
-    relay's own (kept in a dict), each answer its client's id back."""
-    loop = asyncio.get_running_loop()
+def _python_lane() -> tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]:
+    """(up, down) in Python: each client request gets an id of the relay's own (kept in a
+    dict), each answer its client's id back."""
     pending: dict[int, Any] = {}
     last = 0
 
@@ -146,7 +156,24 @@ async def thin_relay(argv: list[str]) -> int:
             body = body[: found.start(1)] + client_id + body[found.end(1) :]
         out += (b"Content-Length: %d\r\n\r\n" % len(body), body)
 
-    down = _Frames(answer)
+    return _Frames(request), _Frames(answer)
+
+
+def _native_lane(folder: str) -> tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]:
+    """(up, down) in C: `lane_floor.Lane` (scripts/lane_floor.c, built into `folder`)."""
+    sys.path.insert(0, folder)
+    import lane_floor  # type: ignore[import-not-found]
+
+    lane = lane_floor.Lane()
+    return lane.up, lane.down
+
+
+async def thin_relay(argv: list[str], lane_folder: str | None = None) -> int:
+    """Run `argv` and relay LSP messages both ways, request ids replaced and answer ids put
+    back: in Python, or by the C lane built in `lane_folder`."""
+    loop = asyncio.get_running_loop()
+    up_relay, down_relay = _native_lane(lane_folder) if lane_folder else _python_lane()
+    down = _Side(down_relay)
     down.dst, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
     exited: asyncio.Future[int] = loop.create_future()
 
@@ -161,7 +188,7 @@ async def thin_relay(argv: list[str]) -> int:
     child, _ = await loop.subprocess_exec(
         Child, *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
     )
-    up = _Frames(request)
+    up = _Side(up_relay)
     up.dst = child.get_pipe_transport(0)  # type: ignore[assignment]
     await loop.connect_read_pipe(lambda: up, sys.stdin.buffer)
     try:
@@ -171,6 +198,39 @@ async def thin_relay(argv: list[str]) -> int:
 
 
 # -- the client --------------------------------------------------------------------------------
+
+
+def _compiler() -> str:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise FloorError(
+            "no C compiler on PATH for the native relay and lane: install one "
+            "(apt-get install gcc), then run again"
+        )
+    return cc
+
+
+def _compile(argv: list[str], source: Path) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise FloorError(f"{argv[0]} failed on {source}:\n{done.stderr}")
+
+
+def compile_lane(tmp: Path) -> Path:
+    """`lane_floor.c` built as an extension of this interpreter (its headers: Debian's
+    python3-dev for the system's Python) into a folder of `tmp`: the folder."""
+    folder = tmp / "lane"
+    folder.mkdir(exist_ok=True)
+    include = sysconfig.get_paths()["include"]
+    if not (Path(include) / "Python.h").is_file():
+        raise FloorError(
+            f"no Python.h in {include} for the C lane: install this Python's headers "
+            "(apt-get install python3-dev for Debian's), then run again"
+        )
+    target = folder / f"lane_floor{sysconfig.get_config_var('EXT_SUFFIX')}"
+    argv = [_compiler(), "-O2", "-shared", "-fPIC", f"-I{include}", "-o", str(target)]
+    _compile([*argv, str(LANE_SOURCE)], LANE_SOURCE)
+    return folder
 
 
 def frame(msg: dict[str, Any]) -> bytes:
@@ -304,6 +364,8 @@ def measure(tmp: Path, rounds: int, hovers: int, pipelined: int) -> Results:
         "uvloop": [sys.executable, str(bench.__file__), bench.RELAY_FLAG, *server],
         "native": [str(compile_native(tmp)), *server],
         "thin": [sys.executable, str(Path(__file__).resolve()), THIN_FLAG, *server],
+        "lane": [sys.executable, str(Path(__file__).resolve()), LANE_FLAG,
+                 str(compile_lane(tmp)), *server],
         "proxy": [sys.executable, "-m", "lspmux", "proxy", "--config", str(config),
                   "--log-level", "warning", "--log-file", str(tmp / "proxy.log")],
     }  # fmt: skip
@@ -377,9 +439,11 @@ def section(res: Results) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == [THIN_FLAG]:
+    if argv[:1] in ([THIN_FLAG], [LANE_FLAG]):
         import uvloop
 
+        if argv[0] == LANE_FLAG:
+            return uvloop.run(thin_relay(argv[2:], lane_folder=argv[1]))
         return uvloop.run(thin_relay(argv[1:]))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")

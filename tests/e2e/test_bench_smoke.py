@@ -247,8 +247,9 @@ def test_the_start_bench_measures_a_real_server_and_writes_its_own_section(tmp_p
 
 
 def test_the_floor_bench_measures_every_way_and_writes_its_section(tmp_path: Path) -> None:
-    """scripts/bench_floor.py compiles its native relay and measures direct, both byte relays,
-    the thin Python relay and the proxy: each relays every hover (a way that lost one would fail the run), and the
+    """scripts/bench_floor.py compiles its native relay and C lane and measures direct, both
+    byte relays, the thin relay in Python and with the C lane, and the proxy: each relays every
+    hover (a way that lost one would fail the run), and the
     section replaces only its own."""
     require_tool("cc")
     page = tmp_path / "benchmarks.md"
@@ -265,6 +266,7 @@ def test_the_floor_bench_measures_every_way_and_writes_its_section(tmp_path: Pat
         "| byte relay, uvloop",
         "| byte relay, native (C)",
         "| thin Python relay (frames, ids)",
+        "| thin relay, its per-read work in C",
         "| lspmux proxy",
     ], section
 
@@ -284,3 +286,47 @@ def test_the_native_relay_passes_bytes_both_ways_and_the_end_of_input(tmp_path: 
     failed = subprocess.run([str(exe), sys.executable, "-c", "raise SystemExit(3)"],
                             capture_output=True, timeout=60)  # fmt: skip
     assert failed.returncode == 3
+
+
+def test_the_c_lane_re_ids_requests_and_puts_answer_ids_back(tmp_path: Path) -> None:
+    """lane_floor.c, built as bench_floor.py builds it: messages split anywhere come out whole;
+    a request's id (a number or a string) is replaced by the lane's own, an `id` inside params
+    is left alone, a notification passes; an answer gets its client's id back, a request from
+    the server and an answer the lane does not know pass as they are."""
+    require_tool("cc")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import bench_floor
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    sys.path.insert(0, str(bench_floor.compile_lane(tmp_path)))
+    try:
+        import lane_floor
+    finally:
+        del sys.path[0]
+    lane = lane_floor.Lane()
+    sent = [
+        {"jsonrpc": "2.0", "id": 'a\\"b', "method": "x", "params": {"id": 5}},
+        {"jsonrpc": "2.0", "method": "note"},
+        {"jsonrpc": "2.0", "id": 77, "method": "y"},
+    ]
+    data = b"".join(_frame(m) for m in sent)
+    out = b"".join(lane.up(data[i : i + 7]) for i in range(0, len(data), 7))
+    assert _bodies(out) == [
+        {"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"id": 5}},
+        {"jsonrpc": "2.0", "method": "note"},
+        {"jsonrpc": "2.0", "id": 2, "method": "y"},
+    ]
+    answers = [
+        {"jsonrpc": "2.0", "id": 2, "result": {"id": 9}},
+        {"jsonrpc": "2.0", "id": 1, "method": "server/asks"},
+        {"jsonrpc": "2.0", "id": 1, "result": None},
+        {"jsonrpc": "2.0", "id": 1, "result": "again"},
+    ]
+    assert _bodies(lane.down(b"".join(_frame(m) for m in answers))) == [
+        {"jsonrpc": "2.0", "id": 77, "result": {"id": 9}},
+        {"jsonrpc": "2.0", "id": 1, "method": "server/asks"},
+        {"jsonrpc": "2.0", "id": 'a\\"b', "result": None},
+        {"jsonrpc": "2.0", "id": 1, "result": "again"},
+    ]
+    assert lane.pending == {}
