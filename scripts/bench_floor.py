@@ -310,7 +310,7 @@ class Peer:
         started = time.perf_counter()
         writer = threading.Thread(target=self.write, args=(data,))
         writer.start()
-        answered, pos, buf = 0, 0, self.buf
+        answered, pos, buf = 0, 0, bytearray(self.buf)  # appended to in place: no copy per read
         last = b""
         while answered < count:
             head_end = buf.find(b"\r\n\r\n", pos)
@@ -321,10 +321,10 @@ class Peer:
                 buf += got
                 continue
             end = head_end + 4 + int(buf[pos + 15 : head_end])
-            last, pos, answered = buf[head_end + 4 : end], end, answered + 1
+            last, pos, answered = bytes(buf[head_end + 4 : end]), end, answered + 1
         elapsed = time.perf_counter() - started
         writer.join()
-        self.buf = buf[pos:]
+        self.buf = bytes(buf[pos:])
         if orjson.loads(last).get("id") != self.last_id:
             raise FloorError(f"{self.name}: the last pipelined answer is not the last request's")
         return count / elapsed
