@@ -1014,15 +1014,21 @@ def print_tails(folder: Path, names: tuple[str, ...]) -> None:
 RELAY_FLAG = "--relay-child"
 
 
-async def _relay(argv: list[str]) -> int:
-    """Run `argv` and copy bytes stdin → its stdin and its stdout → stdout, parsing nothing."""
+async def _relay(
+    argv: list[str],
+    up: Callable[[bytes], bytes] | None = None,
+    down: Callable[[bytes], bytes] | None = None,
+) -> int:
+    """Run `argv` and copy bytes stdin → its stdin and its stdout → stdout, parsing nothing;
+    with `up` and `down` (scripts/bench_floor.py's thin relays), each read is written as they
+    turn it (the whole messages in it, their ids rewritten)."""
     loop = asyncio.get_running_loop()
     exited: asyncio.Future[int] = loop.create_future()
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
 
     class Child(asyncio.SubprocessProtocol):
         def pipe_data_received(self, fd: int, data: bytes) -> None:
-            out.write(data)
+            out.write(data if down is None else down(data))
 
         def process_exited(self) -> None:
             if not exited.done():
@@ -1035,7 +1041,7 @@ async def _relay(argv: list[str]) -> int:
 
     class Stdin(asyncio.Protocol):
         def data_received(self, data: bytes) -> None:
-            child_in.write(data)
+            child_in.write(data if up is None else up(data))
 
         def eof_received(self) -> bool | None:
             child_in.close()

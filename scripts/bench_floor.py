@@ -10,8 +10,8 @@ figure that is lspmux's own work is known:
 - **byte relay, uvloop**: `scripts/bench.py`'s relay (a uvloop process copying bytes both ways);
 - **byte relay, native**: `scripts/relay_floor.c`, compiled here with the machine's C compiler
   (`cc`), a poll loop with non-blocking descriptors and a buffer per direction;
-- **thin Python relay**: the least a Python relay that reads messages does (`thin_relay`, run as
-  this script's child on uvloop): frames parsed, each request's id replaced by its own, each
+- **thin Python relay**: the least a Python relay that reads messages does (`bench.py`'s relay
+  with `_python_lane`'s per-read functions, run as this script's child on uvloop): frames parsed, each request's id replaced by its own, each
   answer's id put back by a byte splice, no routing, no checks, no guarantees. What it adds
   beyond the byte relay is the price of looking at each message in Python at all;
 - **thin relay, its per-read work in C**: the same relay on uvloop, each read handed to
@@ -37,7 +37,6 @@ written at once by a thread and read back (requests answered per second). Median
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime
 import os
 import platform
@@ -116,24 +115,6 @@ class _Frames:
         return b"".join(out)
 
 
-class _Side(asyncio.Protocol):
-    """One direction: each read through `relay`, its result written at once."""
-
-    def __init__(self, relay: Callable[[bytes], bytes]) -> None:
-        self.relay = relay
-        self.dst: asyncio.WriteTransport | None = None
-
-    def data_received(self, data: bytes) -> None:
-        out = self.relay(data)
-        if out and self.dst is not None:
-            self.dst.write(out)
-
-    def eof_received(self) -> bool | None:
-        if self.dst is not None:
-            self.dst.close()
-        return None
-
-
 def _python_lane() -> tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]:
     """(up, down) in Python: each client request gets an id of the relay's own (kept in a
     dict), each answer its client's id back."""
@@ -166,35 +147,6 @@ def _native_lane(folder: str) -> tuple[Callable[[bytes], bytes], Callable[[bytes
 
     lane = lane_floor.Lane()
     return lane.up, lane.down
-
-
-async def thin_relay(argv: list[str], lane_folder: str | None = None) -> int:
-    """Run `argv` and relay LSP messages both ways, request ids replaced and answer ids put
-    back: in Python, or by the C lane built in `lane_folder`."""
-    loop = asyncio.get_running_loop()
-    up_relay, down_relay = _native_lane(lane_folder) if lane_folder else _python_lane()
-    down = _Side(down_relay)
-    down.dst, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
-    exited: asyncio.Future[int] = loop.create_future()
-
-    class Child(asyncio.SubprocessProtocol):
-        def pipe_data_received(self, fd: int, data: bytes) -> None:
-            down.data_received(data)
-
-        def process_exited(self) -> None:
-            if not exited.done():
-                exited.set_result(child.get_returncode() or 0)
-
-    child, _ = await loop.subprocess_exec(
-        Child, *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-    )
-    up = _Side(up_relay)
-    up.dst = child.get_pipe_transport(0)  # type: ignore[assignment]
-    await loop.connect_read_pipe(lambda: up, sys.stdin.buffer)
-    try:
-        return await exited
-    finally:
-        child.close()
 
 
 # -- the client --------------------------------------------------------------------------------
@@ -439,12 +391,12 @@ def section(res: Results) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] in ([THIN_FLAG], [LANE_FLAG]):
+    if argv[:1] in ([THIN_FLAG], [LANE_FLAG]):  # a thin relay: bench.py's, each read turned
         import uvloop
 
         if argv[0] == LANE_FLAG:
-            return uvloop.run(thin_relay(argv[2:], lane_folder=argv[1]))
-        return uvloop.run(thin_relay(argv[1:]))
+            return int(uvloop.run(bench._relay(argv[2:], *_native_lane(argv[1]))))
+        return int(uvloop.run(bench._relay(argv[1:], *_python_lane())))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     parser.add_argument("--rounds", type=int, default=7)
