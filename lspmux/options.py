@@ -98,15 +98,7 @@ def read_args(
         setattr(args, rest, others)
     if not read_options(words, {name: o for o in options for name in o.names}, args, others):
         return None
-    if any(o.choices is not None and _refused(getattr(args, o.dest), o) for o in options):
-        return None
     return args
-
-
-def _refused(value: Any, option: Option) -> bool:
-    """Whether argparse refuses `value` for `option` (it checks a given value against the
-    choices, not the default: `--log-level`'s None)."""
-    return value is not option.default and value not in (option.choices or ())
 
 
 def read_options(
@@ -115,7 +107,8 @@ def read_options(
     """Set the attributes of `args` from `argv`, options named by `by_name`; other words
     (and all after `--`) go to `rest`. False when argparse must read them instead: help, an
     unknown or abbreviated option, a missing or unconvertible value, a value that looks like
-    an option, a word where none is taken (`rest` is None)."""
+    an option, a word where none is taken (`rest` is None), a value not among its option's
+    `choices` (argparse checks each one given, and names the choices)."""
     words = list(argv)
     i = 0
     while i < len(words):
@@ -149,6 +142,8 @@ def read_options(
                 value = option.convert(value)
             except ValueError:
                 return False
+        if option.choices is not None and value not in option.choices:
+            return False  # argparse checks each value given, not only the last one
         if option.kind == "append":
             getattr(args, option.dest).append(value)
         else:
