@@ -27,6 +27,7 @@ from pathlib import Path
 
 import attrs
 
+from lspmux import speedups
 from lspmux.config.model import Config, LinterConfig, ServerConfig
 from lspmux.config.needs import OWN_FILES, SKIP_DIRS
 from lspmux.config.resolve import project_executable
@@ -319,7 +320,11 @@ def trust_lines(config: Config, root: Path) -> list[str]:
 
 
 def render(checks: list[Check], root: Path, config: Config) -> str:
-    lines = [f"lspmux doctor: {root}", f"config: {', '.join(config.files) or 'built-in defaults'}"]
+    lines = [
+        f"lspmux doctor: {root}",
+        f"config: {', '.join(config.files) or 'built-in defaults'}",
+        f"C speedups: {speedups.status}",
+    ]
     lines += trust_lines(config, root)
     if not checks:
         lines.append("no configured server or linter handles the files in this folder")

@@ -107,3 +107,15 @@ def test_markdown_the_project_writes_makes_marksman_needed(project: Path) -> Non
     checks, text = doctor(project, "basedpyright-langserver", "ruff")
     assert checks["marksman"].optional == () and checks["marksman"].failed
     assert row(text, "marksman").split()[0] == "MISSING"
+
+
+def test_the_doctor_says_whether_the_c_speedups_are_in_use(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lspmux import speedups
+
+    _checks, text = doctor(project, "ruff")
+    assert f"C speedups: {speedups.status}" in text.splitlines()
+    monkeypatch.setattr(speedups, "status", "not built (no module named lspmux._speedups)")
+    _checks, text = doctor(project, "ruff")
+    assert "C speedups: not built (no module named lspmux._speedups)" in text.splitlines()

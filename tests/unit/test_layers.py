@@ -54,6 +54,7 @@ LAYERS: tuple[Rank, ...] = (
                 "lspmux.workspace",
                 "lspmux.locate",
                 "lspmux.daemon.address",
+                "lspmux.speedups",
             ),
         ),
         "Standard-library helpers and pure engines that know nothing of LSP traffic: errors, "

@@ -1,0 +1,211 @@
+/* lspmux._speedups: the work of a hot path done in C, where Python's own takes too long.
+ *
+ * Optional: setup.py builds it when the machine has a C compiler, and every caller falls back
+ * to the Python it replaces (`lspmux/speedups.py` says which is in use; `lspmux doctor` tells
+ * the user). Each function here computes exactly what a Python function computes on a part of
+ * its inputs, and declines (None) the rest: the tests compare the two on generated inputs.
+ *
+ *     fit_markdown_docs(body: bytes) -> bytes | None
+ *
+ * `routing/fit_raw.py`'s `_fast_markdown` for a completion answer without a backslash whose
+ * markdown documentation is all simple text: each
+ * `"documentation":{"kind":"markdown","value":"…"}` becomes
+ * `"documentation":{"kind":"plaintext","value":"…"}` with the value's code-span backticks
+ * dropped, every other byte kept. None (the caller then runs the Python) for anything else:
+ * a backslash or `"arguments"` anywhere; a `"data"` value that is not flat (or overlaps
+ * another key); a documentation written otherwise than as a plain string, plaintext
+ * MarkupContent, or compact markdown MarkupContent with `value` last; no markdown
+ * documentation at all; or a value that is not one line of ASCII whose only markup is code
+ * spans (`fit_raw._plain_joined`'s fast case): non-ASCII or control bytes, a first byte that
+ * opens a block (`` ` ~ - * _ # > ``, space, tab), two backticks side by side, an unclosed
+ * code span, or an inline mark (`< > [ ] ! * _ &`) outside a span.
+ *
+ * One pass: the keys are found with memmem, the bytes between them copied as they are.
+ */
+#define _GNU_SOURCE /* memmem */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#define LIT(s) (s), (sizeof(s) - 1)
+
+static const char DOC_KEY[] = "\"documentation\"";
+static const char DATA_KEY[] = "\"data\"";
+static const char MD_HEAD[] = ":{\"kind\":\"markdown\",\"value\":\"";
+static const char PLAIN_HEAD[] = ":{\"kind\":\"plaintext\",\"value\":\"";
+static const char KEPT_PLAIN[] = ":{\"kind\":\"plaintext\",\"value\":\"";
+
+static int starts(const char *p, const char *end, const char *lit, size_t n) {
+    return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0;
+}
+
+static const char *find(const char *p, const char *end, const char *lit, size_t n) {
+    if (p >= end) return NULL;
+    return memmem(p, (size_t)(end - p), lit, n);
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Python's `\s` on bytes: also \v and \f. */
+static int is_re_space(char c) { return is_space(c) || c == '\v' || c == '\f'; }
+
+/* The end of the flat value after a `"data"` key at `p` (`fit_raw._FLAT_OPAQUE`:
+ * `\s*:\s*` then an object or array with no brace or bracket inside, or one byte that is
+ * not white space, `{` or `[`), or NULL when it is not one. */
+static const char *flat_end(const char *p, const char *end) {
+    p += sizeof(DATA_KEY) - 1;
+    while (p < end && is_re_space(*p)) p++;
+    if (p >= end || *p != ':') return NULL;
+    p++;
+    while (p < end && is_re_space(*p)) p++;
+    if (p >= end) return NULL;
+    if (*p == '{' || *p == '[') {
+        char close = (*p == '{') ? '}' : ']';
+        for (p++; p < end; p++) {
+            char c = *p;
+            if (c == close) return p + 1;
+            if (c == '{' || c == '}' || c == '[' || c == ']') return NULL;
+        }
+        return NULL;
+    }
+    return p + 1;
+}
+
+/* Whether the value [p, e) is simple text (see the module's comment). */
+static int simple(const char *p, const char *e) {
+    if (p == e) return 1;
+    switch (*p) {
+    case '`': case '~': case '-': case '*': case '_': case '#': case '>': case ' ': case '\t':
+        return 0;
+    }
+    int in_span = 0;
+    for (; p < e; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x80 || c < 0x20) return 0;
+        switch (c) {
+        case '`':
+            if (p + 1 < e && p[1] == '`') return 0;
+            in_span = !in_span;
+            break;
+        case '<': case '>': case '[': case ']': case '!': case '*': case '_': case '&':
+            if (!in_span) return 0;
+            break;
+        }
+    }
+    return !in_span;
+}
+
+static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "fit_markdown_docs() takes bytes");
+        return NULL;
+    }
+    const char *body = PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    const char *end = body + n;
+    if (memchr(body, '\\', (size_t)n) != NULL || find(body, end, LIT("\"arguments\"")) != NULL)
+        Py_RETURN_NONE;
+
+    /* Check first, then write: a body this declines costs no copy. The values found are
+     * kept (start and end of each), so the write is copies alone. */
+    Py_ssize_t docs = 0, cap = 0, grow = 0;
+    const char **found = NULL;
+    const char *data = find(body, end, LIT(DATA_KEY));
+    const char *data_end = body; /* the end of the last flat data value */
+    /* Python splits at every documentation key: one that starts inside the part of the body
+     * the previous key's check read (its markdown value and end, or its kept head) would cut
+     * that part short there, so it is declined. */
+    const char *p = body, *read_to = body;
+    for (;;) {
+        const char *doc = find(p, end, LIT(DOC_KEY));
+        if (doc != NULL && doc < read_to) goto decline;
+        while (data != NULL && (doc == NULL || data < doc)) {
+            if (data < data_end) goto decline;
+            data_end = flat_end(data, end);
+            if (data_end == NULL) goto decline;
+            /* the next occurrence, overlapping ones included: they are declined */
+            data = find(data + 1, end, LIT(DATA_KEY));
+        }
+        if (doc == NULL) break;
+        if (doc < data_end) goto decline; /* inside a data value */
+        const char *h = doc + sizeof(DOC_KEY) - 1;
+        p = doc + 1; /* the next key is looked for from here, overlapping ones included */
+        if (starts(h, end, LIT(MD_HEAD))) {
+            const char *v = h + sizeof(MD_HEAD) - 1;
+            const char *q = memchr(v, '"', (size_t)(end - v));
+            if (q == NULL || q + 1 >= end || q[1] != '}' || !simple(v, q)) goto decline;
+            if (docs == cap) {
+                cap = cap ? cap * 2 : 1024;
+                const char **more = PyMem_Realloc(found, (size_t)cap * 2 * sizeof(*found));
+                if (more == NULL) {
+                    PyMem_Free(found);
+                    return PyErr_NoMemory();
+                }
+                found = more;
+            }
+            found[2 * docs] = v, found[2 * docs + 1] = q;
+            docs++;
+            grow += 1; /* "plaintext" is a byte longer than "markdown" */
+            for (const char *c = v; c < q; c++) grow -= (*c == '`');
+            read_to = q + 2;
+        } else if (starts(h, end, LIT(":\""))) {
+            read_to = h + 2;
+        } else if (starts(h, end, LIT(KEPT_PLAIN))) {
+            read_to = h + sizeof(KEPT_PLAIN) - 1;
+        } else if (h < end && (*h == ',' || *h == '}' || *h == ']')) {
+            read_to = h + 1;
+        } else {
+            goto decline;
+        }
+    }
+    if (docs == 0) goto decline;
+
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n + grow);
+    if (out == NULL) {
+        PyMem_Free(found);
+        return NULL;
+    }
+    char *w = PyBytes_AS_STRING(out);
+    p = body;
+    const size_t head = sizeof(MD_HEAD) - 1, plain = sizeof(PLAIN_HEAD) - 1;
+    for (Py_ssize_t i = 0; i < docs; i++) {
+        const char *v = found[2 * i], *q = found[2 * i + 1];
+        const char *h = v - head;
+        memcpy(w, p, (size_t)(h - p));
+        w += h - p;
+        memcpy(w, PLAIN_HEAD, plain);
+        w += plain;
+        for (const char *c = v; c < q; c++)
+            if (*c != '`') *w++ = *c;
+        p = q; /* the closing quote and brace go with what follows */
+    }
+    PyMem_Free(found);
+    memcpy(w, p, (size_t)(end - p));
+    w += end - p;
+    if (w - PyBytes_AS_STRING(out) != n + grow) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_AssertionError, "fit_markdown_docs: size mismatch");
+        return NULL;
+    }
+    return out;
+
+decline:
+    PyMem_Free(found);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"fit_markdown_docs", fit_markdown_docs, METH_O,
+     "fit_raw._fast_markdown of an answer whose markdown documentation is simple text; None "
+     "for any other."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "lspmux._speedups",
+    "The work of lspmux's hot paths in C (optional; see lspmux/speedups.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }

@@ -1,0 +1,3 @@
+"""Types of lspmux's optional C speedups (`lspmux/_speedups.c`; see `lspmux/speedups.py`)."""
+
+def fit_markdown_docs(body: bytes, /) -> bytes | None: ...

@@ -1,0 +1,36 @@
+"""lspmux's optional C speedups (`lspmux/_speedups.c`), and whether this process uses them.
+
+The extension is built at install time when the machine has a C compiler (`setup.py`,
+optional); each function it has computes what a Python function of lspmux computes, on the
+inputs it takes, and returns None for the others, which the caller then gives to the Python.
+Without the extension, or with `LSPMUX_PURE_PYTHON=1` in the environment, every caller runs
+the Python alone: the answers are the same, only slower (`lspmux doctor` says which is in use).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from types import ModuleType
+
+#: The environment variable that turns the speedups off (any value but "" and "0").
+PURE_PYTHON_ENV = "LSPMUX_PURE_PYTHON"
+
+
+def _load() -> tuple[ModuleType | None, str]:
+    if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
+        return None, f"off ({PURE_PYTHON_ENV} is set)"
+    try:
+        from lspmux import _speedups
+    except ImportError as exc:
+        return None, f"not built ({exc}); reinstall lspmux on a machine with a C compiler"
+    return _speedups, "in use"
+
+
+native, status = _load()
+
+#: `routing.fit_raw._fast_markdown` for answers whose markdown documentation is simple text
+#: (None for the others); None when the speedups are not in use.
+fit_markdown_docs: Callable[[bytes], bytes | None] | None = (
+    native.fit_markdown_docs if native is not None else None
+)
