@@ -5,6 +5,11 @@
  * the user). Each function here computes exactly what a Python function computes on a part of
  * its inputs, and declines (None) the rest: the tests compare the two on generated inputs.
  *
+ *     contains(haystack: bytes | bytearray, needle: bytes) -> bool
+ *
+ * `needle in haystack`, by memmem: glibc's is about three times CPython's search over 2.5 MB
+ * where the needle is absent, the common case of `routing/fit_raw.py`'s scans.
+ *
  *     fit_markdown_docs(body: bytes) -> bytes | None
  *
  * `routing/fit_raw.py`'s `_fast_markdown` for a completion answer without a backslash whose
@@ -20,7 +25,8 @@
  * opens a block (`` ` ~ - * _ # > ``, space, tab), two backticks side by side, an unclosed
  * code span, or an inline mark (`< > [ ] ! * _ &`) outside a span.
  *
- * One pass: the keys are found with memmem, the bytes between them copied as they are.
+ * Two passes: the first finds the keys and checks everything, the second copies the bytes
+ * between the values and writes the values.
  */
 #define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
@@ -42,6 +48,18 @@ static int starts(const char *p, const char *end, const char *lit, size_t n) {
 static const char *find(const char *p, const char *end, const char *lit, size_t n) {
     if (p >= end) return NULL;
     return memmem(p, (size_t)(end - p), lit, n);
+}
+
+/* The next `"d` at or after `p` (its quote), or NULL. Both keys looked for start so; it is
+ * found by its `d` (memchr), a byte far rarer than a quote in an answer: one pass for both
+ * keys, about a quarter of the time of a memmem for each. */
+static const char *next_key(const char *p, const char *end) {
+    for (const char *q = p + 1; q < end; q++) {
+        q = memchr(q, 'd', (size_t)(end - q));
+        if (q == NULL) return NULL;
+        if (q[-1] == '"') return q - 1;
+    }
+    return NULL;
 }
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -111,26 +129,23 @@ static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
      * kept (start and end of each), so the write is copies alone. */
     Py_ssize_t docs = 0, cap = 0, grow = 0;
     const char **found = NULL;
-    const char *data = find(body, end, LIT(DATA_KEY));
     const char *data_end = body; /* the end of the last flat data value */
     /* Python splits at every documentation key: one that starts inside the part of the body
      * the previous key's check read (its markdown value and end, or its kept head) would cut
-     * that part short there, so it is declined. */
-    const char *p = body, *read_to = body;
-    for (;;) {
-        const char *doc = find(p, end, LIT(DOC_KEY));
-        if (doc != NULL && doc < read_to) goto decline;
-        while (data != NULL && (doc == NULL || data < doc)) {
-            if (data < data_end) goto decline;
-            data_end = flat_end(data, end);
+     * that part short there, so it is declined. Every key is looked at, overlapping ones
+     * included. */
+    const char *read_to = body;
+    for (const char *k = next_key(body, end); k != NULL; k = next_key(k + 1, end)) {
+        if (starts(k, end, LIT(DATA_KEY))) {
+            if (k < data_end) goto decline; /* inside another data value */
+            data_end = flat_end(k, end);
             if (data_end == NULL) goto decline;
-            /* the next occurrence, overlapping ones included: they are declined */
-            data = find(data + 1, end, LIT(DATA_KEY));
+            continue;
         }
-        if (doc == NULL) break;
-        if (doc < data_end) goto decline; /* inside a data value */
+        if (!starts(k, end, LIT(DOC_KEY))) continue;
+        const char *doc = k;
+        if (doc < read_to || doc < data_end) goto decline;
         const char *h = doc + sizeof(DOC_KEY) - 1;
-        p = doc + 1; /* the next key is looked for from here, overlapping ones included */
         if (starts(h, end, LIT(MD_HEAD))) {
             const char *v = h + sizeof(MD_HEAD) - 1;
             const char *q = memchr(v, '"', (size_t)(end - v));
@@ -167,7 +182,7 @@ static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
         return NULL;
     }
     char *w = PyBytes_AS_STRING(out);
-    p = body;
+    const char *p = body;
     const size_t head = sizeof(MD_HEAD) - 1, plain = sizeof(PLAIN_HEAD) - 1;
     for (Py_ssize_t i = 0; i < docs; i++) {
         const char *v = found[2 * i], *q = found[2 * i + 1];
@@ -195,7 +210,21 @@ decline:
     Py_RETURN_NONE;
 }
 
+static PyObject *contains(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer hay, needle;
+    if (!PyArg_ParseTuple(args, "y*y*:contains", &hay, &needle)) return NULL;
+    int found = needle.len == 0 ||
+                memmem(hay.buf, (size_t)hay.len, needle.buf, (size_t)needle.len) != NULL;
+    PyBuffer_Release(&hay);
+    PyBuffer_Release(&needle);
+    return PyBool_FromLong(found);
+}
+
 static PyMethodDef methods[] = {
+    {"contains", contains, METH_VARARGS,
+     "`needle in haystack` for two bytes, by the C library's memmem (about three times "
+     "CPython's search where the needle is absent from a large haystack)."},
     {"fit_markdown_docs", fit_markdown_docs, METH_O,
      "fit_raw._fast_markdown of an answer whose markdown documentation is simple text; None "
      "for any other."},

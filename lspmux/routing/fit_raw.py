@@ -80,7 +80,7 @@ _COMPILED = {source: re.compile(source) for source in _REQUIRED}
 
 def _holds(source: bytes, body: bytes) -> bool:
     """Whether the pattern `source` (one of `_REQUIRED`'s) is found in `body`."""
-    return _REQUIRED[source] in body and _COMPILED[source].search(body) is not None
+    return speedups.contains(body, _REQUIRED[source]) and _COMPILED[source].search(body) is not None
 
 
 def _lacks(kind: str, client: Mapping[str, Any]) -> tuple[bool, bool, bool]:

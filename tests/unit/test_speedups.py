@@ -248,3 +248,19 @@ def test_the_extension_takes_every_answer_of_its_domain(
     docs = [i["documentation"]["value"] for i in items if isinstance(i.get("documentation"), dict)]
     out = same_as_python(native, body_of({"isIncomplete": False, "items": items}))
     assert (out is not None) == (bool(docs) and all(map(simple, docs)))
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=64), st.binary(max_size=4), st.booleans())
+def test_contains_is_in(native: Any, haystack: bytes, needle: bytes, array: bool) -> None:
+    hay: bytes | bytearray = bytearray(haystack) if array else haystack
+    assert native.contains(hay, needle) is (needle in haystack)
+    assert speedups.contains(hay, needle) is (needle in haystack)
+
+
+def test_contains_finds_a_key_at_either_end_of_a_large_body(native: Any) -> None:
+    body = bench_list(2_000)
+    assert not native.contains(body, b'"insertTextFormat"')
+    assert native.contains(body, b'{"jsonrpc"') and native.contains(body, body[-40:])
+    with pytest.raises(TypeError):
+        native.contains("text", b"t")
