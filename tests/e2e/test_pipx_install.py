@@ -39,7 +39,7 @@ def pipx_lspmux(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
         source,
         symlinks=True,
         ignore=shutil.ignore_patterns(
-            ".git", ".venv", ".tools", "build", "*.egg-info", "__pycache__"
+            ".git", ".venv", ".tools", "build", "*.egg-info", "__pycache__", "*.so"
         ),
     )
     tools = tmp / "tools"
@@ -51,9 +51,14 @@ def pipx_lspmux(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     assert {"docs/editors.md", "config/lspmux.example.toml", "LICENSE"} <= names
+    assert {"setup.py", "lspmux/_speedups.c", "lspmux/_speedups.pyi"} <= names
     (wheel,) = (tmp / "dist").glob("lspmux-*.whl")
     with zipfile.ZipFile(wheel) as zipped:
         assert "lspmux/docs/editors.md" in zipped.namelist()
+        # the machine has a C compiler (scripts/setup-tests): the speedups are built
+        assert any(
+            n.startswith("lspmux/_speedups.") and n.endswith(".so") for n in zipped.namelist()
+        )
     env = {
         "HOME": str(tmp / "home"),
         "PIPX_HOME": str(tmp / "pipx"),
@@ -92,6 +97,7 @@ def test_the_wheel_installed_with_pipx_installs_ruff_and_serves_its_diagnostics(
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert "install: lspmux install basedpyright" in doctor.stdout
     assert "(ruff 0." in doctor.stdout  # ruff, from lspmux's prefix, started
+    assert "C speedups: in use" in doctor.stdout
     # where ruff is all the project uses, doctor passes
     (project / "lspmux.toml").write_text(
         "[servers.basedpyright]\ndisabled = true\n[servers.pyright]\ndisabled = true\n"

@@ -264,3 +264,20 @@ def test_contains_finds_a_key_at_either_end_of_a_large_body(native: Any) -> None
     assert native.contains(body, b'{"jsonrpc"') and native.contains(body, body[-40:])
     with pytest.raises(TypeError):
         native.contains("text", b"t")
+
+
+def test_the_fitting_tests_pass_without_the_speedups() -> None:
+    """The Python the extension stands for is still what a machine without a C compiler runs:
+    the fitting tests, run again with the speedups off."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    tests = [
+        "tests/unit/routing/test_routing_fit_raw.py",
+        "tests/unit/routing/test_routing_fit_raw_differential.py",
+    ]
+    env = {**os.environ, speedups.PURE_PYTHON_ENV: "1", "PYTHONPATH": root}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and " failed" not in run.stdout
