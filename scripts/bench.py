@@ -1090,8 +1090,18 @@ def machine() -> str:
         f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.release()}, "
         f"Python {platform.python_version()} ({platform.python_implementation()}), "
         f"uvloop {version('uvloop')}, orjson {version('orjson')}, "
-        f"lsprotocol {version('lsprotocol')}, cattrs {version('cattrs')}"
+        f"lsprotocol {version('lsprotocol')}, cattrs {version('cattrs')}, "
+        f"lspmux's C speedups {speedups_status()}"
     )
+
+
+def speedups_status() -> str:
+    """Whether the lspmux processes measured use the C speedups (`lspmux/speedups.py`): they
+    load them as this process does (the same checkout and environment)."""
+    sys.path.insert(0, str(ROOT))
+    from lspmux import speedups
+
+    return speedups.status
 
 
 def revision() -> str:
