@@ -281,3 +281,47 @@ def test_the_fitting_tests_pass_without_the_speedups() -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert " passed" in run.stdout and " failed" not in run.stdout
+
+
+#: Bytes a fuzzed body is made of: the keys' pieces, JSON's punctuation, markup, and any byte.
+FUZZ_PIECES = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                b'"documentation"',
+                b'"data"',
+                b'"d',
+                b'"',
+                b":",
+                b",",
+                b"{",
+                b"}",
+                b"[",
+                b"]",
+                b'{"kind":"markdown","value":"',
+                b'{"kind":"plaintext","value":"',
+                b'"}',
+                b"`",
+                b"*",
+                b"\\",
+                b" ",
+                b"\n",
+                b"a",
+                b"d",
+                b"\xc3\xa9",
+                b'"arguments"',
+            ]
+        ),
+        st.binary(max_size=3),
+    ),
+    max_size=40,
+).map(b"".join)
+
+
+@settings(max_examples=500)
+@given(FUZZ_PIECES)
+def test_any_bytes_are_answered_or_declined_never_misread(native: Any, body: bytes) -> None:
+    """Whatever a server writes, what the extension answers is the Python's answer (and it
+    reads no byte outside the body: tests/e2e/test_speedups_sanitized.py runs this strategy
+    under AddressSanitizer)."""
+    same_as_python(native, body)
