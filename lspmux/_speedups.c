@@ -10,7 +10,7 @@
  * `needle in haystack`, by memmem: glibc's is about three times CPython's search over 2.5 MB
  * where the needle is absent, the common case of `routing/fit_raw.py`'s scans.
  *
- *     fit_markdown_docs(body: bytes) -> bytes | None
+ *     fit_markdown_docs(body: bytes | bytearray) -> bytes | None
  *
  * `routing/fit_raw.py`'s `_fast_markdown` for a completion answer without a backslash whose
  * markdown documentation is all simple text: each
@@ -39,7 +39,6 @@ static const char DOC_KEY[] = "\"documentation\"";
 static const char DATA_KEY[] = "\"data\"";
 static const char MD_HEAD[] = ":{\"kind\":\"markdown\",\"value\":\"";
 static const char PLAIN_HEAD[] = ":{\"kind\":\"plaintext\",\"value\":\"";
-static const char KEPT_PLAIN[] = ":{\"kind\":\"plaintext\",\"value\":\"";
 
 static int starts(const char *p, const char *end, const char *lit, size_t n) {
     return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0;
@@ -113,14 +112,7 @@ static int simple(const char *p, const char *e) {
     return !in_span;
 }
 
-static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
-    (void)self;
-    if (!PyBytes_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "fit_markdown_docs() takes bytes");
-        return NULL;
-    }
-    const char *body = PyBytes_AS_STRING(arg);
-    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+static PyObject *fit_buffer(const char *body, Py_ssize_t n) {
     const char *end = body + n;
     if (memchr(body, '\\', (size_t)n) != NULL || find(body, end, LIT("\"arguments\"")) != NULL)
         Py_RETURN_NONE;
@@ -166,8 +158,8 @@ static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
             read_to = q + 2;
         } else if (starts(h, end, LIT(":\""))) {
             read_to = h + 2;
-        } else if (starts(h, end, LIT(KEPT_PLAIN))) {
-            read_to = h + sizeof(KEPT_PLAIN) - 1;
+        } else if (starts(h, end, LIT(PLAIN_HEAD))) {
+            read_to = h + sizeof(PLAIN_HEAD) - 1;
         } else if (h < end && (*h == ',' || *h == '}' || *h == ']')) {
             read_to = h + 1;
         } else {
@@ -208,6 +200,15 @@ static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
 decline:
     PyMem_Free(found);
     Py_RETURN_NONE;
+}
+
+static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = fit_buffer(view.buf, view.len);
+    PyBuffer_Release(&view);
+    return out;
 }
 
 static PyObject *contains(PyObject *self, PyObject *args) {

@@ -41,6 +41,6 @@ contains: Callable[[bytes | bytearray, bytes], bool] = (
 
 #: `routing.fit_raw._fast_markdown` for answers whose markdown documentation is simple text
 #: (None for the others); None when the speedups are not in use.
-fit_markdown_docs: Callable[[bytes], bytes | None] | None = (
+fit_markdown_docs: Callable[[bytes | bytearray], bytes | None] | None = (
     native.fit_markdown_docs if native is not None else None
 )
