@@ -144,7 +144,7 @@ def test_spaced_json_and_an_empty_body_are_declined(native: Any) -> None:
     assert same_as_python(native, b'"documentation"') is None
     with pytest.raises(TypeError):
         native.fit_markdown_docs("not bytes")
-    body = body_of([item("a", md("x `c`"))])  # a bytearray (the worker's slice of its input)
+    body = body_of([item("a", md("x `c`"))])  # a bytearray, which the Python takes too
     assert native.fit_markdown_docs(bytearray(body)) == native.fit_markdown_docs(body) is not None
 
 
