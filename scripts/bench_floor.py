@@ -11,8 +11,9 @@ figure that is lspmux's own work is known:
 - **byte relay, native**: `scripts/relay_floor.c`, compiled here with the machine's C compiler
   (`cc`), a poll loop with non-blocking descriptors and a buffer per direction;
 - **thin Python relay**: the least a Python relay that reads messages does (`bench.py`'s relay
-  with `_python_lane`'s per-read functions, run as this script's child on uvloop): frames parsed, each request's id replaced by its own, each
-  answer's id put back by a byte splice, no routing, no checks, no guarantees. What it adds
+  with `_python_lane`'s per-read functions, run as this script's child on uvloop): frames
+  parsed, each request's id replaced by its own, each answer's id put back by a byte splice,
+  no routing, no checks, no guarantees. What it adds
   beyond the byte relay is the price of looking at each message in Python at all;
 - **thin relay, its per-read work in C**: the same relay on uvloop, each read handed to
   `scripts/lane_floor.c` (a CPython extension built here) that frames it, re-ids the requests

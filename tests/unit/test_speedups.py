@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from lspmux import speedups
 from lspmux.routing import adapt, fit_raw
+from scripts.bench_server import completion_list
 from tests.unit.routing.test_routing_fit_raw_differential import (
     ASCII_MARKUP,
     PLAIN_TEXT,
@@ -77,23 +78,9 @@ def same_as_python(native: Any, body: bytes) -> bytes | None:
 
 
 def bench_list(items: int) -> bytes:
-    """`scripts/bench_server.py`'s completion list (the 2.5 MB answer at 12,000 items)."""
-    return body_of(
-        {
-            "isIncomplete": False,
-            "items": [
-                {
-                    "label": f"bench_item_{i:05d}",
-                    "kind": 3 if i % 3 else 6,
-                    "detail": f"fn bench_item_{i:05d}() -> u32",
-                    "documentation": md(f"Returns `bench_item_{i:05d}`, {i}."),
-                    "sortText": f"{i:05d}",
-                    "insertText": f"bench_item_{i:05d}($0)",
-                }
-                for i in range(items)
-            ],
-        }
-    )
+    """The benchmark server's completion list (the 2.5 MB answer at 12,000 items), as the
+    daemon gets it."""
+    return body_of(completion_list(items))
 
 
 def test_the_benchmarks_list_is_fitted_by_the_extension(native: Any) -> None:
