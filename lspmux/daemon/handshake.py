@@ -4,6 +4,14 @@ Each new connection gets a `Handshake` protocol until its first message is compl
 daemon (`HandshakeHost`) decides what it is (`first_message`): a client's `initialize` (the
 transport then goes to a new Session's connection, `hand_over`), or a one-shot request
 answered before the connection closes (`reply_and_close`).
+
+A `lspmux client` on the Unix socket passes its stdin and stdout with its first message
+(SCM_RIGHTS, taken by listen.py's first read). A client's Session then reads and writes the
+editor's pipes itself (`_take_stdio`): no process copies its messages, and the socket only says
+whether the shim still lives (its end ends the session, and the session's end closes it, so the
+shim exits). The shim learns that its stdio was taken from `STDIO_TAKEN`, sent first; anything
+else (a one-shot answer, a refusal, descriptors the daemon cannot use) goes over the socket as
+before, and the shim copies it.
 """
 
 from __future__ import annotations
@@ -11,15 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 from typing import Protocol
 
 import orjson
 
 from lspmux.daemon.address import peer_uid
+from lspmux.daemon.listen import close_fds
+from lspmux.daemon.shim import STDIO_TAKEN
 from lspmux.session.session import Session
+from lspmux.wire.connection import Connection
 from lspmux.wire.header import MAX_HEADER, FrameError, frame, header_length
 from lspmux.wire.messages import Message
+from lspmux.wire.stdio import transportable
 
 log = logging.getLogger("lspmux.daemon")
 
@@ -36,6 +49,7 @@ MAX_TCP_HANDSHAKES = 8
 #: Bytes queued for a client above which its requests are no longer read (until it drains to a
 #: quarter of that): a client that stops reading cannot keep the shared backends busy.
 CLIENT_BACKPRESSURE = 1024 * 1024
+_tasks: set[asyncio.Future[None]] = set()
 
 
 class HandshakeHost(Protocol):
@@ -55,7 +69,9 @@ class Handshake(asyncio.Protocol):
     says more, before any of the body is read), `TCP_HANDSHAKE_TIMEOUT` to send it, and at
     most `MAX_TCP_HANDSHAKES` such connections at once (the next ones are closed at once)."""
 
-    def __init__(self, daemon: HandshakeHost, kind: str) -> None:
+    def __init__(
+        self, daemon: HandshakeHost, kind: str, first: tuple[bytes, list[int]] | None = None
+    ) -> None:
         self.daemon = daemon
         self.kind = kind
         self.peer = kind
@@ -67,6 +83,10 @@ class Handshake(asyncio.Protocol):
         self._buf = bytearray()
         self._done = False
         self._timer: asyncio.TimerHandle | None = None
+        #: The Unix socket's first read (listen.py), fed when the transport exists.
+        self._first = first
+        #: A shim's stdin and stdout, passed with its first message: (read fd, write fd).
+        self.stdio: tuple[int, int] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -93,6 +113,14 @@ class Handshake(asyncio.Protocol):
         self.daemon.handshakes.add(self)
         timeout = TCP_HANDSHAKE_TIMEOUT if self.kind == "tcp" else HANDSHAKE_TIMEOUT
         self._timer = asyncio.get_running_loop().call_later(timeout, self._too_slow, timeout)
+        if self._first is not None:  # before the transport reads anything after it
+            data, fds = self._first
+            self._first = None
+            if len(fds) == 2 and all(transportable(fd) for fd in fds):
+                self.stdio = (fds[0], fds[1])
+            else:  # not a shim's stdio: the connection goes on over the socket
+                close_fds(fds)
+            self.data_received(data)
 
     def data_received(self, data: bytes) -> None:
         if self._done:
@@ -122,6 +150,11 @@ class Handshake(asyncio.Protocol):
             return None
         return peer_uid(self.local, self.remote)
 
+    def _release_stdio(self) -> None:
+        if self.stdio is not None:
+            close_fds(list(self.stdio))
+            self.stdio = None
+
     def _finish(self) -> None:
         self._done = True
         self.daemon.handshakes.discard(self)
@@ -137,6 +170,7 @@ class Handshake(asyncio.Protocol):
 
     def reply_and_close(self, msg: Message) -> None:
         self._finish()
+        self._release_stdio()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(frame(orjson.dumps(msg)))
             self.transport.close()
@@ -145,6 +179,12 @@ class Handshake(asyncio.Protocol):
         transport = self.transport
         assert transport is not None
         limit = self.daemon.client_write_limit
+        if self.stdio is not None:
+            stdio, self.stdio = self.stdio, None
+            task = asyncio.ensure_future(_take_stdio(session, transport, stdio, data, limit))
+            _tasks.add(task)
+            task.add_done_callback(_tasks.discard)
+            return
         conn = session.connection(
             session.client_id, max_write_buffer=limit, backpressure=CLIENT_BACKPRESSURE
         )
@@ -155,10 +195,90 @@ class Handshake(asyncio.Protocol):
     def abort(self) -> None:
         """Drop the connection and what it sent (the buffer is released at once)."""
         self._finish()
+        self._release_stdio()
         self._buf = bytearray()
         if self.transport is not None:
             self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._finish()
+        self._release_stdio()
         self._buf = bytearray()
+
+
+# -- a shim's stdio, taken ---------------------------------------------------------------------
+
+
+class _ShimWatch(asyncio.Protocol):
+    """The socket of a shim whose stdio the session uses: its end is the shim's end."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def data_received(self, data: bytes) -> None:
+        # The shim sends its first message alone (read exactly); the rest comes on stdin.
+        log.warning(
+            "%s: %d bytes from its lspmux client on the socket, ignored", self.conn.name, len(data)
+        )
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.conn.closed:
+            log.info("%s: its lspmux client process ended", self.conn.name)
+            self.conn.close(None)
+
+
+class _StdoutWatch(asyncio.Protocol):
+    """The editor's pipe the session writes to: its queue's limits and its end."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def pause_writing(self) -> None:
+        self.conn.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.conn.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.conn.close(exc)  # the editor stopped reading its server's output for good
+
+
+async def _take_stdio(
+    session: Session,
+    sock: asyncio.Transport,
+    stdio: tuple[int, int],
+    data: bytes,
+    limit: int,
+) -> None:
+    """Serve `session` on the shim's stdin and stdout; `sock` stays open while both live."""
+    loop = asyncio.get_running_loop()
+    fd_in, fd_out = stdio
+    conn = session.connection(
+        session.client_id, duplex=False, max_write_buffer=limit, backpressure=CLIENT_BACKPRESSURE
+    )
+    closed_by_session = conn.on_close
+
+    def on_close(exc: BaseException | None) -> None:
+        sock.close()  # the shim exits
+        if closed_by_session is not None:
+            closed_by_session(exc)
+
+    conn.on_close = on_close
+    conn.on_eof = None  # the editor's input ended: the session ends, as on the socket
+    try:
+        writer, _ = await loop.connect_write_pipe(
+            lambda: _StdoutWatch(conn), os.fdopen(fd_out, "wb", buffering=0)
+        )
+        fd_out = -1
+        conn.attach_writer(writer, watch=True)  # type: ignore[arg-type]
+        sock.set_protocol(_ShimWatch(conn))
+        sock.write(STDIO_TAKEN)
+        log.info("%s: serving its editor's stdin and stdout (passed by lspmux client)", conn.name)
+        conn.data_received(data)
+        await loop.connect_read_pipe(lambda: conn, os.fdopen(fd_in, "rb", buffering=0))
+        fd_in = -1
+    except Exception:
+        log.exception("%s: the client's stdin and stdout could not be used", conn.name)
+        close_fds([fd for fd in (fd_in, fd_out) if fd >= 0])
+        conn.close(None)
+        sock.close()

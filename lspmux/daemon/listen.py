@@ -5,15 +5,22 @@ the same address fail with the first one's pid; a live socket is never replaced,
 (nobody answers on it) is. A Unix socket is 0600 from the moment it exists, in a private
 folder; TCP is opt-in, loopback only, and needs a token where the peer's uid cannot be told
 (the daemon's own user is recognised through /proc/net/tcp on Linux).
+
+On the Unix socket the daemon accepts connections itself (`UnixListener`), because a
+connection's first read must be a `recvmsg`: a `lspmux client` passes its stdin and stdout with
+its first message (SCM_RIGHTS; daemon/handshake.py), which an event loop's transport would
+read past and lose.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
+import logging
 import os
 import socket
-from collections.abc import Callable
+from typing import Protocol
 
 from lspmux.daemon.address import (
     Address,
@@ -25,6 +32,24 @@ from lspmux.daemon.address import (
     peer_uid_checkable,
     private_dir,
 )
+
+log = logging.getLogger("lspmux.daemon")
+
+#: Bytes of a Unix connection's first read, and the most descriptors taken with it (a shim
+#: sends two: its stdin and stdout; more are refused by the kernel's truncation).
+FIRST_READ = 1 << 16
+MAX_PASSED_FDS = 2
+#: Seconds a Unix connection may take to send its first bytes.
+FIRST_READ_TIMEOUT = 30.0
+
+
+class ProtocolFactory(Protocol):
+    """The daemon's protocol for a connection: `kind` "unix" or "tcp"; on the Unix socket
+    with the connection's first read and the descriptors that came with it."""
+
+    def __call__(
+        self, kind: str, first: tuple[bytes, list[int]] | None = None
+    ) -> asyncio.Protocol: ...
 
 
 class DaemonError(Exception):
@@ -63,10 +88,10 @@ class InstanceLock:
 async def listen(
     address: Address,
     lock: InstanceLock,
-    protocol: Callable[[str], asyncio.Protocol],
+    protocol: ProtocolFactory,
     *,
     token: str | None,
-) -> asyncio.AbstractServer:
+) -> asyncio.AbstractServer | UnixListener:
     """Take `lock` and listen on `address`; each connection gets `protocol(kind)` ("unix" or
     "tcp"). DaemonError (nothing bound, the other daemon's socket left alone) when it cannot."""
     loop = asyncio.get_running_loop()
@@ -80,7 +105,7 @@ async def listen(
             sock = bind_unix(address)
         except OSError as exc:
             raise DaemonError(f"cannot listen on {address}: {exc.strerror}") from None
-        return await loop.create_unix_server(lambda: protocol("unix"), sock=sock)
+        return UnixListener(sock, protocol)
     if not is_loopback(address.host):
         raise DaemonError(
             f"{address}: lspmux listens on TCP only on a loopback address "
@@ -135,3 +160,88 @@ def bind_unix(address: Address) -> socket.socket:
     sock.listen(128)
     sock.setblocking(False)
     return sock
+
+
+class UnixListener:
+    """Accepts on a listening Unix socket and reads each connection's first bytes with
+    `recvmsg`, keeping the descriptors sent with them; the connection then goes to the event
+    loop as a transport whose protocol (`protocol("unix", (bytes, fds))`) starts with them.
+    `close()` stops accepting, as `asyncio.Server.close` does."""
+
+    def __init__(self, sock: socket.socket, protocol: ProtocolFactory) -> None:
+        self.sock = sock
+        self.protocol = protocol
+        self.loop = asyncio.get_running_loop()
+        #: Accepted connections whose first bytes have not come: their timers.
+        self.waiting: dict[socket.socket, asyncio.TimerHandle] = {}
+        self.tasks: set[asyncio.Future[None]] = set()
+        self.loop.add_reader(sock.fileno(), self._accept)
+
+    def close(self) -> None:
+        if self.sock.fileno() < 0:
+            return
+        self.loop.remove_reader(self.sock.fileno())
+        self.sock.close()
+        for conn in list(self.waiting):
+            self._drop(conn)
+
+    def _accept(self) -> None:
+        for _ in range(64):  # a burst of connections, without starving the loop
+            try:
+                conn, _addr = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # EMFILE and the like: the next connection may succeed
+                log.warning("accepting a connection failed: %s", exc)
+                return
+            conn.setblocking(False)
+            self.waiting[conn] = self.loop.call_later(FIRST_READ_TIMEOUT, self._drop, conn)
+            self.loop.add_reader(conn.fileno(), self._first_read, conn)
+
+    def _drop(self, conn: socket.socket) -> None:
+        timer = self.waiting.pop(conn, None)
+        if timer is not None:
+            timer.cancel()
+        with contextlib.suppress(OSError, ValueError):
+            self.loop.remove_reader(conn.fileno())
+        conn.close()
+
+    def _first_read(self, conn: socket.socket) -> None:
+        try:
+            data, fds, flags, _addr = socket.recv_fds(
+                conn, FIRST_READ, MAX_PASSED_FDS, socket.MSG_CMSG_CLOEXEC
+            )
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._drop(conn)
+            return
+        if flags & socket.MSG_CTRUNC or not data:  # too many descriptors; or no bytes at all
+            close_fds(fds)
+            fds = []
+        if not data:
+            self._drop(conn)
+            return
+        timer = self.waiting.pop(conn)
+        timer.cancel()
+        self.loop.remove_reader(conn.fileno())
+        task = asyncio.ensure_future(self._hand_to_loop(conn, data, fds))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _hand_to_loop(self, conn: socket.socket, data: bytes, fds: list[int]) -> None:
+        try:
+            await self.loop.connect_accepted_socket(
+                lambda: self.protocol("unix", (data, fds)), sock=conn
+            )
+        except Exception:
+            log.exception("a Unix connection could not be handed to the event loop")
+            close_fds(fds)
+            conn.close()
+
+
+def close_fds(fds: list[int]) -> None:
+    """Close descriptors received from a peer that are not kept."""
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)

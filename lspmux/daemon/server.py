@@ -38,7 +38,7 @@ from lspmux.daemon.admission import (
 from lspmux.daemon.clients import Clients, ConfigLoader
 from lspmux.daemon.handshake import Handshake
 from lspmux.daemon.lifetime import Idle, installed
-from lspmux.daemon.listen import DaemonError, InstanceLock, listen
+from lspmux.daemon.listen import DaemonError, InstanceLock, UnixListener, listen
 from lspmux.daemon.opening import Opening, read_opening, reload_ask, token_refusal
 from lspmux.daemon.reaper import Reaper, reap_interval
 from lspmux.daemon.reload import reload_instances
@@ -104,7 +104,7 @@ class Daemon:
         self.started_at = time.monotonic()
         self.reaper = Reaper(self.pool, self._spawn)
         self.lock = InstanceLock(address)
-        self._server: asyncio.AbstractServer | None = None
+        self._server: asyncio.AbstractServer | UnixListener | None = None
         self._stopped: asyncio.Future[int] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.handshakes: set[Handshake] = set()
@@ -122,7 +122,10 @@ class Daemon:
 
     async def start(self) -> None:
         self._server = await listen(
-            self.address, self.lock, lambda kind: Handshake(self, kind), token=self.token
+            self.address,
+            self.lock,
+            lambda kind, first=None: Handshake(self, kind, first),
+            token=self.token,
         )
         log.info("listening on %s (pid %d)", self.address, os.getpid())
         settle_heap()

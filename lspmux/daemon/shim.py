@@ -6,6 +6,12 @@ bytes both ways without parsing them: one thread stdin → socket, the main thre
 stdout. Its options are `daemon/client_options.py`; finding and starting the daemon is
 `daemon/dial.py`; the first message is read with `wire/blocking.py`.
 
+On the Unix socket the shim hands the daemon its stdin and stdout with the first message
+(SCM_RIGHTS, `pass_stdio`): the daemon then reads and writes the editor's pipes itself, no
+process copies the messages in between, and the shim only waits for the daemon to close the
+socket (its session ended) to exit. A daemon that does not take them (it says `STDIO_TAKEN`
+when it does) is relayed to as before. `LSPMUX_CLIENT_RELAY=1` keeps the copying.
+
 It must start fast (the first byte reaches the daemon well under 60 ms after exec), so it
 imports only the standard library, and `subprocess` only when it has to start the daemon.
 `lspmux.cli` imports it first for every command, so its module level holds only what the
@@ -37,6 +43,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 CHUNK = 1 << 16
+#: What the daemon sends a shim whose stdin and stdout it took, before anything else (an LSP
+#: message never starts with NUL); the shim then only waits for the session's end.
+STDIO_TAKEN = b"\x00lspmux: stdio taken\n"
+#: Set to 1: never pass stdio, copy every message (how lspmux worked before it passed them).
+RELAY_ENV = "LSPMUX_CLIENT_RELAY"
 
 
 def run_if_client(words: Sequence[str]) -> int | None:
@@ -57,12 +68,13 @@ def run_if_client(words: Sequence[str]) -> int | None:
 # -- the handshake --------------------------------------------------------------------------
 
 
-def read_first(fd: int) -> tuple[bytes, bytes] | None:
+def read_first(fd: int, *, exact: bool = False) -> tuple[bytes, bytes] | None:
     """The client's first message read from `fd`, and what was read beyond it: (body, rest);
-    None when the input ends first. ShimError when it is not a message."""
+    None when the input ends first. ShimError when it is not a message. `exact`: nothing is
+    read beyond it (rest is empty): the daemon reads what follows from `fd` itself."""
     peer = BlockingPeer("the client's first message", lambda n: os.read(fd, n))
     try:
-        body = peer.read_body()
+        body = peer.read_body(exact=exact)
     except WireError as exc:
         raise ShimError(str(exc)) from None
     return None if body is None else (body, peer.rest())
@@ -107,11 +119,55 @@ def _stdin_to_socket(sock: socket.socket, stdin: int) -> None:
         pass
 
 
-def pump(sock: socket.socket, first: bytes, stdin: int = 0, stdout: int = 1) -> int:
-    """Copy bytes both ways until the daemon closes the connection."""
+def passable(fd: int) -> bool:
+    """Whether the daemon's event loop can use `fd` as it is (a pipe or a socket: what
+    editors give a language server; not a terminal or a file)."""
+    import stat
+
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def pass_stdio(sock: socket.socket, first: bytes, stdin: int, stdout: int) -> bytes | None:
+    """Send `first` (not empty) with `stdin` and `stdout` attached. None: the daemon took
+    them (`STDIO_TAKEN`). Else what it sent instead, to be copied to stdout as before (its
+    answer, or nothing: it closed the connection)."""
+    sent = socket.send_fds(sock, [first], [stdin, stdout])
+    if sent < len(first):
+        sock.sendall(first[sent:])
+    got = b""
+    while len(got) < len(STDIO_TAKEN):
+        data = sock.recv(CHUNK)
+        if not data:
+            return got
+        got += data
+        if not STDIO_TAKEN.startswith(got[: len(STDIO_TAKEN)]):
+            return got  # not the daemon's word: an answer over the socket
+    return None if got == STDIO_TAKEN else got[len(STDIO_TAKEN) :]
+
+
+def pump(
+    sock: socket.socket, first: bytes, stdin: int = 0, stdout: int = 1, *, passing: bool = False
+) -> int:
+    """Copy bytes both ways until the daemon closes the connection; `passing`: first offer
+    it stdin and stdout with `first`, and wait while it uses them."""
     import threading  # here: the commands that share the shim's imports need no thread
 
-    if first:
+    if passing:
+        got = pass_stdio(sock, first, stdin, stdout)
+        if got is None:  # the daemon reads and writes the editor's pipes: wait for its end
+            try:
+                while sock.recv(CHUNK):
+                    pass
+            except OSError:  # the daemon went away (reset): the session ended all the same
+                pass
+            return 0
+        if got:
+            write_all(stdout, got)
+    elif first:
         sock.sendall(first)
     threading.Thread(target=_stdin_to_socket, args=(sock, stdin), daemon=True).start()
     try:
@@ -158,17 +214,25 @@ def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
         options = lspmux_options(
             args, rust_compat=rust_compat, address=address, environ=environ, token=token
         )
+        passing = (
+            address.is_unix
+            and environ.get(RELAY_ENV) != "1"
+            and hasattr(socket, "send_fds")
+            and passable(0)
+            and passable(1)
+        )
         first = b""
-        if options is not None:  # read the client's initialize before connecting
-            got = read_first(0)
+        if options is not None or passing:  # read the client's initialize before connecting
+            got = read_first(0, exact=passing)
             if got is None:
                 return 0  # the client left before saying anything
-            first = rewrite_initialize(got[0], options) + got[1]
+            body = rewrite_initialize(got[0], options) if options is not None else frame(got[0])
+            first = body + got[1]
         try:
             sock = connect(address, autostart=not args.no_autostart, environ=environ)
         except OSError as exc:
             raise ShimError(f"cannot reach the lspmux daemon at {address}: {exc}") from exc
-        return pump(sock, first)
+        return pump(sock, first, passing=passing)
     except (ShimError, AddressError) as exc:
         print(f"lspmux: {exc}", file=sys.stderr)
         return 1

@@ -74,9 +74,10 @@ class BlockingPeer:
             name, lambda n: os.read(read_fd, n), lambda data: write_all(write_fd, data), limit=limit
         )
 
-    def read_body(self) -> bytes | None:
+    def read_body(self, *, exact: bool = False) -> bytes | None:
         """The next message's body; None when the input ends first (a partial message is
-        dropped). WireError when the bytes are not a message."""
+        dropped). WireError when the bytes are not a message. `exact`: read no byte past it
+        (the header a byte at a time), so that what follows stays for another reader."""
         buf = self._buf
         while True:
             end = buf.find(HEADER_END)
@@ -84,14 +85,15 @@ class BlockingPeer:
                 break
             if len(buf) > MAX_HEADER:
                 raise WireError(f"{self.name}: no header end within {MAX_HEADER} bytes")
-            if not self._fill(CHUNK):
+            if not self._fill(1 if exact else CHUNK):
                 return None
         length = header_length(bytes(buf[:end]), self.limit)
         if isinstance(length, FrameError):
             raise WireError(f"{self.name}: {length.detail}")
         stop = end + len(HEADER_END) + length
         while len(buf) < stop:
-            if not self._fill(min(max(stop - len(buf), CHUNK), MAX_READ)):
+            wanted = stop - len(buf)
+            if not self._fill(min(wanted if exact else max(wanted, CHUNK), MAX_READ)):
                 return None
         body = bytes(buf[end + len(HEADER_END) : stop])
         del buf[:stop]

@@ -96,8 +96,13 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
             self._writer = transport  # type: ignore[assignment]
             self._watch_transport(transport)
 
-    def attach_writer(self, transport: asyncio.WriteTransport) -> None:
+    def attach_writer(self, transport: asyncio.WriteTransport, *, watch: bool = False) -> None:
+        """Write to `transport` (with `duplex=False`); `watch`: its protocol passes its
+        `pause_writing`/`resume_writing` on to this connection, so let it pause at the same
+        bound (`_watch_transport`)."""
         self._writer = transport
+        if watch:
+            self._watch_transport(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.duplex and self.on_eof is not None and not self._closed:

@@ -147,6 +147,74 @@ def test_pump_copies_both_ways_until_the_daemon_closes() -> None:
     assert result == [0]
 
 
+def test_read_first_exact_reads_nothing_past_the_first_message() -> None:
+    """What follows the first message stays in the pipe for the daemon, which reads the
+    editor's stdin itself once it was passed."""
+    r, w = os.pipe()
+    first = framed({"id": 1, "method": "initialize"})
+    second = framed({"method": "initialized"})
+    os.write(w, first + second)
+    got = shim.read_first(r, exact=True)
+    assert got is not None and json.loads(got[0])["method"] == "initialize" and got[1] == b""
+    assert os.read(r, 1000) == second
+    os.close(r)
+    os.close(w)
+
+
+class PassingShim:
+    """`shim.pump` offering stdio, in a thread, against the test as its daemon: the test's
+    end of the socket, and the editor's ends of the shim's stdin and stdout pipes."""
+
+    def __init__(self) -> None:
+        ours, self.daemon = socket.socketpair()
+        self.in_r, self.to_shim = os.pipe()
+        self.from_shim, self.out_w = os.pipe()
+        self.code: list[int] = []
+        self.thread = threading.Thread(
+            target=lambda: self.code.append(
+                shim.pump(ours, b"FIRST", self.in_r, self.out_w, passing=True)
+            )
+        )
+        self.thread.start()
+        data, self.fds, _flags, _addr = socket.recv_fds(self.daemon, 100, 2)
+        assert data == b"FIRST" and len(self.fds) == 2
+
+    def end(self) -> int:
+        """The daemon closes the connection: the shim's exit code."""
+        self.daemon.close()
+        self.thread.join(5)
+        for fd in (self.in_r, self.to_shim, self.from_shim, self.out_w, *self.fds):
+            os.close(fd)
+        [code] = self.code
+        return code
+
+
+def test_a_daemon_that_does_not_take_stdio_is_relayed_to() -> None:
+    """A daemon that drops the passed descriptors (one from before stdio passing, or one that
+    cannot use them) answers over the socket: the shim copies both ways as before."""
+    run = PassingShim()
+    for fd in run.fds:  # an old daemon's plain recv: the kernel closes them
+        os.close(fd)
+    run.fds = []
+    run.daemon.sendall(b"Content-Length: 2\r\n\r\n{}")
+    assert os.read(run.from_shim, 100) == b"Content-Length: 2\r\n\r\n{}"
+    os.write(run.to_shim, b"from-editor")  # now the shim reads stdin and copies it
+    assert run.daemon.recv(100) == b"from-editor"
+    assert run.end() == 0
+
+
+def test_a_daemon_that_takes_stdio_leaves_the_shim_waiting_for_its_end() -> None:
+    run = PassingShim()
+    run.daemon.sendall(shim.STDIO_TAKEN[:5])  # the word may come in pieces
+    run.daemon.sendall(shim.STDIO_TAKEN[5:])
+    os.write(run.to_shim, b"for-the-daemon")
+    assert os.read(run.fds[0], 100) == b"for-the-daemon"  # the shim did not read it
+    os.write(run.fds[1], b"for-the-editor")
+    assert os.read(run.from_shim, 100) == b"for-the-editor"
+    assert run.thread.is_alive()
+    assert run.end() == 0  # the session ended
+
+
 def test_run_if_client_decides_by_the_first_word(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[list[str], bool]] = []
     monkeypatch.setattr(
