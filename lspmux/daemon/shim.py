@@ -119,16 +119,22 @@ def _stdin_to_socket(sock: socket.socket, stdin: int) -> None:
         pass
 
 
-def passable(fd: int) -> bool:
-    """Whether the daemon's event loop can use `fd` as it is (a pipe or a socket: what
-    editors give a language server; not a terminal or a file)."""
+def passable(stdin: int, stdout: int) -> bool:
+    """Whether the daemon's event loop can serve `stdin` and `stdout` as they are: pipes or
+    sockets (what editors give a language server), not a terminal or a file, and not one
+    socket for both (socat's EXEC gives that: a loop's write pipe would take the input arriving
+    on it for the peer's close)."""
     import stat
 
     try:
-        mode = os.fstat(fd).st_mode
+        ends = os.fstat(stdin), os.fstat(stdout)
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+    for end in ends:
+        if not (stat.S_ISFIFO(end.st_mode) or stat.S_ISSOCK(end.st_mode)):
+            return False
+    same = (ends[0].st_dev, ends[0].st_ino) == (ends[1].st_dev, ends[1].st_ino)
+    return not (same and stat.S_ISSOCK(ends[0].st_mode))
 
 
 def pass_stdio(sock: socket.socket, first: bytes, stdin: int, stdout: int) -> bytes | None:
@@ -218,8 +224,7 @@ def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
             address.is_unix
             and environ.get(RELAY_ENV) != "1"
             and hasattr(socket, "send_fds")
-            and passable(0)
-            and passable(1)
+            and passable(0, 1)
         )
         first = b""
         if options is not None or passing:  # read the client's initialize before connecting

@@ -215,6 +215,26 @@ def test_a_daemon_that_takes_stdio_leaves_the_shim_waiting_for_its_end() -> None
     assert run.end() == 0  # the session ended
 
 
+def test_stdio_is_passed_only_where_the_daemons_loop_can_serve_it(tmp_path: Path) -> None:
+    r, w = os.pipe()
+    a, b = socket.socketpair()
+    c, d = socket.socketpair()
+    path = tmp_path / "file"
+    path.write_text("")
+    file = os.open(path, os.O_RDONLY)
+    try:
+        assert shim.passable(r, w)  # an editor's pipes
+        assert shim.passable(a.fileno(), c.fileno())  # libuv's: a socket pair per stream
+        assert not shim.passable(a.fileno(), a.fileno())  # socat's EXEC: one for both
+        assert not shim.passable(file, w)  # `lspmux client < requests`
+        assert not shim.passable(r, 12345)  # closed
+    finally:
+        for fd in (r, w, file):
+            os.close(fd)
+        for s in (a, b, c, d):
+            s.close()
+
+
 def test_run_if_client_decides_by_the_first_word(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[list[str], bool]] = []
     monkeypatch.setattr(
