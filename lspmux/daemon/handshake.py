@@ -49,6 +49,7 @@ MAX_TCP_HANDSHAKES = 8
 #: Bytes queued for a client above which its requests are no longer read (until it drains to a
 #: quarter of that): a client that stops reading cannot keep the shared backends busy.
 CLIENT_BACKPRESSURE = 1024 * 1024
+#: The `_take_stdio` tasks under way (a task nobody holds may be collected before it ends).
 _tasks: set[asyncio.Future[None]] = set()
 
 
@@ -265,18 +266,24 @@ async def _take_stdio(
 
     conn.on_close = on_close
     conn.on_eof = None  # the editor's input ended: the session ends, as on the socket
+    sock.set_protocol(_ShimWatch(conn))  # from now on the shim's end is the session's
     try:
         writer, _ = await loop.connect_write_pipe(
             lambda: _StdoutWatch(conn), os.fdopen(fd_out, "wb", buffering=0)
         )
         fd_out = -1
+        if conn.closed:  # the shim ended meanwhile
+            writer.close()
+            close_fds([fd_in])
+            return
         conn.attach_writer(writer, watch=True)  # type: ignore[arg-type]
-        sock.set_protocol(_ShimWatch(conn))
         sock.write(STDIO_TAKEN)
         log.info("%s: serving its editor's stdin and stdout (passed by lspmux client)", conn.name)
         conn.data_received(data)
-        await loop.connect_read_pipe(lambda: conn, os.fdopen(fd_in, "rb", buffering=0))
+        reader, _ = await loop.connect_read_pipe(lambda: conn, os.fdopen(fd_in, "rb", buffering=0))
         fd_in = -1
+        if conn.closed:  # ended while the pipe was being connected: nothing reads it now
+            reader.close()
     except Exception:
         log.exception("%s: the client's stdin and stdout could not be used", conn.name)
         close_fds([fd for fd in (fd_in, fd_out) if fd >= 0])

@@ -208,3 +208,49 @@ async def test_a_connection_that_sends_nothing_is_dropped(
     writer.write(framed({"jsonrpc": "2.0", "id": 2, "method": "lspmux/status"}))
     assert b'"pid"' in await asyncio.wait_for(reader.read(), 10)
     writer.close()
+
+
+async def test_a_shim_that_ends_while_its_pipes_are_connected_leaves_nothing_open(
+    running: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop = asyncio.get_running_loop()
+    connect = loop.connect_write_pipe
+    editor = Editor()
+    shim_sock: list[socket.socket] = []
+
+    async def shim_gone_first(factory: Any, pipe: Any) -> Any:
+        shim_sock[0].shutdown(socket.SHUT_RDWR)  # the shim killed before the pipe is ready
+        await eventually(lambda: not running.clients.info, "the session ended", timeout=10)
+        return await connect(factory, pipe)
+
+    monkeypatch.setattr(loop, "connect_write_pipe", shim_gone_first)
+    try:
+        with shim_thread(running, initialize(tmp_path), editor.shim_in, editor.shim_out) as (
+            sock,
+            code,
+            thread,
+        ):
+            shim_sock.append(sock)
+            await asyncio.to_thread(thread.join, 10)
+            assert code == [0]
+        # The daemon holds no end of the editor's pipes: ours closed, the pipes are done.
+        os.close(editor.shim_in)
+        os.close(editor.shim_out)
+        await eventually(lambda: _pipe_closed(editor), "the daemon closed its ends", timeout=10)
+    finally:
+        editor.close()
+
+
+def _pipe_closed(editor: Editor) -> bool:
+    """No reader of the editor's input pipe and no writer of its output pipe is left."""
+    try:
+        os.write(editor.to_server, b"x")
+    except BrokenPipeError:
+        pass
+    else:
+        return False
+    os.set_blocking(editor.from_server, False)
+    try:
+        return os.read(editor.from_server, 1) == b""
+    except BlockingIOError:
+        return False
