@@ -20,6 +20,7 @@ import fcntl
 import logging
 import os
 import socket
+import sys
 from typing import Protocol
 
 from lspmux.daemon.address import (
@@ -208,9 +209,7 @@ class UnixListener:
 
     def _first_read(self, conn: socket.socket) -> None:
         try:
-            data, fds, flags, _addr = socket.recv_fds(
-                conn, FIRST_READ, MAX_PASSED_FDS, socket.MSG_CMSG_CLOEXEC
-            )
+            data, fds, flags = recv_fds(conn)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
@@ -238,6 +237,25 @@ class UnixListener:
             log.exception("a Unix connection could not be handed to the event loop")
             close_fds(fds)
             conn.close()
+
+
+def recv_fds(conn: socket.socket) -> tuple[bytes, list[int], int]:
+    """Up to `FIRST_READ` bytes and `MAX_PASSED_FDS` descriptors from `conn`: (bytes,
+    descriptors, recvmsg's flags). The descriptors are close-on-exec, so that no server the
+    daemon starts inherits an editor's pipe: it would hold it open after the session ended,
+    and the editor would wait for its end. (`socket.recv_fds` drops its `flags` argument,
+    the `MSG_CMSG_CLOEXEC` that asks for this, in CPython 3.11 to 3.13.0: hence recvmsg.)"""
+    space = socket.CMSG_SPACE(MAX_PASSED_FDS * 4)
+    data, ancillary, flags, _addr = conn.recvmsg(FIRST_READ, space, socket.MSG_CMSG_CLOEXEC)
+    fds: list[int] = []
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            whole = len(payload) - len(payload) % 4
+            fds += [int.from_bytes(payload[i : i + 4], sys.byteorder, signed=True)
+                    for i in range(0, whole, 4)]  # fmt: skip
+    for fd in fds:
+        os.set_inheritable(fd, False)  # (already so; a kernel that ignored the flag aside)
+    return data, fds, flags
 
 
 def close_fds(fds: list[int]) -> None:

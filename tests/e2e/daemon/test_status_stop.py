@@ -44,7 +44,9 @@ async def diagnosed_client(daemon: DaemonUnderTest, workspace: Path) -> Proxy:
 async def leave(daemon: DaemonUnderTest, proxy: Proxy) -> None:
     """The client shuts its session down and exits, as an editor closing does."""
     await asyncio.wait_for(proxy.client.shutdown_session(), 20)
-    await proxy.client.stop()
+    # Its server process ends and its output closes at once: nothing else holds them (a
+    # server the daemon started once inherited a passed stdio and held it for minutes).
+    await asyncio.wait_for(proxy.client.stop(), 20)
     daemon.clients.remove(proxy)
 
 

@@ -5,6 +5,8 @@ killed ends its session at the daemon."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import psutil
@@ -32,6 +34,16 @@ def shims() -> dict[int, psutil.Process]:
     return found
 
 
+def fd_targets(pid: int, only: set[str] | None = None) -> set[str]:
+    """What process `pid`'s descriptors (or those named in `only`) are: `pipe:[inode]`…"""
+    found = set()
+    for name in os.listdir(f"/proc/{pid}/fd"):
+        if only is None or name in only:
+            with contextlib.suppress(OSError):  # closed meanwhile
+                found.add(os.readlink(f"/proc/{pid}/fd/{name}"))
+    return found
+
+
 async def test_the_daemon_serves_a_real_shims_stdio_unless_told_to_relay(
     daemon: DaemonUnderTest, workspace: Path
 ) -> None:
@@ -53,6 +65,13 @@ async def test_the_daemon_serves_a_real_shims_stdio_unless_told_to_relay(
     assert "client-2: connected" in log and "client-2: serving" not in log
     # The shim's CPU: it copied nothing (it waited on its socket) while its session worked.
     assert passing_shim.cpu_times().user < 1.0
+
+    # No server the daemon started holds the editor's pipes: they end with the session.
+    pipes = fd_targets(passing_shim.pid, {"0", "1"})
+    servers = daemon.process().children(recursive=True)
+    assert servers
+    for server in servers:
+        assert not fd_targets(server.pid) & pipes, f"{server.name()} has the editor's pipes"
 
     # An editor killing its server kills the shim: the daemon ends that session alone.
     passing_shim.kill()
