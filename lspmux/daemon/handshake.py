@@ -27,12 +27,11 @@ import orjson
 
 from lspmux.daemon.address import peer_uid
 from lspmux.daemon.listen import close_fds
-from lspmux.daemon.shim import STDIO_TAKEN
+from lspmux.daemon.shim import STDIO_TAKEN, passable
 from lspmux.session.session import Session
 from lspmux.wire.connection import Connection
 from lspmux.wire.header import MAX_HEADER, FrameError, frame, header_length
 from lspmux.wire.messages import Message
-from lspmux.wire.stdio import transportable
 
 log = logging.getLogger("lspmux.daemon")
 
@@ -117,7 +116,7 @@ class Handshake(asyncio.Protocol):
         if self._first is not None:  # before the transport reads anything after it
             data, fds = self._first
             self._first = None
-            if len(fds) == 2 and all(transportable(fd) for fd in fds):
+            if len(fds) == 2 and passable(fds[0], fds[1]):
                 self.stdio = (fds[0], fds[1])
             else:  # not a shim's stdio: the connection goes on over the socket
                 close_fds(fds)

@@ -215,12 +215,13 @@ class UnixListener:
         except OSError:
             self._drop(conn)
             return
-        if flags & socket.MSG_CTRUNC or not data:  # too many descriptors; or no bytes at all
+        if not data:  # closed before saying anything
             close_fds(fds)
-            fds = []
-        if not data:
             self._drop(conn)
             return
+        if flags & socket.MSG_CTRUNC:  # more descriptors than a shim sends: none is kept
+            close_fds(fds)
+            fds = []
         timer = self.waiting.pop(conn)
         timer.cancel()
         self.loop.remove_reader(conn.fileno())

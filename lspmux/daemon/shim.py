@@ -120,7 +120,8 @@ def _stdin_to_socket(sock: socket.socket, stdin: int) -> None:
 
 
 def passable(stdin: int, stdout: int) -> bool:
-    """Whether the daemon's event loop can serve `stdin` and `stdout` as they are: pipes or
+    """Whether the daemon's event loop can serve `stdin` and `stdout` as they are (asked by
+    the shim before it offers them, and by the daemon of what it was passed): pipes or
     sockets (what editors give a language server), not a terminal or a file, and not one
     socket for both (socat's EXEC gives that: a loop's write pipe would take the input arriving
     on it for the peer's close)."""
@@ -152,7 +153,7 @@ def pass_stdio(sock: socket.socket, first: bytes, stdin: int, stdout: int) -> by
         got += data
         if not STDIO_TAKEN.startswith(got[: len(STDIO_TAKEN)]):
             return got  # not the daemon's word: an answer over the socket
-    return None if got == STDIO_TAKEN else got[len(STDIO_TAKEN) :]
+    return None  # nothing follows it: the daemon writes to the editor's pipe, not here
 
 
 def pump(
@@ -220,12 +221,7 @@ def main(argv: Sequence[str], *, rust_compat: bool = False) -> int:
         options = lspmux_options(
             args, rust_compat=rust_compat, address=address, environ=environ, token=token
         )
-        passing = (
-            address.is_unix
-            and environ.get(RELAY_ENV) != "1"
-            and hasattr(socket, "send_fds")
-            and passable(0, 1)
-        )
+        passing = address.is_unix and environ.get(RELAY_ENV) != "1" and passable(0, 1)
         first = b""
         if options is not None or passing:  # read the client's initialize before connecting
             got = read_first(0, exact=passing)

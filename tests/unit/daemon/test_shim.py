@@ -180,10 +180,16 @@ class PassingShim:
         assert data == b"FIRST" and len(self.fds) == 2
 
     def end(self) -> int:
-        """The daemon closes the connection: the shim's exit code."""
+        """The editor leaves, then the daemon closes the connection: the shim's exit code.
+        A copying shim's stdin thread must have ended before its descriptors are closed: a
+        thread left reading would read whatever reuses their numbers (the next test's
+        socket, once)."""
+        os.close(self.to_shim)
+        if not self.fds:  # copying: its stdin thread ends at the editor's end, and says so
+            assert self.daemon.recv(100) == b""
         self.daemon.close()
         self.thread.join(5)
-        for fd in (self.in_r, self.to_shim, self.from_shim, self.out_w, *self.fds):
+        for fd in (self.in_r, self.from_shim, self.out_w, *self.fds):
             os.close(fd)
         [code] = self.code
         return code

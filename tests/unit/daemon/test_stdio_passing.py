@@ -254,3 +254,19 @@ def _pipe_closed(editor: Editor) -> bool:
         return os.read(editor.from_server, 1) == b""
     except BlockingIOError:
         return False
+
+
+async def test_one_socket_for_both_ends_is_not_taken(running: Daemon, tmp_path: Path) -> None:
+    """socat's EXEC gives a server one socket as stdin and stdout: the daemon's loop cannot
+    serve it (its write pipe would take the input for the peer's close), so the answer goes
+    over the daemon's socket, for the shim to copy."""
+    editor_end, server_end = socket.socketpair()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(running.address.path)
+        socket.send_fds(sock, [initialize(tmp_path)], [server_end.fileno()] * 2)
+        answer = await asyncio.to_thread(sock.recv, 1 << 16)
+        assert answer.startswith(b"Content-Length") and not answer.startswith(shim.STDIO_TAKEN)
+    finally:
+        for s in (sock, editor_end, server_end):
+            s.close()
