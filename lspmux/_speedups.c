@@ -27,6 +27,28 @@
  *
  * Two passes: the first finds the keys and checks everything, the second copies the bytes
  * between the values and writes the values.
+ *
+ *     split_frames(data: bytes | bytearray | memoryview, start: int, max_size: int)
+ *         -> tuple[list[bytes], int]
+ *
+ * `wire/framing.py`'s loop over the frames of one read, for the header nearly every peer
+ * writes: from `start`, each `Content-Length: N\r\n\r\n` (`_SIMPLE_HEADER`: 1 to 19 ASCII
+ * digits, nothing else) whose N is at most `max_size` and whose body has fully arrived, as
+ * the body's bytes, and the offset where it stopped: at the first frame that is not of that
+ * form, not complete, or too large, which the Python then reads as before.
+ *
+ *     sniff_response(body: bytes | bytearray) -> tuple[int, int] | None
+ *
+ * `wire/messages.py`'s `sniff_response` (the regular expression `_SNIFF`, matched at the
+ * start): a response that plainly begins `{"jsonrpc":"2.0","id":N,"result"` (or `"error"`,
+ * with `"jsonrpc"` before or after the id, or absent, white space anywhere between tokens):
+ * its id and the offset of its "result"/"error" key.
+ *
+ *     rewrite_response_id(body: bytes | bytearray, offset: int, new_id: int | str) -> bytes
+ *         | None
+ *
+ * `wire/messages.py`'s `rewrite_response_id` for an int id (of 64 bits) or a string id of
+ * printable ASCII without `"` or `\`, written as orjson writes it; None for another id.
  */
 #define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
@@ -222,6 +244,188 @@ static PyObject *contains(PyObject *self, PyObject *args) {
     return PyBool_FromLong(found);
 }
 
+
+/* -- framing ---------------------------------------------------------------------------------- */
+
+static const char CL[] = "Content-Length: ";
+
+static PyObject *split_frames(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start;
+    unsigned long long max_size;
+    if (!PyArg_ParseTuple(args, "y*nK:split_frames", &view, &start, &max_size)) return NULL;
+    PyObject *bodies = PyList_New(0);
+    if (bodies == NULL) goto fail;
+    const char *buf = view.buf;
+    Py_ssize_t n = view.len, pos = start < 0 ? 0 : start;
+    const size_t cl = sizeof(CL) - 1;
+    while (pos < n && (size_t)(n - pos) > cl && memcmp(buf + pos, CL, cl) == 0) {
+        Py_ssize_t p = pos + (Py_ssize_t)cl, digits = 0;
+        unsigned long long length = 0;
+        while (p < n && buf[p] >= '0' && buf[p] <= '9' && digits < 19) {
+            length = length * 10 + (unsigned long long)(buf[p] - '0');
+            p++;
+            digits++;
+        }
+        /* 19 digits never overflow 64 bits unsigned (the largest is below 10^19 < 2^64) */
+        if (digits == 0 || n - p < 4 || memcmp(buf + p, "\r\n\r\n", 4) != 0) break;
+        if (length > max_size) break;
+        p += 4;
+        if ((unsigned long long)(n - p) < length) break;
+        PyObject *body = PyBytes_FromStringAndSize(buf + p, (Py_ssize_t)length);
+        if (body == NULL) goto fail;
+        int appended = PyList_Append(bodies, body);
+        Py_DECREF(body);
+        if (appended < 0) goto fail;
+        pos = p + (Py_ssize_t)length;
+    }
+    PyBuffer_Release(&view);
+    PyObject *out = Py_BuildValue("(Nn)", bodies, pos);
+    return out;
+
+fail:
+    Py_XDECREF(bodies);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* -- responses -------------------------------------------------------------------------------- */
+
+static Py_ssize_t skip_re_space(const char *b, Py_ssize_t i, Py_ssize_t n) {
+    while (i < n && is_re_space(b[i])) i++;
+    return i;
+}
+
+/* `"jsonrpc"\s*:\s*"2\.0"\s*,\s*` at `i`: the offset after it, or -1. */
+static Py_ssize_t jsonrpc_member(const char *b, Py_ssize_t i, Py_ssize_t n) {
+    static const char KEY[] = "\"jsonrpc\"", VALUE[] = "\"2.0\"";
+    if (n - i < (Py_ssize_t)sizeof(KEY) - 1 || memcmp(b + i, KEY, sizeof(KEY) - 1) != 0)
+        return -1;
+    i = skip_re_space(b, i + (Py_ssize_t)sizeof(KEY) - 1, n);
+    if (i >= n || b[i] != ':') return -1;
+    i = skip_re_space(b, i + 1, n);
+    if (n - i < (Py_ssize_t)sizeof(VALUE) - 1 || memcmp(b + i, VALUE, sizeof(VALUE) - 1) != 0)
+        return -1;
+    i = skip_re_space(b, i + (Py_ssize_t)sizeof(VALUE) - 1, n);
+    if (i >= n || b[i] != ',') return -1;
+    return skip_re_space(b, i + 1, n);
+}
+
+static PyObject *sniff_response(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const char *b = view.buf;
+    Py_ssize_t n = view.len, i = 0, j, digits_at, digits_end;
+    PyObject *out = NULL;
+    if (n < 1 || b[0] != '{') goto none;
+    i = skip_re_space(b, 1, n);
+    j = jsonrpc_member(b, i, n);
+    if (j >= 0) i = j;
+    if (n - i < 4 || memcmp(b + i, "\"id\"", 4) != 0) goto none;
+    i = skip_re_space(b, i + 4, n);
+    if (i >= n || b[i] != ':') goto none;
+    i = skip_re_space(b, i + 1, n);
+    digits_at = i;
+    while (i < n && b[i] >= '0' && b[i] <= '9') i++;
+    digits_end = i;
+    if (digits_end == digits_at) goto none;
+    i = skip_re_space(b, i, n);
+    if (i >= n || b[i] != ',') goto none;
+    i = skip_re_space(b, i + 1, n);
+    j = jsonrpc_member(b, i, n);
+    if (j >= 0) i = j;
+    /* (?="(?:result|error)"\s*:) */
+    if (n - i >= 8 && memcmp(b + i, "\"result\"", 8) == 0)
+        j = i + 8;
+    else if (n - i >= 7 && memcmp(b + i, "\"error\"", 7) == 0)
+        j = i + 7;
+    else
+        goto none;
+    j = skip_re_space(b, j, n);
+    if (j >= n || b[j] != ':') goto none;
+    {
+        PyObject *id;
+        if (digits_end - digits_at <= 18) {
+            long long v = 0;
+            for (Py_ssize_t k = digits_at; k < digits_end; k++) v = v * 10 + (b[k] - '0');
+            id = PyLong_FromLongLong(v);
+        } else {
+            PyObject *text = PyUnicode_FromStringAndSize(b + digits_at, digits_end - digits_at);
+            if (text == NULL) goto done;
+            id = PyLong_FromUnicodeObject(text, 10);
+            Py_DECREF(text);
+        }
+        if (id == NULL) goto done;
+        out = Py_BuildValue("(Nn)", id, i);
+    }
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static const char RESPONSE_HEAD[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+
+static PyObject *rewrite_response_id(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t offset;
+    PyObject *new_id;
+    if (!PyArg_ParseTuple(args, "y*nO:rewrite_response_id", &view, &offset, &new_id)) return NULL;
+    char idbuf[32];
+    const char *id_text = NULL;
+    Py_ssize_t id_len = 0;
+    PyObject *out = NULL;
+    if (PyLong_CheckExact(new_id)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(new_id, &overflow);
+        if (v == -1 && PyErr_Occurred()) goto done;
+        if (overflow) goto none;  /* orjson refuses ints past 64 bits; the Python says how */
+        id_len = snprintf(idbuf, sizeof idbuf, "%lld", v);
+        id_text = idbuf;
+    } else if (PyUnicode_CheckExact(new_id) && PyUnicode_IS_ASCII(new_id)) {
+        Py_ssize_t len = PyUnicode_GET_LENGTH(new_id);
+        const char *s = (const char *)PyUnicode_DATA(new_id);
+        for (Py_ssize_t k = 0; k < len; k++)
+            if (s[k] < 0x20 || s[k] == '"' || s[k] == '\\' || s[k] == 0x7f) goto none;
+        id_text = s;
+        id_len = len;
+    } else {
+        goto none;
+    }
+    if (offset < 0 || offset > view.len) {
+        PyErr_SetString(PyExc_ValueError, "rewrite_response_id: offset out of range");
+        goto done;
+    }
+    {
+        int quoted = !PyLong_CheckExact(new_id);
+        Py_ssize_t head = (Py_ssize_t)sizeof(RESPONSE_HEAD) - 1;
+        Py_ssize_t rest = view.len - offset;
+        Py_ssize_t size = head + id_len + 2 * quoted + 1 + rest;
+        out = PyBytes_FromStringAndSize(NULL, size);
+        if (out == NULL) goto done;
+        char *w = PyBytes_AS_STRING(out);
+        memcpy(w, RESPONSE_HEAD, (size_t)head);
+        w += head;
+        if (quoted) *w++ = '"';
+        memcpy(w, id_text, (size_t)id_len);
+        w += id_len;
+        if (quoted) *w++ = '"';
+        *w++ = ',';
+        memcpy(w, (const char *)view.buf + offset, (size_t)rest);
+    }
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"contains", contains, METH_VARARGS,
      "`needle in haystack` for two bytes, by the C library's memmem (about three times "
@@ -229,6 +433,15 @@ static PyMethodDef methods[] = {
     {"fit_markdown_docs", fit_markdown_docs, METH_O,
      "fit_raw._fast_markdown of an answer whose markdown documentation is simple text; None "
      "for any other."},
+    {"split_frames", split_frames, METH_VARARGS,
+     "The complete frames with a plain Content-Length header from `start`: their bodies and "
+     "the offset where the first other one starts (see wire/framing.py)."},
+    {"sniff_response", sniff_response, METH_O,
+     "wire.messages.sniff_response: (id, offset of \"result\"/\"error\") of a response that "
+     "plainly starts as one, else None."},
+    {"rewrite_response_id", rewrite_response_id, METH_VARARGS,
+     "wire.messages.rewrite_response_id for an int id or a plain ASCII string id; None for "
+     "another."},
     {NULL, NULL, 0, NULL},
 };
 

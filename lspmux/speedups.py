@@ -16,6 +16,15 @@ from types import ModuleType
 #: The environment variable that turns the speedups off (any value but "" and "0").
 PURE_PYTHON_ENV = "LSPMUX_PURE_PYTHON"
 
+#: What the extension has; a build without one of them is not used at all.
+FUNCTIONS = (
+    "contains",
+    "fit_markdown_docs",
+    "split_frames",
+    "sniff_response",
+    "rewrite_response_id",
+)
+
 
 def _load() -> tuple[ModuleType | None, str]:
     if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
@@ -24,6 +33,9 @@ def _load() -> tuple[ModuleType | None, str]:
         from lspmux import _speedups
     except ImportError as exc:
         return None, f"not built ({exc}); reinstall lspmux on a machine with a C compiler"
+    missing = [name for name in FUNCTIONS if not hasattr(_speedups, name)]
+    if missing:  # a build older than this source (an editable install not rebuilt)
+        return None, f"out of date (no {', '.join(missing)}); rebuild: pip install -e ."
     return _speedups, "in use"
 
 

@@ -9,10 +9,12 @@ its id rewritten.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from lspmux import speedups
 from lspmux.errors import InvalidRequest, JsonRpcError, ParseError
 
 Message = dict[str, Any]
@@ -99,12 +101,18 @@ _SNIFF = re.compile(
 )
 
 
-def sniff_response(body: bytes | bytearray) -> tuple[int, int] | None:
-    """(id, offset of the "result"/"error" key) when `body` plainly starts as a response."""
+def _sniff_response(body: bytes | bytearray) -> tuple[int, int] | None:
     m = _SNIFF.match(body)
     if m is None:
         return None
     return int(m.group(1)), m.end()
+
+
+#: (id, offset of the "result"/"error" key) when `body` plainly starts as a response (in C
+#: where the speedups are built: `lspmux/_speedups.c`, the same answer for every body).
+sniff_response: Callable[[bytes | bytearray], tuple[int, int] | None] = (
+    speedups.native.sniff_response if speedups.native is not None else _sniff_response
+)
 
 
 _WS = b" \t\r\n"
@@ -133,8 +141,19 @@ def result_is_null(body: bytes, offset: int) -> bool:
     return i < n and body[i] in b",}"
 
 
+_rewrite = speedups.native.rewrite_response_id if speedups.native is not None else None
+
+
 def rewrite_response_id(body: bytes, offset: int, new_id: int | str) -> bytes:
     """The response `body` (sniffed, with its result starting at `offset`) under another id."""
+    if _rewrite is not None:  # C, for the ids clients use (ints, plain strings)
+        out = _rewrite(body, offset, new_id)
+        if out is not None:
+            return out
+    return _rewrite_response_id(body, offset, new_id)
+
+
+def _rewrite_response_id(body: bytes, offset: int, new_id: int | str) -> bytes:
     # One copy of the (possibly megabytes long) rest: `body[offset:]` would be a second one.
     return b"".join(
         (b'{"jsonrpc":"2.0","id":', orjson.dumps(new_id), b",", memoryview(body)[offset:])

@@ -44,7 +44,15 @@ def fuzz(body):
     mod.contains(body, body[len(body) // 2 :])
     mod.contains(bytearray(body), b'"d')
 
+import tests.unit.wire.test_wire_speedups as W
+
+@settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+@given(W.FRAME_PIECES | W.HEAD_PIECES)
+def fuzz_wire(data):
+    W.same_as_python(mod, bytes(bytearray(data)))
+
 fuzz()
+fuzz_wire()
 T.same_as_python(mod, T.bench_list(3_000))
 print("sanitized: clean")
 """
