@@ -107,6 +107,9 @@ async def test_remote_session_maps_paths_and_survives_a_dropped_link(
             "textDocument/hover", {"textDocument": {"uri": use}, "position": pos(4, 12)}
         )
         assert "Greeter" in str(hover["contents"]), hover
+        # sshd gives the far `lspmux client` two pipes: it passed them to the far daemon, which
+        # serves them itself (no copying hop on the far side)
+        assert far_sessions_served_directly(setup) == 1
 
         # definition into another file maps back to the local copy
         found = await client.request(
@@ -203,6 +206,7 @@ async def test_remote_session_maps_paths_and_survives_a_dropped_link(
         )
         names = {s["name"]: s for s in symbols}
         assert "added_offline" in names, symbols
+        assert far_sessions_served_directly(setup) == 2  # the reconnected link's too
         # the remote text equals the local buffer: written to the remote disk, the daemon
         # reports the buffer as saved (its text equals the file's, byte for byte)
         local_text = (setup.local / "app.py").read_text()
@@ -217,6 +221,13 @@ async def test_remote_session_maps_paths_and_survives_a_dropped_link(
         assert all(not d["unsaved"] for d in docs["documents"]), docs
     finally:
         await client.stop()
+
+
+def far_sessions_served_directly(setup: RemoteSetup) -> int:
+    """How many sessions the far daemon served on the far `lspmux client`'s own stdin and
+    stdout (passed to it), by its log."""
+    log = default_address(setup.remote_env).lock_path("log").read_text(errors="replace")
+    return log.count("serving its editor's stdin and stdout")
 
 
 def apply(text: str, change: dict[str, Any]) -> str:
