@@ -21,7 +21,8 @@ import contextlib
 import logging
 import os
 import socket
-from typing import Protocol
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 import orjson
 
@@ -48,8 +49,6 @@ MAX_TCP_HANDSHAKES = 8
 #: Bytes queued for a client above which its requests are no longer read (until it drains to a
 #: quarter of that): a client that stops reading cannot keep the shared backends busy.
 CLIENT_BACKPRESSURE = 1024 * 1024
-#: The `_take_stdio` tasks under way (a task nobody holds may be collected before it ends).
-_tasks: set[asyncio.Future[None]] = set()
 
 
 class HandshakeHost(Protocol):
@@ -59,6 +58,8 @@ class HandshakeHost(Protocol):
     client_write_limit: int
 
     def first_message(self, hs: Handshake, body: bytes, rest: bytes) -> None: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None: ...
 
 
 class Handshake(asyncio.Protocol):
@@ -181,9 +182,7 @@ class Handshake(asyncio.Protocol):
         limit = self.daemon.client_write_limit
         if self.stdio is not None:
             stdio, self.stdio = self.stdio, None
-            task = asyncio.ensure_future(_take_stdio(session, transport, stdio, data, limit))
-            _tasks.add(task)
-            task.add_done_callback(_tasks.discard)
+            self.daemon.spawn(_take_stdio(session, transport, stdio, data, limit))
             return
         conn = session.connection(
             session.client_id, max_write_buffer=limit, backpressure=CLIENT_BACKPRESSURE

@@ -102,7 +102,7 @@ class Daemon:
         self.pool = Pool(shared=True)
         self.clients = Clients(self.pool, load_config)
         self.started_at = time.monotonic()
-        self.reaper = Reaper(self.pool, self._spawn)
+        self.reaper = Reaper(self.pool, self.spawn)
         self.lock = InstanceLock(address)
         self._server: asyncio.AbstractServer | UnixListener | None = None
         self._stopped: asyncio.Future[int] | None = None
@@ -222,7 +222,8 @@ class Daemon:
         """Shut down the instances that had no client for `instance_timeout` (reaper.py)."""
         return self.reaper.reap(self.config.instance_timeout, now)
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run `coro` as the daemon's own work: held until it ends, its failure logged."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
@@ -308,9 +309,9 @@ class Daemon:
             answer = self.open_documents(opening.params.get("uris"))
             hs.reply_and_close(result(opening.msg_id, answer))
         elif opening.kind in ("tool", "locate"):
-            self._spawn(self._tool_reply(hs, opening))
+            self.spawn(self._tool_reply(hs, opening))
         elif opening.kind == "reload":
-            self._spawn(self._reload_reply(hs, opening))
+            self.spawn(self._reload_reply(hs, opening))
         elif opening.kind == "stop":
             log.info("asked to stop (lspmux stop)")
             self._stop_asked.append((hs, opening.msg_id))
