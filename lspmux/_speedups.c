@@ -49,6 +49,12 @@
  *
  * `wire/messages.py`'s `rewrite_response_id` for an int id (of 64 bits) or a string id of
  * printable ASCII without `"` or `\`, written as orjson writes it; None for another id.
+ *
+ *     lane_requests(items, start, session, routes, exchange_type, now_loop, now_mono, dirty)
+ *     lane_answers(items, start, conn, exchange_type, dirty)  -> tuple[int, exception | None]
+ *
+ * The native lane (`session/native.py`): the fast lane's work for a run of a read's plain
+ * requests, and of a server read's plain answers to them; see the section below.
  */
 #define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
@@ -426,6 +432,619 @@ done:
     return out;
 }
 
+/* -- the native lane -------------------------------------------------------------------------
+ *
+ * `session/fast.py`'s lane, one read at a time: `lane_requests` takes a client's plain requests
+ * of one read in a row and does for each what `Lane.relay` does (the same checks, on the same
+ * tables of the session, and the same effects in the same order); `lane_answers` takes a
+ * server's plain answers to those requests and does what `FastExchange.raw` does for them.
+ * Both stop at the first message that is anything else, or that needs what only the Python
+ * does (a table without the entry yet, a timer to set, a log line), and return its index: the
+ * connection hands it to the Python, then calls again for the rest. So no message is handled
+ * differently, only sooner; see `session/native.py` for the Python side.
+ */
+
+static PyObject *s_state, *s_running, *s_uri_backends, *s_supports, *s_position_encoding,
+    *s_encoding, *s_conn_, *s_closed, *s_debug, *s_id_prefix, *s_writer, *s_is_closing,
+    *s_loop, *s_config, *s_request_timeout, *s_next_id, *s_deadlines, *s_pending, *s_sweep,
+    *s_sweep_at, *s_seq, *s_pool, *s_shared, *s_documents, *s_ensure_holds, *s_origin,
+    *s_last_origin, *s_link, *s_inflight, *s_session, *s_client_id, *s_method, *s_params,
+    *s_targets, *s_answered, *s_per_backend, *s_fit_for, *s_fit_kind, *s_backend, *s_family,
+    *s_timeout, *s_deadline, *s_last_used, *s_held, *s_held_size, *s_idle, *s_conn,
+    *k_jsonrpc, *k_id, *k_method, *k_params, *k_locate, *k_text_document, *k_uri,
+    *k_position, *k_range, *k_line, *k_character, *k_start, *k_end, *v_two, *v_empty;
+static PyObject *orjson_loads, *orjson_dumps, *heappush;
+
+static int lane_init(void) {
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1
+    INTERN(s_state, "state"); INTERN(s_running, "running");
+    INTERN(s_uri_backends, "_uri_backends"); INTERN(s_supports, "_supports");
+    INTERN(s_position_encoding, "position_encoding"); INTERN(s_encoding, "encoding");
+    INTERN(s_conn_, "_conn"); INTERN(s_closed, "_closed"); INTERN(s_debug, "_debug");
+    INTERN(s_id_prefix, "_id_prefix"); INTERN(s_writer, "_writer");
+    INTERN(s_is_closing, "is_closing"); INTERN(s_loop, "_loop"); INTERN(s_config, "config");
+    INTERN(s_request_timeout, "request_timeout"); INTERN(s_next_id, "_next_id");
+    INTERN(s_deadlines, "_deadlines"); INTERN(s_pending, "_pending"); INTERN(s_sweep, "_sweep");
+    INTERN(s_sweep_at, "_sweep_at"); INTERN(s_seq, "_seq"); INTERN(s_pool, "pool");
+    INTERN(s_shared, "shared"); INTERN(s_documents, "documents");
+    INTERN(s_ensure_holds, "ensure_holds"); INTERN(s_origin, "_origin");
+    INTERN(s_last_origin, "last_origin"); INTERN(s_link, "link"); INTERN(s_inflight, "inflight");
+    INTERN(s_session, "session"); INTERN(s_client_id, "client_id"); INTERN(s_method, "method");
+    INTERN(s_params, "params"); INTERN(s_targets, "targets"); INTERN(s_answered, "answered");
+    INTERN(s_per_backend, "per_backend"); INTERN(s_fit_for, "fit_for");
+    INTERN(s_fit_kind, "fit_kind"); INTERN(s_backend, "backend"); INTERN(s_family, "family");
+    INTERN(s_timeout, "timeout"); INTERN(s_deadline, "deadline");
+    INTERN(s_last_used, "last_used"); INTERN(s_held, "_held"); INTERN(s_held_size, "_held_size");
+    INTERN(s_idle, "_idle"); INTERN(s_conn, "conn");
+    INTERN(k_jsonrpc, "jsonrpc"); INTERN(k_id, "id"); INTERN(k_method, "method");
+    INTERN(k_params, "params"); INTERN(k_locate, "locate");
+    INTERN(k_text_document, "textDocument"); INTERN(k_uri, "uri");
+    INTERN(k_position, "position"); INTERN(k_range, "range"); INTERN(k_line, "line");
+    INTERN(k_character, "character"); INTERN(k_start, "start"); INTERN(k_end, "end");
+    INTERN(v_two, "2.0"); INTERN(v_empty, "");
+#undef INTERN
+    return 0;
+}
+
+/* The functions the lane calls: orjson's and heapq's, imported at the first run. */
+static int lane_imports(void) {
+    if (heappush != NULL) return 0;
+    PyObject *orjson = PyImport_ImportModule("orjson");
+    if (orjson == NULL) return -1;
+    orjson_loads = PyObject_GetAttrString(orjson, "loads");
+    orjson_dumps = PyObject_GetAttrString(orjson, "dumps");
+    Py_DECREF(orjson);
+    PyObject *heapq = PyImport_ImportModule("heapq");
+    if (heapq == NULL) return -1;
+    heappush = PyObject_GetAttrString(heapq, "heappush");
+    Py_DECREF(heapq);
+    return (orjson_loads && orjson_dumps && heappush) ? 0 : -1;
+}
+
+/* obj.name is `want` (identity: None, True, False); -1 on an error. */
+static int attr_is(PyObject *obj, PyObject *name, PyObject *want) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) return -1;
+    int same = v == want;
+    Py_DECREF(v);
+    return same;
+}
+
+/* obj.name == "running"; -1 on an error. */
+static int is_running(PyObject *obj) {
+    PyObject *v = PyObject_GetAttr(obj, s_state);
+    if (v == NULL) return -1;
+    int eq = PyUnicode_CheckExact(v) ? PyUnicode_Compare(v, s_running) == 0 : 0;
+    Py_DECREF(v);
+    return eq;
+}
+
+/* `params._is_position(value)`: a dict whose line and character are ints (not bools). */
+static int is_position(PyObject *value) {
+    if (value == NULL || !PyDict_Check(value)) return 0;
+    PyObject *line = PyDict_GetItemWithError(value, k_line);
+    PyObject *character = PyDict_GetItemWithError(value, k_character);
+    return line != NULL && character != NULL && PyLong_CheckExact(line) &&
+           PyLong_CheckExact(character);
+}
+
+/* `writer is not None and not writer.is_closing()`: 1 when it can be written to. */
+static int writable(PyObject *conn) {
+    PyObject *w = PyObject_GetAttr(conn, s_writer);
+    if (w == NULL) return -1;
+    if (w == Py_None) {
+        Py_DECREF(w);
+        return 0;
+    }
+    PyObject *closing = PyObject_CallMethodNoArgs(w, s_is_closing);
+    Py_DECREF(w);
+    if (closing == NULL) return -1;
+    int ok = closing == Py_False;
+    Py_DECREF(closing);
+    return ok;
+}
+
+/* `Writes.send_raw` inside a read: the header and `body` held on `conn`, `conn` marked dirty
+ * when it held nothing yet. */
+static int hold(PyObject *conn, PyObject *body, PyObject *dirty) {
+    PyObject *held = PyObject_GetAttr(conn, s_held);
+    if (held == NULL) return -1;
+    if (!PyList_CheckExact(held)) {
+        Py_DECREF(held);
+        PyErr_SetString(PyExc_TypeError, "lane: _held is not a list");
+        return -1;
+    }
+    int rc = -1;
+    Py_ssize_t n = PyBytes_GET_SIZE(body);
+    PyObject *header = PyBytes_FromFormat("Content-Length: %zd\r\n\r\n", n);
+    PyObject *size = NULL, *grown = NULL, *add = NULL;
+    if (header == NULL) goto out;
+    if (PyList_GET_SIZE(held) == 0 && PyList_Append(dirty, conn) < 0) goto out;
+    if (PyList_Append(held, header) < 0 || PyList_Append(held, body) < 0) goto out;
+    if ((size = PyObject_GetAttr(conn, s_held_size)) == NULL) goto out;
+    if ((add = PyLong_FromSsize_t(n)) == NULL) goto out;
+    if ((grown = PyNumber_Add(size, add)) == NULL) goto out;
+    rc = PyObject_SetAttr(conn, s_held_size, grown);
+out:
+    Py_XDECREF(header);
+    Py_XDECREF(size);
+    Py_XDECREF(add);
+    Py_XDECREF(grown);
+    Py_DECREF(held);
+    return rc;
+}
+
+/* What a lane request goes to, when `Lane.relay` would send it by the lane: its target and the
+ * values read on the way (new references in *out). 1: yes; 0: no (the Python decides); -1. */
+typedef struct {
+    PyObject *msg, *method, *id, *params, *uri, *route, *target, *conn, *timeout, *origin;
+    double deadline;
+    long long next_id;
+} LaneRequest;
+
+static void lane_request_clear(LaneRequest *r) {
+    Py_CLEAR(r->msg); Py_CLEAR(r->method); Py_CLEAR(r->id); Py_CLEAR(r->params);
+    Py_CLEAR(r->uri); Py_CLEAR(r->route); Py_CLEAR(r->target); Py_CLEAR(r->conn);
+    Py_CLEAR(r->timeout); Py_CLEAR(r->origin);
+}
+
+#define ROUTE_POSITION 1
+#define ROUTE_RANGE 2
+#define ROUTE_MERGE 8
+
+#define CHECK(cond) do { int _c = (cond); if (_c < 0) goto error; if (!_c) goto no; } while (0)
+
+static int lane_request(PyObject *body, PyObject *session, PyObject *routes, double now_loop,
+                        LaneRequest *r) {
+    PyObject *v = NULL, *backends = NULL;
+    r->msg = PyObject_CallOneArg(orjson_loads, body);
+    if (r->msg == NULL) {
+        PyErr_Clear(); /* not JSON: the Python answers with its ParseError */
+        return 0;
+    }
+    if (!PyDict_CheckExact(r->msg)) goto no;
+    PyObject *msg = r->msg;
+    /* `invalid_reason` and the request's shape */
+    r->method = Py_XNewRef(PyDict_GetItemWithError(msg, k_method));
+    if (r->method == NULL || !PyUnicode_CheckExact(r->method)) goto no_or_error;
+    r->route = Py_XNewRef(PyDict_GetItemWithError(routes, r->method));
+    if (r->route == NULL) goto no_or_error;
+    v = PyDict_GetItemWithError(msg, k_jsonrpc);
+    if (v == NULL && PyErr_Occurred()) goto error;
+    if (v != NULL && !(PyUnicode_CheckExact(v) && PyUnicode_Compare(v, v_two) == 0)) goto no;
+    v = NULL;
+    r->id = Py_XNewRef(PyDict_GetItemWithError(msg, k_id));
+    if (r->id == NULL || !(PyLong_CheckExact(r->id) || PyUnicode_CheckExact(r->id)))
+        goto no_or_error;
+    r->params = Py_XNewRef(PyDict_GetItemWithError(msg, k_params));
+    if (r->params == NULL || !PyDict_CheckExact(r->params)) goto no_or_error;
+    PyObject *params = r->params;
+    CHECK(!PyDict_Contains(params, k_locate) ? 1 : (PyErr_Occurred() ? -1 : 0));
+    PyObject *td = PyDict_GetItemWithError(params, k_text_document);
+    if (td == NULL || !PyDict_Check(td)) goto no_or_error;
+    r->uri = Py_XNewRef(PyDict_GetItemWithError(td, k_uri));
+    if (r->uri == NULL || !PyUnicode_CheckExact(r->uri)) goto no_or_error;
+    /* `params_problem`, for the route's flags */
+    long flags = PyLong_AsLong(PyTuple_GET_ITEM(r->route, 0));
+    if (flags & ROUTE_POSITION && !is_position(PyDict_GetItemWithError(params, k_position)))
+        goto no_or_error;
+    if (flags & ROUTE_RANGE) {
+        PyObject *rng = PyDict_GetItemWithError(params, k_range);
+        if (rng == NULL || !PyDict_Check(rng)) goto no_or_error;
+        if (!is_position(PyDict_GetItemWithError(rng, k_start))) goto no_or_error;
+        if (!is_position(PyDict_GetItemWithError(rng, k_end))) goto no_or_error;
+    }
+    /* the session running; its servers for the document, all running, one serving it */
+    CHECK(is_running(session));
+    PyObject *table = PyObject_GetAttr(session, s_uri_backends);
+    if (table == NULL) goto error;
+    backends = Py_XNewRef(PyDict_GetItemWithError(table, r->uri));
+    Py_DECREF(table);
+    if (backends == NULL || !PyList_CheckExact(backends)) goto no_or_error;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(backends); k++) {
+        PyObject *b = PyList_GET_ITEM(backends, k);
+        CHECK(is_running(b));
+        PyObject *memo = PyObject_GetAttr(b, s_supports);
+        if (memo == NULL) goto error;
+        PyObject *known = PyDict_Check(memo) ? PyDict_GetItemWithError(memo, r->method) : NULL;
+        Py_DECREF(memo);
+        if (known == NULL) goto no_or_error; /* not asked yet: `supports` asks */
+        if (known == Py_True) {
+            if (r->target != NULL) goto no; /* several: the policy decides */
+            r->target = Py_NewRef(b);
+        } else if (known != Py_False) {
+            goto no;
+        }
+    }
+    if (r->target == NULL) goto no;
+    {
+        PyObject *a = PyObject_GetAttr(r->target, s_position_encoding);
+        if (a == NULL) goto error;
+        PyObject *b = PyObject_GetAttr(session, s_encoding);
+        if (b == NULL) {
+            Py_DECREF(a);
+            goto error;
+        }
+        int same = PyObject_RichCompareBool(a, b, Py_EQ);
+        Py_DECREF(a);
+        Py_DECREF(b);
+        CHECK(same);
+    }
+    /* the origin of the target (`origin_of`: known since `backends_for`) */
+    {
+        PyObject *origins = PyObject_GetAttr(session, s_origin);
+        if (origins == NULL) goto error;
+        r->origin = Py_XNewRef(PyDict_GetItemWithError(origins, r->target));
+        Py_DECREF(origins);
+        if (r->origin == NULL) goto no_or_error;
+    }
+    /* `Backend.forward` and `Connection.forward` without their Python-only cases */
+    r->conn = PyObject_GetAttr(r->target, s_conn_);
+    if (r->conn == NULL) goto error;
+    PyObject *conn = r->conn;
+    if (conn == Py_None) goto no;
+    CHECK(attr_is(conn, s_closed, Py_False));
+    CHECK(attr_is(conn, s_debug, Py_False));
+    CHECK(attr_is(conn, s_id_prefix, Py_None));
+    {
+        int loop_none = attr_is(conn, s_loop, Py_None);
+        if (loop_none < 0) goto error;
+        if (loop_none) goto no; /* the first deadline finds the loop */
+    }
+    CHECK(writable(conn));
+    {
+        PyObject *config = PyObject_GetAttr(r->target, s_config);
+        if (config == NULL) goto error;
+        r->timeout = PyObject_GetAttr(config, s_request_timeout);
+        Py_DECREF(config);
+        if (r->timeout == NULL) goto error;
+    }
+    {
+        PyObject *n = PyObject_GetAttr(conn, s_next_id);
+        if (n == NULL) goto error;
+        int overflow = 0;
+        r->next_id = PyLong_CheckExact(n) ? PyLong_AsLongLongAndOverflow(n, &overflow) : -1;
+        Py_DECREF(n);
+        if (r->next_id < 0 || overflow || r->next_id > (1LL << 62)) goto no_or_error;
+    }
+    if (r->timeout != Py_None) {
+        if (!PyFloat_CheckExact(r->timeout) && !PyLong_CheckExact(r->timeout)) goto no;
+        r->deadline = now_loop + PyFloat_AsDouble(r->timeout);
+        if (PyErr_Occurred()) goto error;
+        PyObject *heap = PyObject_GetAttr(conn, s_deadlines);
+        PyObject *pending = heap ? PyObject_GetAttr(conn, s_pending) : NULL;
+        if (pending == NULL) {
+            Py_XDECREF(heap);
+            goto error;
+        }
+        int compact = !PyList_CheckExact(heap) || !PyDict_CheckExact(pending) ||
+                      PyList_GET_SIZE(heap) + 1 > 4 * PyDict_GET_SIZE(pending) + 1024;
+        Py_DECREF(heap);
+        Py_DECREF(pending);
+        if (compact) goto no; /* the Python drops the answered ones */
+        PyObject *sweep = PyObject_GetAttr(conn, s_sweep);
+        if (sweep == NULL) goto error;
+        int no_sweep = sweep == Py_None;
+        Py_DECREF(sweep);
+        if (no_sweep) goto no; /* the Python sets the timer */
+        PyObject *at = PyObject_GetAttr(conn, s_sweep_at);
+        if (at == NULL) goto error;
+        double sweep_at = PyFloat_AsDouble(at);
+        Py_DECREF(at);
+        if (sweep_at == -1.0 && PyErr_Occurred()) goto error;
+        if (r->deadline < sweep_at) goto no; /* the Python sets the timer sooner */
+    }
+    Py_XDECREF(backends);
+    return 1;
+no_or_error:
+    if (PyErr_Occurred()) goto error;
+no:
+    Py_XDECREF(backends);
+    return 0;
+error:
+    Py_XDECREF(backends);
+    return -1;
+}
+
+static int set_attrs(PyObject *obj, PyObject *const *names, PyObject *const *values, int n) {
+    for (int k = 0; k < n; k++)
+        if (PyObject_SetAttr(obj, names[k], values[k]) < 0) return -1;
+    return 0;
+}
+
+/* The effects of `Lane.relay` for a request `lane_request` took, in its order. */
+static int lane_send(LaneRequest *r, PyObject *session, PyObject *exchange_type,
+                     PyObject *now_mono, PyObject *dirty) {
+    PyObject *out = NULL, *body = NULL, *id = NULL, *ex = NULL, *link = NULL, *inflight = NULL,
+             *targets = NULL, *family = NULL, *pair = NULL, *deadline = NULL, *entry = NULL;
+    int rc = -1;
+    PyObject *conn = r->conn;
+    if ((id = PyLong_FromLongLong(r->next_id)) == NULL) goto out;
+    /* the request as the server gets it: `Connection.forward`'s dict, encoded first (nothing
+     * is done for a request that cannot be) */
+    if ((out = PyDict_New()) == NULL) goto out;
+    if (PyDict_SetItem(out, k_jsonrpc, v_two) < 0 || PyDict_SetItem(out, k_id, id) < 0 ||
+        PyDict_SetItem(out, k_method, r->method) < 0 ||
+        PyDict_SetItem(out, k_params, r->params) < 0)
+        goto out;
+    if ((body = PyObject_CallOneArg(orjson_dumps, out)) == NULL) {
+        PyErr_Clear();
+        rc = 0;
+        goto out;
+    }
+    /* `single_target`: a shared server holds this client's text; a MERGE of one has its
+     * origin now */
+    PyObject *pool = PyObject_GetAttr(session, s_pool);
+    if (pool == NULL) goto out;
+    int shared = attr_is(pool, s_shared, Py_True);
+    Py_DECREF(pool);
+    if (shared < 0) goto out;
+    if (shared) {
+        PyObject *docs = PyObject_GetAttr(session, s_documents);
+        if (docs == NULL) goto out;
+        int open = PySequence_Contains(docs, r->uri);
+        Py_DECREF(docs);
+        if (open < 0) goto out;
+        if (open) {
+            PyObject *held_docs = PyObject_GetAttr(r->target, s_documents);
+            if (held_docs == NULL) goto out;
+            PyObject *res = PyObject_CallMethodObjArgs(held_docs, s_ensure_holds, session,
+                                                       r->uri, NULL);
+            Py_DECREF(held_docs);
+            if (res == NULL) goto out;
+            Py_DECREF(res);
+        }
+    }
+    family = Py_NewRef(PyTuple_GET_ITEM(r->route, 1));
+    if (PyLong_AsLong(PyTuple_GET_ITEM(r->route, 0)) & ROUTE_MERGE) {
+        if (family != Py_None) {
+            PyObject *last = PyObject_GetAttr(session, s_last_origin);
+            if (last == NULL) goto out;
+            int set = PyObject_SetItem(last, family, r->origin);
+            Py_DECREF(last);
+            if (set < 0) goto out;
+        }
+        Py_SETREF(family, Py_NewRef(Py_None));
+    }
+    /* `FastExchange(session, msg, target, family)` */
+    if ((ex = PyType_GenericNew((PyTypeObject *)exchange_type, NULL, NULL)) == NULL) goto out;
+    if ((link = PyObject_GetAttr(session, s_link)) == NULL) goto out;
+    if ((targets = PyList_New(0)) == NULL) goto out;
+    {
+        PyObject *names[] = {s_session, s_link, s_client_id, s_method, s_params, s_targets,
+                             s_answered, s_per_backend, s_fit_for, s_fit_kind, s_backend,
+                             s_family, s_timeout, s_deadline};
+        PyObject *zero = PyFloat_FromDouble(0.0);
+        if (zero == NULL) goto out;
+        PyObject *values[] = {session, link, r->id, r->method, r->params, targets,
+                              Py_False, Py_None, Py_None, v_empty, r->target,
+                              family, Py_None, zero};
+        int set = set_attrs(ex, names, values, 14);
+        Py_DECREF(zero);
+        if (set < 0) goto out;
+    }
+    if ((inflight = PyObject_GetAttr(link, s_inflight)) == NULL) goto out;
+    if (PyObject_SetItem(inflight, r->id, ex) < 0) goto out;
+    /* `Backend.forward`, `Connection.forward` */
+    if (PyObject_SetAttr(r->target, s_last_used, now_mono) < 0) goto out;
+    {
+        PyObject *next = PyLong_FromLongLong(r->next_id + 1);
+        if (next == NULL) goto out;
+        int set = PyObject_SetAttr(conn, s_next_id, next);
+        Py_DECREF(next);
+        if (set < 0) goto out;
+    }
+    if (PyObject_SetAttr(ex, s_timeout, r->timeout) < 0) goto out;
+    if (r->timeout != Py_None) {
+        PyObject *seq = PyObject_GetAttr(conn, s_seq);
+        if (seq == NULL) goto out;
+        PyObject *one = PyLong_FromLong(1);
+        PyObject *seq1 = one ? PyNumber_Add(seq, one) : NULL;
+        Py_DECREF(seq);
+        Py_XDECREF(one);
+        if (seq1 == NULL) goto out;
+        if (PyObject_SetAttr(conn, s_seq, seq1) < 0) {
+            Py_DECREF(seq1);
+            goto out;
+        }
+        deadline = PyFloat_FromDouble(r->deadline);
+        entry = deadline ? PyTuple_Pack(3, deadline, seq1, id) : NULL;
+        Py_DECREF(seq1);
+        if (entry == NULL) goto out;
+        PyObject *heap = PyObject_GetAttr(conn, s_deadlines);
+        if (heap == NULL) goto out;
+        PyObject *pushed = PyObject_CallFunctionObjArgs(heappush, heap, entry, NULL);
+        Py_DECREF(heap);
+        if (pushed == NULL) goto out;
+        Py_DECREF(pushed);
+        if (PyObject_SetAttr(ex, s_deadline, deadline) < 0) goto out;
+    }
+    {
+        PyObject *pending = PyObject_GetAttr(conn, s_pending);
+        if (pending == NULL) goto out;
+        int set = PyObject_SetItem(pending, id, ex);
+        Py_DECREF(pending);
+        if (set < 0) goto out;
+    }
+    if (hold(conn, body, dirty) < 0) goto out;
+    if ((pair = PyTuple_Pack(2, r->target, id)) == NULL) goto out;
+    if (PyList_Append(targets, pair) < 0) goto out;
+    rc = 1;
+out:
+    Py_XDECREF(out); Py_XDECREF(body); Py_XDECREF(id); Py_XDECREF(ex); Py_XDECREF(link);
+    Py_XDECREF(inflight); Py_XDECREF(targets); Py_XDECREF(family); Py_XDECREF(pair);
+    Py_XDECREF(deadline); Py_XDECREF(entry);
+    return rc;
+}
+
+/* A message whose handling failed half way (out of memory, or a bug): it counts as handled, as
+ * the Python's `_received` logs a message that fails and goes on; the caller logs the error. */
+static PyObject *failed(Py_ssize_t i) {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+#else
+    PyObject *type, *exc, *tb;
+    PyErr_Fetch(&type, &exc, &tb);
+    PyErr_NormalizeException(&type, &exc, &tb);
+    if (exc != NULL && tb != NULL) PyException_SetTraceback(exc, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+#endif
+    if (exc == NULL) exc = Py_NewRef(Py_None);
+    return Py_BuildValue("(nN)", i + 1, exc);
+}
+
+static PyObject *lane_requests(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *items, *session, *routes, *exchange_type, *now_mono, *dirty;
+    Py_ssize_t start;
+    double now_loop;
+    if (!PyArg_ParseTuple(args, "O!nOO!OdOO!:lane_requests", &PyList_Type, &items, &start,
+                          &session, &PyDict_Type, &routes, &exchange_type, &now_loop,
+                          &now_mono, &PyList_Type, &dirty))
+        return NULL;
+    if (!PyType_Check(exchange_type)) {
+        PyErr_SetString(PyExc_TypeError, "lane_requests: exchange_type must be a type");
+        return NULL;
+    }
+    if (lane_imports() < 0) return NULL;
+    Py_ssize_t i = start < 0 ? 0 : start;
+    for (; i < PyList_GET_SIZE(items); i++) {
+        PyObject *body = PyList_GET_ITEM(items, i);
+        if (!PyBytes_CheckExact(body)) break;
+        LaneRequest r = {0};
+        Py_INCREF(body);
+        int ok = lane_request(body, session, routes, now_loop, &r);
+        if (ok == 1) ok = lane_send(&r, session, exchange_type, now_mono, dirty);
+        Py_DECREF(body);
+        lane_request_clear(&r);
+        if (ok < 0) return failed(i);
+        if (ok == 0) break;
+    }
+    return Py_BuildValue("(nO)", i, Py_None);
+}
+
+/* `FastExchange.raw` and what it calls (`reply_raw`, `relay`, `_finish`,
+ * `send_raw_response`), for the plain answers of one read; see `lane_requests`. */
+static PyObject *lane_answers(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *items, *conn, *exchange_type, *dirty;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "O!nOOO!:lane_answers", &PyList_Type, &items, &start, &conn,
+                          &exchange_type, &PyList_Type, &dirty))
+        return NULL;
+    PyObject *pending = PyObject_GetAttr(conn, s_pending);
+    if (pending == NULL) return NULL;
+    if (!PyDict_CheckExact(pending)) {
+        Py_DECREF(pending);
+        return PyLong_FromSsize_t(start);
+    }
+    Py_ssize_t i = start < 0 ? 0 : start;
+    for (; i < PyList_GET_SIZE(items); i++) {
+        PyObject *body = PyList_GET_ITEM(items, i);
+        if (!PyBytes_CheckExact(body) || PyDict_GET_SIZE(pending) == 0) break;
+        Py_ssize_t n = PyBytes_GET_SIZE(body);
+        if (n > 64 * 1024) break; /* a large answer is written from its own bytes */
+        PyObject *sniffed = sniff_response(NULL, body);
+        if (sniffed == NULL) goto error;
+        if (sniffed == Py_None) {
+            Py_DECREF(sniffed);
+            break;
+        }
+        PyObject *id = Py_NewRef(PyTuple_GET_ITEM(sniffed, 0));
+        Py_ssize_t offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(sniffed, 1));
+        Py_DECREF(sniffed);
+        PyObject *ex = PyDict_GetItemWithError(pending, id);
+        if (ex == NULL || (PyObject *)Py_TYPE(ex) != exchange_type ||
+            n - offset < 8 || memcmp(PyBytes_AS_STRING(body) + offset, "\"result\"", 8) != 0) {
+            Py_DECREF(id);
+            if (PyErr_Occurred()) goto error;
+            break;
+        }
+        Py_INCREF(ex);
+        PyObject *link = NULL, *cconn = NULL, *family = NULL, *session = NULL, *origin = NULL,
+                 *client_id = NULL, *out = NULL, *inflight = NULL;
+        int ok = -1;
+        int c;
+#define TAKE(cond) do { c = (cond); if (c < 0) goto done; if (!c) { ok = 0; goto done; } } while (0)
+        TAKE(attr_is(ex, s_fit_for, Py_None));
+        if ((link = PyObject_GetAttr(ex, s_link)) == NULL) goto done;
+        TAKE(attr_is(link, s_idle, Py_None));
+        if ((cconn = PyObject_GetAttr(link, s_conn)) == NULL) goto done;
+        TAKE(cconn != Py_None);
+        TAKE(attr_is(cconn, s_debug, Py_False));
+        TAKE(writable(cconn));
+        if ((client_id = PyObject_GetAttr(ex, s_client_id)) == NULL) goto done;
+        {
+            PyObject *rargs = Py_BuildValue("(OnO)", body, offset, client_id);
+            if (rargs == NULL) goto done;
+            out = rewrite_response_id(NULL, rargs);
+            Py_DECREF(rargs);
+            if (out == NULL) goto done;
+            TAKE(out != Py_None);
+        }
+        if ((family = PyObject_GetAttr(ex, s_family)) == NULL) goto done;
+        if (family != Py_None) {
+            if ((session = PyObject_GetAttr(ex, s_session)) == NULL) goto done;
+            PyObject *origins = PyObject_GetAttr(session, s_origin);
+            if (origins == NULL) goto done;
+            PyObject *backend = PyObject_GetAttr(ex, s_backend);
+            if (backend == NULL) {
+                Py_DECREF(origins);
+                goto done;
+            }
+            origin = Py_XNewRef(PyDict_GetItemWithError(origins, backend));
+            Py_DECREF(origins);
+            Py_DECREF(backend);
+            if (origin == NULL && PyErr_Occurred()) goto done;
+            TAKE(origin != NULL);
+        }
+        /* the effects, in the Python's order */
+        if (PyDict_DelItem(pending, id) < 0) goto done;
+        if (origin != NULL) {
+            PyObject *last = PyObject_GetAttr(session, s_last_origin);
+            if (last == NULL) goto done;
+            int set = PyObject_SetItem(last, family, origin);
+            Py_DECREF(last);
+            if (set < 0) goto done;
+        }
+        c = attr_is(ex, s_answered, Py_True);
+        if (c < 0) goto done;
+        if (c) { /* answered already (`_finish`): nothing is sent */
+            ok = 1;
+            goto done;
+        }
+        if (PyObject_SetAttr(ex, s_answered, Py_True) < 0) goto done;
+        if ((inflight = PyObject_GetAttr(link, s_inflight)) == NULL) goto done;
+        {
+            PyObject *known = PyObject_GetItem(inflight, client_id);
+            if (known == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_KeyError)) goto done;
+                PyErr_Clear();
+            } else {
+                int mine = known == ex;
+                Py_DECREF(known);
+                if (mine && PyObject_DelItem(inflight, client_id) < 0) goto done;
+            }
+        }
+        if (hold(cconn, out, dirty) < 0) goto done;
+        ok = 1;
+#undef TAKE
+    done:
+        Py_XDECREF(link); Py_XDECREF(cconn); Py_XDECREF(family); Py_XDECREF(session);
+        Py_XDECREF(origin); Py_XDECREF(client_id); Py_XDECREF(out); Py_XDECREF(inflight);
+        Py_DECREF(ex);
+        Py_DECREF(id);
+        if (ok < 0) goto error;
+        if (ok == 0) break;
+    }
+    Py_DECREF(pending);
+    return Py_BuildValue("(nO)", i, Py_None);
+error:
+    Py_DECREF(pending);
+    return failed(i);
+}
+
 static PyMethodDef methods[] = {
     {"contains", contains, METH_VARARGS,
      "`needle in haystack` for two bytes, by the C library's memmem (about three times "
@@ -442,6 +1061,12 @@ static PyMethodDef methods[] = {
     {"rewrite_response_id", rewrite_response_id, METH_VARARGS,
      "wire.messages.rewrite_response_id for an int id or a plain ASCII string id; None for "
      "another."},
+    {"lane_requests", lane_requests, METH_VARARGS,
+     "session/fast.py's lane for a run of a client's plain requests; the index of the first "
+     "message left to the Python (see session/native.py)."},
+    {"lane_answers", lane_answers, METH_VARARGS,
+     "FastExchange.raw for a run of a server's plain answers; the index of the first message "
+     "left to the Python (see session/native.py)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -451,4 +1076,7 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__speedups(void) {
+    if (lane_init() < 0) return NULL;
+    return PyModule_Create(&module);
+}

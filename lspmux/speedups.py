@@ -23,6 +23,8 @@ FUNCTIONS = (
     "split_frames",
     "sniff_response",
     "rewrite_response_id",
+    "lane_requests",
+    "lane_answers",
 )
 
 

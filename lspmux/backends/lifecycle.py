@@ -70,6 +70,7 @@ class ServerLife:
     published: bool
     progress_open: dict[Any, dict[str, Any]]
     last_heard: float
+    host: Any  # the backend's `BackendHost` (backend.py): its pool
     last_used: float
     failure: str | None
     _crashes: list[float]
@@ -170,6 +171,9 @@ class ServerLife:
             on_notification=on_notification,
             reply_errors=False,
         )
+        answer_lane = getattr(self.host, "answer_lane", None)  # the pool's, set by a session
+        if answer_lane is not None:
+            conn.lane = answer_lane(conn)
         params = initialize_params(self.root, self.client_capabilities, self.initialization_options)
         try:
             proc = await self.spawn(

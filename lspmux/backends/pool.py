@@ -24,7 +24,7 @@ import os
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import orjson
@@ -34,6 +34,9 @@ from lspmux.config import restricted
 from lspmux.config.model import ServerConfig
 from lspmux.memory import tree_memory
 from lspmux.wire.messages import Message
+
+if TYPE_CHECKING:
+    from lspmux.wire.connection import Connection
 
 log = logging.getLogger("lspmux.pool")
 
@@ -140,6 +143,11 @@ class Pool:
         self.shared = shared
         #: How server messages are routed; a session sets it when it was not given.
         self.dispatch = dispatch
+        #: What reads a server connection's plain answers in a run (`session/native.py`); a
+        #: session sets it: the pool does not know the session's exchanges.
+        self.answer_lane: Callable[[Connection], Callable[[list[Any], int], int] | None] | None = (
+            None
+        )
         self.spawn = spawn
         self.initialization_options: Any = None
         self.client_capabilities = client_capabilities

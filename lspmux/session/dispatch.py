@@ -61,6 +61,11 @@ class ClientDispatch:
         self._held: dict[str, deque[Message]] = {}
         self._lane = Lane(session)
 
+    @property
+    def holding(self) -> bool:
+        """Whether messages wait behind a request (they must not be overtaken)."""
+        return bool(self._held)
+
     # -- from the connection ------------------------------------------------------------------
 
     def on_message(self, msg: Message) -> None:

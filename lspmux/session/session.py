@@ -33,7 +33,7 @@ from lspmux.config.model import Config, ServerConfig
 from lspmux.config.needs import roots_of
 from lspmux.errors import RequestFailed
 from lspmux.routing.table import SERVER_DISPATCH, SERVER_NOTIFICATIONS, SERVER_REQUESTS
-from lspmux.session import announce
+from lspmux.session import announce, native
 from lspmux.session.dispatch import ClientDispatch
 from lspmux.session.families import lifecycle, registrations, relays
 from lspmux.session.families.diagnostics import Publishing, Puller
@@ -68,6 +68,8 @@ class Session(SessionState):
         super().__init__(pool, client_id, FileWatching(None, send_file_events))
         if pool.dispatch is None:  # the pool routes server messages by the method table
             pool.dispatch = SERVER_DISPATCH
+        if pool.answer_lane is None:  # and reads its servers' plain answers in runs
+            pool.answer_lane = native.answer_run
         self.load_config = load_config
         self.on_shutdown = on_shutdown
         self.on_exit = on_exit
@@ -96,6 +98,8 @@ class Session(SessionState):
             id_prefix="lspmux-",
             **kwargs,
         )
+        if native.available():
+            self.conn.lane = native.RequestRun(self, self.dispatch, self.conn)
         return self.conn
 
     def attached(self, backend: Backend) -> None:

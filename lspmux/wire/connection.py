@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import cast
+from typing import Any, cast
 
 from lspmux.errors import (
     InternalError,
@@ -87,6 +87,15 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
         #: headers and bodies held during a read
         self._held: list[bytes | bytearray | memoryview] = []
         self._held_size = 0  # bytes of bodies in _held
+        #: The owner's run over a read's messages (`session/native.py`): given the read's
+        #: items and an index, it handles the messages from there that it can and returns the
+        #: index of the first one left to `_dispatch_body`.
+        self.lane: Callable[[list[Any], int], int] | None = None
+
+    @property
+    def debugging(self) -> bool:
+        """Whether each message is logged (at debug level)."""
+        return self._debug
 
     # -- transport plumbing ---------------------------------------------------------------------
 
@@ -190,7 +199,15 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
         if outer:
             batch.dirty = []
         try:
-            for item in items:
+            lane = self.lane
+            at, count = 0, len(items)
+            while at < count:
+                if lane is not None and type(items) is list:
+                    at = lane(items, at)  # the messages it handled, and where it stopped
+                    if at >= count:
+                        break
+                item = items[at]
+                at += 1
                 if isinstance(item, FrameError):
                     if item.fatal:
                         self._refuse_stream(item.detail)

@@ -84,6 +84,11 @@ class Requests:
         #: system call per call before Python 3.12 (its fork check), once per request here.
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def has_pending(self) -> bool:
+        """Whether any request sent on this connection waits for its answer."""
+        return bool(self._pending)
+
     def request(
         self,
         method: str,

@@ -79,7 +79,33 @@ def _runtime(name: str) -> str:
     return found
 
 
+#: The child for the native lane: the sanitized build as `lspmux._speedups`, then the session
+#: tests that send requests and answers through it (`session/native.py`), in this process.
+LANE_CHILD = """
+import importlib.util, sys
+so = sys.argv[1]
+spec = importlib.util.spec_from_file_location("lspmux._speedups", so)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+sys.modules["lspmux._speedups"] = mod
+import pytest
+from lspmux import speedups
+assert speedups.native is mod, speedups.status
+# -s: a sanitizer's report goes to the real stderr, not to a capture lost with the process
+code = pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly",
+                    "tests/unit/session/test_session_native.py",
+                    "tests/unit/session/test_session_fast.py",
+                    "tests/unit/session/test_session_answer_once.py"])
+print("lane sanitized:", code)
+sys.exit(int(code))
+"""
+
+
 def _fuzz(build: Path, examples: int) -> subprocess.CompletedProcess[str]:
+    return _child(build, CHILD, str(examples))
+
+
+def _child(build: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
@@ -89,21 +115,24 @@ def _fuzz(build: Path, examples: int) -> subprocess.CompletedProcess[str]:
         "LD_PRELOAD": f"{_runtime('libasan.so')} {_runtime('libubsan.so')}",
     }
     return subprocess.run(
-        [sys.executable, "-c", CHILD, str(build), str(examples)],
+        [sys.executable, "-c", code, str(build), *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=500,
     )  # fmt: skip
 
 
+def _planted(tmp_path: Path, line: str, bug: str) -> Path:
+    """The sanitized build of the source with `bug` planted before `line`."""
+    source = SOURCE.read_text()
+    assert line in source
+    (tmp_path / "_speedups.c").write_text(source.replace(line, f"{bug} /* planted */\n{line}"))
+    return _build(tmp_path, tmp_path / "_speedups.c", "address,undefined")
+
+
 def test_the_harness_catches_a_read_past_the_end(tmp_path: Path) -> None:
-    planted = SOURCE.read_text().replace(
-        "    if (docs == 0) goto decline;",
-        "    if (n > 0 && body[n + 8] == 7) docs = 0; /* planted */\n"
-        "    if (docs == 0) goto decline;",
+    build = _planted(
+        tmp_path, "    if (docs == 0) goto decline;", "    if (n > 0 && body[n + 8] == 7) docs = 0;"
     )
-    assert "planted" in planted
-    source = tmp_path / "_speedups.c"
-    source.write_text(planted)
-    run = _fuzz(_build(tmp_path, source, "address,undefined"), 200)
+    run = _fuzz(build, 200)
     assert run.returncode != 0 and "AddressSanitizer" in run.stderr, run.stderr[-2000:]
 
 
@@ -111,3 +140,17 @@ def test_fuzzed_bodies_under_the_sanitizers(tmp_path: Path) -> None:
     run = _fuzz(_build(tmp_path, SOURCE, "address,undefined"), 3_000)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     assert "sanitized: clean" in run.stdout
+
+
+def test_the_lane_harness_catches_a_reference_dropped_twice(tmp_path: Path) -> None:
+    build = _planted(tmp_path, "        ok = 1;\n#undef TAKE", "        Py_DECREF(out);")
+    run = _child(build, LANE_CHILD)
+    assert run.returncode != 0 and "heap-use-after-free" in run.stderr, run.stderr[-2000:]
+
+
+def test_the_native_lane_under_the_sanitizers(tmp_path: Path) -> None:
+    """The lane handles Python objects (the session's tables, the exchanges): a reference
+    dropped once too often is a read of freed memory, which AddressSanitizer reports."""
+    run = _child(_build(tmp_path, SOURCE, "address,undefined"), LANE_CHILD)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert "lane sanitized: 0" in run.stdout

@@ -255,9 +255,9 @@ def test_contains_finds_a_key_at_either_end_of_a_large_body(native: Any) -> None
         native.contains("text", b"t")
 
 
-def test_the_fitting_and_wire_tests_pass_without_the_speedups() -> None:
+def test_the_fitting_wire_and_lane_tests_pass_without_the_speedups() -> None:
     """The Python the extension stands for is still what a machine without a C compiler runs:
-    the fitting and wire tests, run again with the speedups off."""
+    the fitting, wire and fast lane tests, run again with the speedups off."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     tests = [
         "tests/unit/routing/test_routing_fit_raw.py",
@@ -265,6 +265,8 @@ def test_the_fitting_and_wire_tests_pass_without_the_speedups() -> None:
         "tests/unit/wire/test_wire_framing.py",
         "tests/unit/wire/test_wire_messages.py",
         "tests/unit/wire/test_wire_connection.py",
+        "tests/unit/session/test_session_fast.py",
+        "tests/unit/session/test_session_answer_once.py",
     ]
     env = {**os.environ, speedups.PURE_PYTHON_ENV: "1", "PYTHONPATH": root}
     run = subprocess.run(

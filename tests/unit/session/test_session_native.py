@@ -1,0 +1,254 @@
+"""The native lane (`session/native.py`, `_speedups.c`'s `lane_requests` and `lane_answers`):
+runs of plain requests and answers handled in C, exactly as the fast lane handles them — and
+every other message, in the same read, left to the Python in its place.
+
+The fast lane's own tests (`test_session_fast.py`) and the answered-once properties run through
+the native lane too, wherever the speedups are built; `tests/unit/test_speedups.py` runs them
+again without it.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from lspmux import speedups
+from lspmux.session import native
+from lspmux.session.fast import FastExchange
+
+from .memory import Held, MemorySession, ScriptedServer, until
+from .test_session_fast import HOVER, hover_params, in_flight, opened
+
+pytestmark = pytest.mark.skipif(
+    speedups.native is None, reason=f"lspmux's C speedups: {speedups.status}"
+)
+
+
+@contextmanager
+def one_read(m: MemorySession) -> Iterator[None]:
+    """What the client sends inside the block reaches lspmux in one read."""
+    sent: list[bytes] = []
+    deliver = m.client.to_lspmux
+    assert deliver is not None
+    m.client.to_lspmux = sent.append
+    try:
+        yield
+    finally:
+        m.client.to_lspmux = deliver
+    deliver(b"".join(sent))
+
+
+def runs(m: MemorySession) -> tuple[int, int]:
+    """How many requests and answers of `m`'s session went by the native lane."""
+    requests = m.session.conn.lane if m.session.conn is not None else None
+    assert isinstance(requests, native.RequestRun)
+    answers = 0
+    for backend in m.pool.backends.values():
+        conn = backend._conn
+        lane = conn.lane if conn is not None else None
+        assert isinstance(lane, native.AnswerRun)
+        answers += lane.handled
+    return requests.handled, answers
+
+
+def hover(n: int) -> Any:
+    return lambda p: {"contents": f"h{n}:{p['position']['character']}"}
+
+
+async def test_a_read_of_hovers_goes_by_the_native_lane_with_a_change_kept_in_its_place(
+    mem: Any,
+) -> None:
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(1)})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x = 1\n")
+    # the first asks the server's `supports` (the Python's way), which the lane then reads
+    await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    before = runs(m)
+    with one_read(m):
+        ids = [m.client.request("textDocument/hover", hover_params(uri)) for _ in range(10)]
+        change = {"textDocument": {"uri": uri, "version": 2},
+                  "contentChanges": [{"text": "y = 2\n"}]}  # fmt: skip
+        m.client.notify("textDocument/didChange", change)
+        ids += [
+            m.client.request(
+                "textDocument/hover",
+                {"textDocument": {"uri": uri}, "position": {"line": 0, "character": k}},
+            )
+            for k in range(10)
+        ]
+    answers = [await m.client.answer(i) for i in ids]
+    assert [a["id"] for a in answers] == ids
+    assert answers[-1]["result"] == {"contents": "h1:9"}
+    requests, relayed = runs(m)
+    assert requests - before[0] == 20
+    assert relayed - before[1] == 20
+    # the server saw the change between the tenth and the eleventh hover, as it was sent
+    seen = [msg["method"] for msg in a.received if msg.get("method") in (
+        "textDocument/hover", "textDocument/didChange")][1:]  # fmt: skip
+    assert (
+        seen
+        == ["textDocument/hover"] * 10 + ["textDocument/didChange"] + ["textDocument/hover"] * 10
+    )
+    server_ids = [m["id"] for m in a.requests("textDocument/hover")[1:]]
+    assert len(set(server_ids)) == 20 and server_ids == sorted(server_ids)
+    assert not m.session.link.inflight
+    m.client.assert_answered_once()
+
+
+async def test_the_native_lane_makes_the_fast_lanes_exchange(mem: Any) -> None:
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Held({"contents": "h"})})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x\n")
+    warm = m.client.request("textDocument/hover", hover_params(uri))
+    await until(lambda: a.requests("textDocument/hover"), "the first hover at the server")
+    a.release()
+    await m.client.answer(warm)
+    before = runs(m)[0]
+    msg_id = m.client.request("textDocument/hover", hover_params(uri), msg_id="c-1")
+    await until(lambda: len(a.requests("textDocument/hover")) == 2, "the hover at the server")
+    ex = in_flight(m, msg_id)
+    assert type(ex) is FastExchange
+    backend = next(iter(m.pool.backends.values()))
+    server_id = a.requests("textDocument/hover")[1]["id"]
+    assert ex.targets == [(backend, server_id)]
+    assert (ex.client_id, ex.method, ex.params) == ("c-1", "textDocument/hover", hover_params(uri))
+    assert (ex.answered, ex.family, ex.fit_for, ex.per_backend) == (False, None, None, None)
+    assert ex.timeout == 5.0 and ex.deadline > 0
+    assert runs(m)[0] == before + 1
+    a.release()
+    assert (await m.client.answer(msg_id))["result"] == {"contents": "h"}
+
+
+@pytest.mark.parametrize("client_id", ["é-1", 'q"1', -4, 2**62])
+async def test_ids_the_c_does_not_write_are_answered_by_the_python(
+    mem: Any, client_id: Any
+) -> None:
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(2)})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x\n")
+    answer = await m.client.answer(
+        m.client.request("textDocument/hover", hover_params(uri), msg_id=client_id)
+    )
+    assert answer == {"jsonrpc": "2.0", "id": client_id, "result": {"contents": "h2:0"}}
+    assert not m.session.link.inflight
+
+
+async def test_what_is_not_plain_in_a_read_goes_the_python_way_in_its_place(mem: Any) -> None:
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(3)})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x\n")
+    await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    before = runs(m)[0]
+    deliver = m.client.to_lspmux
+    assert deliver is not None
+
+    def frame(msg: Any) -> bytes:
+        body = msg if isinstance(msg, bytes) else orjson.dumps(msg)
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    good = {"jsonrpc": "2.0", "method": "textDocument/hover", "params": hover_params(uri)}
+    deliver(
+        b"".join(
+            [
+                frame({**good, "id": 101}),
+                frame(b"{not json"),  # ParseError, id null
+                frame({**good, "id": 102, "jsonrpc": "1.0"}),  # InvalidRequest
+                frame({**good, "id": 103, "params": {"textDocument": {"uri": uri}}}),
+                frame({**good, "id": "s-105", "params": {**hover_params(uri), "x": [1, {}]}}),
+                frame({**good, "id": 106}),
+                # Locate: what follows waits for it (the dispatch holds it), the lane included
+                frame({**good, "id": 104, "params": {**hover_params(uri), "locate": {}}}),
+                frame({**good, "id": 107}),
+            ]
+        )
+    )
+    m.client.sent_ids.extend([101, None, 102, 103, "s-105", 106, 104, 107])
+    assert (await m.client.answer(101))["result"] == {"contents": "h3:0"}
+    assert (await m.client.answer(102))["error"]["code"] == -32600
+    assert (await m.client.answer(103))["error"]["code"] == -32602
+    assert "error" in await m.client.answer(104)  # Locate without a symbol: told what is wrong
+    assert (await m.client.answer("s-105"))["result"] == {"contents": "h3:0"}
+    assert (await m.client.answer(106))["result"] == {"contents": "h3:0"}
+    assert (await m.client.answer(107))["result"] == {"contents": "h3:0"}
+    assert (await m.client.answer(None))["error"]["code"] == -32700
+    assert runs(m)[0] - before == 3  # 101, s-105 and 106; the others went the Python's way
+    assert len(a.requests("textDocument/hover")) == 5  # the first, 101, s-105, 106 and 107
+
+
+async def test_a_merge_of_one_server_sets_its_origin_as_the_fast_lane_does(mem: Any) -> None:
+    caps = {**HOVER, "completionProvider": {"resolveProvider": True}}
+    items = {"isIncomplete": False, "items": [{"label": "x", "data": 1}]}
+    a = ScriptedServer("a", caps, {"textDocument/completion": lambda p: items,
+                                   "completionItem/resolve": lambda p: {**p, "detail": "d"}})  # fmt: skip
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x\n")
+    params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 1}}
+    listed = await m.client.answer(m.client.request("textDocument/completion", params))
+    item = listed["result"]["items"][0]
+    resolved = await m.client.answer(m.client.request("completionItem/resolve", item))
+    assert resolved["result"]["detail"] == "d"
+    assert a.requests("completionItem/resolve")[0]["params"]["data"] == 1
+
+
+async def test_on_a_shared_server_the_native_lane_makes_it_hold_the_askers_text_first(
+    mem: Any, tmp_path: Path
+) -> None:
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: {"contents": "h"}})
+    editor = mem(a=a)
+    takes = {"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}}
+    await editor.initialize(takes)  # nothing to fit for either: the lane takes their hovers
+    agent = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="agent")
+    await agent.initialize(takes)
+    try:
+        uri = editor.open("a.py", "editor_text = 1\n")
+        await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+        agent.open("a.py", "agent_text = 2\n")
+        await until(lambda: "agent_text" in str(a.received[-1]), "the agent's text there")
+        # the first hover asks the server's `supports`, by the Python
+        await editor.client.answer(editor.client.request("textDocument/hover", hover_params(uri)))
+        before = runs(editor)[0], runs(agent)[0]
+        for asker, text in ((agent, "agent_text = 2\n"), (editor, "editor_text = 1\n")) * 2:
+            await asker.client.answer(asker.client.request("textDocument/hover", hover_params(uri)))
+            held = ""  # the text the server held when it got the last hover
+            for msg in a.received:
+                if msg.get("method") == "textDocument/didChange":
+                    held = msg["params"]["contentChanges"][-1]["text"]
+                elif msg.get("method") == "textDocument/didOpen":
+                    held = msg["params"]["textDocument"]["text"]
+            assert held == text
+        assert (runs(editor)[0], runs(agent)[0]) == (before[0] + 2, before[1] + 2)
+        agent.client.assert_answered_once()
+    finally:
+        await agent.close()
+
+
+async def test_the_native_lane_keeps_no_exchange_once_answered(mem: Any) -> None:
+    """Each exchange the C makes is freed once answered (a reference it kept would keep every
+    exchange, its params and its client's answer alive)."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(4)})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x\n")
+    await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    before = runs(m)
+    for _ in range(5):
+        with one_read(m):
+            ids = [m.client.request("textDocument/hover", hover_params(uri)) for _ in range(40)]
+        for i in ids:
+            await m.client.answer(i)
+    assert runs(m) == (before[0] + 200, before[1] + 200)
+    gc.collect()
+    assert [o for o in gc.get_objects() if type(o) is FastExchange] == []
+    assert sys.getrefcount(FastExchange) < 50  # each exchange holds its type
