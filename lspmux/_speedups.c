@@ -588,6 +588,9 @@ static void lane_request_clear(LaneRequest *r) {
     Py_CLEAR(r->timeout); Py_CLEAR(r->origin);
 }
 
+/* The largest request body the lane parses (a hover is ~200 bytes). */
+#define LANE_MAX_REQUEST (16 * 1024)
+
 #define ROUTE_POSITION 1
 #define ROUTE_RANGE 2
 #define ROUTE_MERGE 8
@@ -699,14 +702,6 @@ static int lane_request(PyObject *body, PyObject *session, PyObject *routes, dou
         Py_DECREF(config);
         if (r->timeout == NULL) goto error;
     }
-    {
-        PyObject *n = PyObject_GetAttr(conn, s_next_id);
-        if (n == NULL) goto error;
-        int overflow = 0;
-        r->next_id = PyLong_CheckExact(n) ? PyLong_AsLongLongAndOverflow(n, &overflow) : -1;
-        Py_DECREF(n);
-        if (r->next_id < 0 || overflow || r->next_id > (1LL << 62)) goto no_or_error;
-    }
     if (r->timeout != Py_None) {
         if (!PyFloat_CheckExact(r->timeout) && !PyLong_CheckExact(r->timeout)) goto no;
         r->deadline = now_loop + PyFloat_AsDouble(r->timeout);
@@ -759,19 +754,6 @@ static int lane_send(LaneRequest *r, PyObject *session, PyObject *exchange_type,
              *targets = NULL, *family = NULL, *pair = NULL, *deadline = NULL, *entry = NULL;
     int rc = -1;
     PyObject *conn = r->conn;
-    if ((id = PyLong_FromLongLong(r->next_id)) == NULL) goto out;
-    /* the request as the server gets it: `Connection.forward`'s dict, encoded first (nothing
-     * is done for a request that cannot be) */
-    if ((out = PyDict_New()) == NULL) goto out;
-    if (PyDict_SetItem(out, k_jsonrpc, v_two) < 0 || PyDict_SetItem(out, k_id, id) < 0 ||
-        PyDict_SetItem(out, k_method, r->method) < 0 ||
-        PyDict_SetItem(out, k_params, r->params) < 0)
-        goto out;
-    if ((body = PyObject_CallOneArg(orjson_dumps, out)) == NULL) {
-        PyErr_Clear();
-        rc = 0;
-        goto out;
-    }
     /* `single_target`: a shared server holds this client's text; a MERGE of one has its
      * origin now */
     PyObject *pool = PyObject_GetAttr(session, s_pool);
@@ -805,6 +787,34 @@ static int lane_send(LaneRequest *r, PyObject *session, PyObject *exchange_type,
             if (set < 0) goto out;
         }
         Py_SETREF(family, Py_NewRef(Py_None));
+    }
+    /* the request as the server gets it: `Connection.forward`'s dict under the connection's
+     * next id (read again: the text sent just now took none, but the id is the Python's to
+     * give), encoded before anything of the request's own is done (one that cannot be is
+     * left to the Python, which answers it; what was done above it does again, the same) */
+    {
+        PyObject *n = PyObject_GetAttr(conn, s_next_id);
+        if (n == NULL) goto out;
+        int overflow = 0;
+        long long next = PyLong_CheckExact(n) ? PyLong_AsLongLongAndOverflow(n, &overflow) : -1;
+        Py_DECREF(n);
+        if (next == -1 && PyErr_Occurred()) goto out;
+        if (next < 0 || overflow || next > (1LL << 62)) {
+            rc = 0;
+            goto out;
+        }
+        r->next_id = next;
+    }
+    if ((id = PyLong_FromLongLong(r->next_id)) == NULL) goto out;
+    if ((out = PyDict_New()) == NULL) goto out;
+    if (PyDict_SetItem(out, k_jsonrpc, v_two) < 0 || PyDict_SetItem(out, k_id, id) < 0 ||
+        PyDict_SetItem(out, k_method, r->method) < 0 ||
+        PyDict_SetItem(out, k_params, r->params) < 0)
+        goto out;
+    if ((body = PyObject_CallOneArg(orjson_dumps, out)) == NULL) {
+        PyErr_Clear();
+        rc = 0;
+        goto out;
     }
     /* `FastExchange(session, msg, target, family)` */
     if ((ex = PyType_GenericNew((PyTypeObject *)exchange_type, NULL, NULL)) == NULL) goto out;
@@ -911,7 +921,11 @@ static PyObject *lane_requests(PyObject *self, PyObject *args) {
     Py_ssize_t i = start < 0 ? 0 : start;
     for (; i < PyList_GET_SIZE(items); i++) {
         PyObject *body = PyList_GET_ITEM(items, i);
-        if (!PyBytes_CheckExact(body)) break;
+        /* a lane request is small and has an id: anything else (a document's text, a
+         * notification) is left to the Python before it is parsed, so it is parsed once */
+        if (!PyBytes_CheckExact(body) || PyBytes_GET_SIZE(body) > LANE_MAX_REQUEST ||
+            memmem(PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body), "\"id\"", 4) == NULL)
+            break;
         LaneRequest r = {0};
         Py_INCREF(body);
         int ok = lane_request(body, session, routes, now_loop, &r);
@@ -937,7 +951,7 @@ static PyObject *lane_answers(PyObject *self, PyObject *args) {
     if (pending == NULL) return NULL;
     if (!PyDict_CheckExact(pending)) {
         Py_DECREF(pending);
-        return PyLong_FromSsize_t(start);
+        return Py_BuildValue("(nO)", start, Py_None);
     }
     Py_ssize_t i = start < 0 ? 0 : start;
     for (; i < PyList_GET_SIZE(items); i++) {

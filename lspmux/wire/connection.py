@@ -203,7 +203,11 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
             at, count = 0, len(items)
             while at < count:
                 if lane is not None and type(items) is list:
-                    at = lane(items, at)  # the messages it handled, and where it stopped
+                    try:
+                        at = lane(items, at)  # the messages it handled, and where it stopped
+                    except Exception:  # it handled none of them: the Python does, from now on
+                        log.exception("%s: the native lane failed; it is turned off", self.name)
+                        lane = self.lane = None
                     if at >= count:
                         break
                 item = items[at]

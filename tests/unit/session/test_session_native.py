@@ -122,6 +122,12 @@ async def test_the_native_lane_makes_the_fast_lanes_exchange(mem: Any) -> None:
     assert ex.targets == [(backend, server_id)]
     assert (ex.client_id, ex.method, ex.params) == ("c-1", "textDocument/hover", hover_params(uri))
     assert (ex.answered, ex.family, ex.fit_for, ex.per_backend) == (False, None, None, None)
+    # every slot of the exchange is set, as its __init__ sets them (a slot added later that
+    # the C does not set would be unreadable)
+    slots = {name for cls in type(ex).__mro__ for name in getattr(cls, "__slots__", ())}
+    assert len(slots) == 14
+    for name in slots:
+        getattr(ex, name)
     assert ex.timeout == 5.0 and ex.deadline > 0
     assert runs(m)[0] == before + 1
     a.release()
@@ -252,3 +258,40 @@ async def test_the_native_lane_keeps_no_exchange_once_answered(mem: Any) -> None
     gc.collect()
     assert [o for o in gc.get_objects() if type(o) is FastExchange] == []
     assert sys.getrefcount(FastExchange) < 50  # each exchange holds its type
+
+
+async def test_a_lane_that_fails_is_turned_off_and_the_python_handles_the_read(
+    mem: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(5)})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x\n")
+    conn = m.session.conn
+    assert conn is not None
+
+    def broken(items: list[Any], start: int) -> int:
+        raise RuntimeError("broken lane")
+
+    conn.lane = broken
+    answer = await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    assert answer["result"] == {"contents": "h5:0"}
+    assert conn.lane is None
+    assert "the native lane failed; it is turned off" in caplog.text
+
+
+async def test_a_large_message_is_left_to_the_python_unparsed_by_the_lane(mem: Any) -> None:
+    """A request over 16 KiB (and a document's text in a notification, which has no id) is
+    not parsed by the lane, only by the Python: large bodies are parsed once."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(6)})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x\n")
+    await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    before = runs(m)[0]
+    big = {**hover_params(uri), "padding": "x" * 17_000}
+    answer = await m.client.answer(m.client.request("textDocument/hover", big))
+    assert answer["result"] == {"contents": "h6:0"}
+    assert runs(m)[0] == before
+    await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    assert runs(m)[0] == before + 1
