@@ -450,7 +450,7 @@ static PyObject *s_state, *s_running, *s_uri_backends, *s_supports, *s_position_
     *s_sweep_at, *s_seq, *s_pool, *s_shared, *s_documents, *s_ensure_holds, *s_origin,
     *s_last_origin, *s_link, *s_inflight, *s_session, *s_client_id, *s_method, *s_params,
     *s_targets, *s_answered, *s_per_backend, *s_fit_for, *s_fit_kind, *s_backend, *s_family,
-    *s_timeout, *s_deadline, *s_last_used, *s_held, *s_held_size, *s_idle, *s_conn,
+    *s_timeout, *s_deadline, *s_last_used, *s_held, *s_held_size, *s_idle, *s_conn, *s_client_capabilities,
     *k_jsonrpc, *k_id, *k_method, *k_params, *k_locate, *k_text_document, *k_uri,
     *k_position, *k_range, *k_line, *k_character, *k_start, *k_end, *v_two, *v_empty;
 static PyObject *orjson_loads, *orjson_dumps, *heappush;
@@ -476,6 +476,7 @@ static int lane_init(void) {
     INTERN(s_timeout, "timeout"); INTERN(s_deadline, "deadline");
     INTERN(s_last_used, "last_used"); INTERN(s_held, "_held"); INTERN(s_held_size, "_held_size");
     INTERN(s_idle, "_idle"); INTERN(s_conn, "conn");
+    INTERN(s_client_capabilities, "client_capabilities");
     INTERN(k_jsonrpc, "jsonrpc"); INTERN(k_id, "id"); INTERN(k_method, "method");
     INTERN(k_params, "params"); INTERN(k_locate, "locate");
     INTERN(k_text_document, "textDocument"); INTERN(k_uri, "uri");
@@ -824,13 +825,26 @@ static int lane_send(LaneRequest *r, PyObject *session, PyObject *exchange_type,
         PyObject *names[] = {s_session, s_link, s_client_id, s_method, s_params, s_targets,
                              s_answered, s_per_backend, s_fit_for, s_fit_kind, s_backend,
                              s_family, s_timeout, s_deadline};
+        /* answers a shared server gives this client fitted to what it declared
+         * (`forward.must_fit`): the route's fitting kind, the client's capabilities */
+        PyObject *fit_kind = PyTuple_GET_ITEM(r->route, 2), *fit_for = Py_NewRef(Py_None);
+        if (fit_kind != Py_None) {
+            Py_SETREF(fit_for, PyObject_GetAttr(session, s_client_capabilities));
+            if (fit_for == NULL) goto out;
+        } else {
+            fit_kind = v_empty;
+        }
         PyObject *zero = PyFloat_FromDouble(0.0);
-        if (zero == NULL) goto out;
+        if (zero == NULL) {
+            Py_DECREF(fit_for);
+            goto out;
+        }
         PyObject *values[] = {session, link, r->id, r->method, r->params, targets,
-                              Py_False, Py_None, Py_None, v_empty, r->target,
+                              Py_False, Py_None, fit_for, fit_kind, r->target,
                               family, Py_None, zero};
         int set = set_attrs(ex, names, values, 14);
         Py_DECREF(zero);
+        Py_DECREF(fit_for);
         if (set < 0) goto out;
     }
     if ((inflight = PyObject_GetAttr(link, s_inflight)) == NULL) goto out;
@@ -1090,7 +1104,16 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
+/* What the Python of this source expects of the extension (`speedups.ABI`): raised whenever a
+ * function's arguments or meaning change, so that a build of an older source is not used. */
+#define SPEEDUPS_ABI 2
+
 PyMODINIT_FUNC PyInit__speedups(void) {
     if (lane_init() < 0) return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", SPEEDUPS_ABI) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

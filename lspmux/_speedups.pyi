@@ -2,6 +2,8 @@
 
 from typing import Any
 
+ABI: int
+
 def fit_markdown_docs(body: bytes | bytearray, /) -> bytes | None: ...
 def contains(haystack: bytes | bytearray, needle: bytes, /) -> bool: ...
 def split_frames(
@@ -15,7 +17,7 @@ def lane_requests(
     items: list[Any],
     start: int,
     session: Any,
-    routes: dict[str, tuple[int, str | None]],
+    routes: dict[str, tuple[int, str | None, str | None]],
     exchange_type: type,
     now_loop: float,
     now_mono: float,

@@ -16,6 +16,9 @@ from types import ModuleType
 #: The environment variable that turns the speedups off (any value but "" and "0").
 PURE_PYTHON_ENV = "LSPMUX_PURE_PYTHON"
 
+#: The version of the extension's functions this source expects (`SPEEDUPS_ABI` in the C).
+ABI = 2
+
 #: What the extension has; a build without one of them is not used at all.
 FUNCTIONS = (
     "contains",
@@ -36,8 +39,10 @@ def _load() -> tuple[ModuleType | None, str]:
     except ImportError as exc:
         return None, f"not built ({exc}); reinstall lspmux on a machine with a C compiler"
     missing = [name for name in FUNCTIONS if not hasattr(_speedups, name)]
-    if missing:  # a build older than this source (an editable install not rebuilt)
-        return None, f"out of date (no {', '.join(missing)}); rebuild: pip install -e ."
+    built = getattr(_speedups, "ABI", None)
+    if missing or built != ABI:  # a build of an older source (an editable install not rebuilt)
+        what = f"no {', '.join(missing)}" if missing else f"ABI {built}, this source's is {ABI}"
+        return None, f"out of date ({what}); rebuild: pip install -e ."
     return _speedups, "in use"
 
 

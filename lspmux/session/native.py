@@ -60,19 +60,23 @@ def available() -> bool:
     return _native is not None
 
 
-def lane_routes(session: SessionState) -> dict[str, tuple[int, str | None]]:
+#: A lane route: its flags, its family, and how its answers are fitted for this client (the
+#: route's fitting kind when `forward.must_fit`, else None).
+LaneRoute = tuple[int, str | None, str | None]
+
+
+def lane_routes(session: SessionState) -> dict[str, LaneRoute]:
     """The methods `Lane.relay` may send by the lane for this session (no handler, FIRST or
-    MERGE, answers not fitted for this client): method → (flags, family)."""
-    routes: dict[str, tuple[int, str | None]] = {}
+    MERGE): method → (flags, family, fitting kind or None)."""
+    routes: dict[str, LaneRoute] = {}
     for method, route in CLIENT_REQUESTS.items():
         if route.handler is not None or route.policy not in forward.ONE_OR_ALL:
-            continue
-        if forward.must_fit(session, route):
             continue
         flags = (ROUTE_POSITION if route.position else 0) | (ROUTE_RANGE if route.range else 0)
         if route.policy is Policy.MERGE:
             flags |= ROUTE_MERGE
-        routes[method] = (flags, route.family)
+        fit = (route.fit or "") if forward.must_fit(session, route) else None
+        routes[method] = (flags, route.family, fit)
     return routes
 
 
@@ -86,7 +90,7 @@ class RequestRun:
         self.dispatch = dispatch
         self.conn = conn
         self.handled = 0  # requests sent by the native lane
-        self._routes: dict[str, tuple[int, str | None]] | None = None
+        self._routes: dict[str, LaneRoute] | None = None
         self._shared = False
         self._loop: asyncio.AbstractEventLoop | None = None
 

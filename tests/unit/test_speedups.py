@@ -319,3 +319,27 @@ def test_any_bytes_are_answered_or_declined_never_misread(native: Any, body: byt
     reads no byte outside the body: tests/e2e/test_speedups_sanitized.py runs this strategy
     under AddressSanitizer)."""
     same_as_python(native, body)
+
+
+def test_a_build_of_an_older_source_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editable install whose extension was built before its C changed: its functions
+    might take other arguments or mean other things, so none of it is used."""
+    import types
+
+    old = types.ModuleType("lspmux._speedups")
+    for name in speedups.FUNCTIONS:
+        setattr(old, name, lambda *args: None)
+    old.ABI = speedups.ABI - 1  # type: ignore[attr-defined]
+    import lspmux
+
+    monkeypatch.setitem(sys.modules, "lspmux._speedups", old)
+    monkeypatch.setattr(lspmux, "_speedups", old, raising=False)
+    monkeypatch.delenv(speedups.PURE_PYTHON_ENV, raising=False)
+    native, status = speedups._load()
+    assert native is None
+    assert status == (
+        f"out of date (ABI {speedups.ABI - 1}, this source's is {speedups.ABI}); "
+        "rebuild: pip install -e ."
+    )
+    del old.split_frames  # type: ignore[attr-defined]
+    assert speedups._load()[1].startswith("out of date (no split_frames)")

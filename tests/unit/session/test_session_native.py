@@ -295,3 +295,32 @@ async def test_a_large_message_is_left_to_the_python_unparsed_by_the_lane(mem: A
     assert runs(m)[0] == before
     await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
     assert runs(m)[0] == before + 1
+
+
+async def test_a_client_whose_answers_are_fitted_sends_by_the_lane_and_gets_them_fitted(
+    mem: Any, tmp_path: Path
+) -> None:
+    md = {"contents": {"kind": "markdown", "value": "**Returns** `h`"}}
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: md})
+    editor = mem(a=a)
+    await editor.initialize({"textDocument": {"hover": {"contentFormat": ["markdown"]}}})
+    raw = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="raw")
+    await raw.initialize({})  # declares nothing: a markdown hover is fitted for it
+    try:
+        uri = await opened(editor, "a.py", "x\n")
+        raw.open("a.py", "x\n")
+        await until(lambda: raw.session.backends_for(uri)[0].state == "running", "running")
+        await editor.client.answer(editor.client.request("textDocument/hover", hover_params(uri)))
+        before = runs(raw)[0]
+        plain = {"contents": {"kind": "plaintext", "value": "Returns h"}}
+        for _ in range(3):
+            answer = await raw.client.answer(
+                raw.client.request("textDocument/hover", hover_params(uri))
+            )
+            assert answer["result"] == plain
+        assert runs(raw)[0] == before + 3  # sent by the lane, fitted by the Python's way
+        assert (await editor.client.answer(
+            editor.client.request("textDocument/hover", hover_params(uri))))["result"] == md  # fmt: skip
+        raw.client.assert_answered_once()
+    finally:
+        await raw.close()
