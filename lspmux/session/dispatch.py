@@ -174,7 +174,7 @@ class ClientDispatch:
         session = self.session
         if ex.answered:
             return  # cancelled while it waited
-        if ex.link.congested():  # read with the requests before it stopped being read
+        if ex.link.not_reading():  # read with the requests before it stopped being read
             ex.reply_error(ServerCancelled(NOT_READING))
             return
         uri = uri_of(ex.params)

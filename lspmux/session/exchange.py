@@ -77,9 +77,9 @@ class ClientLink:
         if self.conn is not None:
             self.conn.owe(size)
 
-    def congested(self) -> bool:
-        """The client is behind on its answers (see `Connection.congested`)."""
-        return self.conn is not None and self.conn.congested
+    def not_reading(self) -> bool:
+        """The client stopped taking its answers (see `Backpressure.not_reading`)."""
+        return self.conn is not None and self.conn.not_reading
 
     def stop_work_at_servers(self) -> None:
         """The client stopped taking its answers (its queue passed the backpressure bound):
@@ -179,7 +179,7 @@ class Exchange(Generic[S]):
         if (
             client is not None
             and body.startswith(b'"result"', offset)
-            and not self.link.congested()
+            and not self.link.not_reading()
         ):
             body = bytes(body)  # fitting takes bytes (a large body is read into a bytearray)
             if not fit_raw.needs_fitting(self.fit_kind, body, client):

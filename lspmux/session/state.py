@@ -119,9 +119,6 @@ class SessionState(abc.ABC):
             known = self.fits[kind] = adapt.needs_adapting(kind, self.client_capabilities)
         return known
 
-    def congested(self) -> bool:
-        return self.link.congested()
-
     def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)

@@ -3,9 +3,16 @@
 `Backpressure` is the half of `Connection` that watches the bytes queued for the peer. Over
 `backpressure` bytes the peer is *congested*: it is not read from (a client that does not take
 its answers sends no more requests to the backends it shares, so it cannot make them work for
-nobody or make the others wait behind that work), its owner hears it once (`on_congested`), and
-if it stays so for `stuck_after` seconds it is aborted. Once its queue drains to a quarter of
-`backpressure` it is read again.
+nobody or make the others wait behind that work); if it takes none of its bytes for a while
+(`QUIET`, at each look at its queue) its owner hears it once (`on_congested`: the daemon then
+cancels the peer's work at the servers); if it stays behind for `stuck_after` seconds it is
+aborted. Once its queue drains to a quarter of `backpressure` it is read again.
+
+A peer that is behind is not always one that stopped reading: a client that writes 20,000
+requests at once reads its answers more slowly than a server through lspmux makes them. Such a
+peer takes bytes at every look; only one that took none since the last look (`QUIET` after it
+fell behind, then `DRAIN_POLL`) is told to its owner, so the work of a client that reads is
+never cancelled, and that of a frozen one is within `QUIET`.
 
 The queue is counted here, after every write (`transport.get_write_buffer_size()`), rather than
 trusted to the transport's `pause_writing`: CPython 3.12 and 3.13's default loop never pauses
@@ -26,14 +33,20 @@ log = logging.getLogger("lspmux.wire")
 
 #: While a peer is congested, seconds between two looks at whether its queue drained.
 DRAIN_POLL = 0.05
+#: Seconds after a peer fell behind at which its queue is first looked at: a peer that took
+#: none of its bytes by then is not reading (`on_congested`).
+QUIET = 0.02
 
 
 class _Congestion:
-    __slots__ = ("deadline", "timer")
+    __slots__ = ("deadline", "queued", "timer", "told", "written")
 
-    def __init__(self, deadline: float, timer: asyncio.TimerHandle) -> None:
+    def __init__(self, deadline: float, timer: asyncio.TimerHandle, queued: int) -> None:
         self.deadline = deadline  # the loop's time at which the peer is dropped
         self.timer = timer
+        self.queued = queued  # its queue at the last look
+        self.written = 0  # bytes written to it since (bodies: a lower bound)
+        self.told = False  # `on_congested` was called
 
 
 class Backpressure:
@@ -82,10 +95,22 @@ class Backpressure:
         """The peer is behind on what it was sent (over `backpressure`, not read from)."""
         return self._congestion is not None
 
-    def _check_queue(self, w: asyncio.WriteTransport) -> None:
-        """After a write: is the peer now over `backpressure`? (see the module doc)"""
+    @property
+    def not_reading(self) -> bool:
+        """The peer is behind and took none of its queue at a look since (its owner was told:
+        `on_congested`)."""
+        congestion = self._congestion
+        return congestion is not None and congestion.told
+
+    def _check_queue(self, w: asyncio.WriteTransport, size: int) -> None:
+        """After a write of `size` bytes: is the peer now over `backpressure`? (see the
+        module doc)"""
+        congestion = self._congestion
+        if congestion is not None:
+            congestion.written += size
+            return
         limit = self.backpressure
-        if limit is not None and self._congestion is None and w.get_write_buffer_size() > limit:
+        if limit is not None and w.get_write_buffer_size() > limit:
             self._congest()
 
     def pause_writing(self) -> None:
@@ -104,16 +129,17 @@ class Backpressure:
         if self._debug:
             log.debug("%s: behind on its answers; its requests wait until it reads", self.name)
         loop = asyncio.get_running_loop()
+        w = self._writer
         self._congestion = _Congestion(
             loop.time() + self.stuck_after,
-            loop.call_later(min(DRAIN_POLL, self.stuck_after), self._poll_drain),
+            loop.call_later(min(QUIET, self.stuck_after), self._poll_drain),
+            w.get_write_buffer_size() if w is not None else 0,
         )
         self._update_reading()
-        if self.on_congested is not None:
-            self.on_congested()
 
     def _poll_drain(self) -> None:
-        """While behind: read again once the queue drained; abort once behind too long."""
+        """While behind: read again once the queue drained; tell the owner once the peer took
+        nothing since the last look; abort once behind too long."""
         congestion = self._congestion
         if congestion is None or self._closed:
             return
@@ -121,9 +147,20 @@ class Backpressure:
         w = self._writer
         loop = asyncio.get_running_loop()
         low = self.backpressure // 4
-        if w is not None and not w.is_closing() and w.get_write_buffer_size() <= low:
+        queued = w.get_write_buffer_size() if w is not None and not w.is_closing() else 0
+        if w is not None and not w.is_closing() and queued <= low:
             self._relieve()
             return
+        taken = congestion.queued + congestion.written - queued  # what the peer read since
+        congestion.queued, congestion.written = queued, 0
+        if taken <= 0 and not congestion.told:
+            congestion.told = True
+            if self._debug:
+                log.debug("%s: took nothing of its queue: not reading", self.name)
+            if self.on_congested is not None:
+                self.on_congested()
+            if self._congestion is not congestion or self._closed:
+                return  # what the owner did relieved or closed it
         if loop.time() >= congestion.deadline:
             self.abort(f"not reading for {self.stuck_after:g}s")
             return

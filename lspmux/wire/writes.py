@@ -68,7 +68,7 @@ class Writes:
     # of the connection, and of its `Backpressure` half (annotations only: no stubs that
     # would come before them in the connection's method order)
     abort: Callable[[str], None]
-    _check_queue: Callable[[asyncio.WriteTransport], None]
+    _check_queue: Callable[[asyncio.WriteTransport, int], None]
 
     def send(self, msg: Message) -> None:
         try:
@@ -107,7 +107,7 @@ class Writes:
         else:
             w.write(header + body)
         if self.backpressure is not None:
-            self._check_queue(w)
+            self._check_queue(w, len(body))
 
     def send_raw_response(self, body: bytes, offset: int, new_id: int | str) -> None:
         """Relay a sniffed response (`sniff_response(body)` gave `offset`) under another id:
@@ -151,7 +151,7 @@ class Writes:
         else:
             w.write(b"".join(pieces))
         if self.backpressure is not None:
-            self._check_queue(w)
+            self._check_queue(w, size)
 
     def _flush(self) -> None:
         held = self._held

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from lspmux.errors import InvalidRequest, JsonRpcError, ParseError, RequestFailed
+from lspmux.wire import backpressure
 from lspmux.wire.connection import Connection
 from lspmux.wire.framing import FrameParser, frame
 from lspmux.wire.messages import Message
@@ -582,17 +583,53 @@ async def test_a_transport_that_never_pauses_still_holds_back_a_peer_that_reads_
 
 
 @pytest.mark.real_clock
-async def test_a_peer_falling_behind_is_reported_once_to_its_owner() -> None:
-    """`on_congested`: the owner hears when the peer's unread queue passes the backpressure
+async def test_a_peer_that_stopped_reading_is_reported_once_to_its_owner() -> None:
+    """`on_congested`: the owner hears when the peer, behind on its queue, took none of it
     (the daemon then cancels the peer's work at the servers), once, not at every write."""
-    behind: list[bool] = []
+    behind: list[float] = []
+    loop = asyncio.get_running_loop()
     peer, _transport, theirs = await _socket_pair(
-        backpressure=64 * 1024, stuck_after=5, on_congested=lambda: behind.append(True)
+        backpressure=64 * 1024, stuck_after=5, on_congested=lambda: behind.append(loop.time())
     )
     assert not peer.conn.congested and behind == []
     peer.conn.notify("big", {"blob": "x" * (4 * 1024 * 1024)})  # it does not read this
+    fell_behind = loop.time()
     peer.conn.notify("more", {"blob": "x" * (1024 * 1024)})
-    assert peer.conn.congested and behind == [True]
+    assert peer.conn.congested and behind == []  # not yet: a peer behind may be reading
+    assert not peer.conn.not_reading
+    await eventually(lambda: behind, "the owner told", timeout=5, step=0.005)
+    assert peer.conn.not_reading
+    assert behind[0] - fell_behind >= backpressure.QUIET - 0.005
+    peer.conn.notify("more", {"blob": "x" * (1024 * 1024)})
+    await asyncio.sleep(3 * backpressure.DRAIN_POLL)
+    assert len(behind) == 1 and peer.conn.congested
+    theirs.close()
+
+
+@pytest.mark.real_clock
+async def test_a_peer_behind_that_reads_is_not_reported_to_its_owner() -> None:
+    """A client that asked for much at once reads its answers more slowly than lspmux writes
+    them: it is behind, not stuck. Its requests wait while it is (backpressure), but its work
+    at the servers is not cancelled."""
+    behind: list[bool] = []
+    peer, transport, theirs = await _socket_pair(
+        backpressure=64 * 1024, stuck_after=5, on_congested=lambda: behind.append(True)
+    )
+    loop = asyncio.get_running_loop()
+    sent = 0
+    for _ in range(64):  # answers keep coming while it reads
+        peer.conn.notify("answer", {"blob": "x" * (128 * 1024)})
+        sent += 128 * 1024
+    assert peer.conn.congested and not transport.is_reading()
+    got = 0
+    while got < sent:  # it reads, a little at a time, as a busy client does
+        got += len(await asyncio.wait_for(loop.sock_recv(theirs, 16 * 1024), 5))
+        if got % (1024 * 1024) < 16 * 1024 and got < sent // 2:
+            peer.conn.notify("answer", {"blob": "x" * (128 * 1024)})
+            sent += 128 * 1024
+        await asyncio.sleep(0.0005)
+    await eventually(lambda: not peer.conn.congested, "read again", timeout=5, step=0.005)
+    assert behind == [] and transport.is_reading() and not peer.conn.closed
     theirs.close()
 
 
