@@ -60,6 +60,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <structmember.h> /* T_OBJECT_EX, READONLY: the slots an exchange is written through */
 
 #define LIT(s) (s), (sizeof(s) - 1)
 
@@ -318,27 +319,25 @@ static Py_ssize_t jsonrpc_member(const char *b, Py_ssize_t i, Py_ssize_t n) {
     return skip_re_space(b, i + 1, n);
 }
 
-static PyObject *sniff_response(PyObject *self, PyObject *arg) {
-    (void)self;
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    const char *b = view.buf;
-    Py_ssize_t n = view.len, i = 0, j, digits_at, digits_end;
-    PyObject *out = NULL;
-    if (n < 1 || b[0] != '{') goto none;
+/* The sniffed head of a response (`_SNIFF`): 1 with its id's digits [*digits_at, *digits_end)
+ * and the offset of its "result"/"error" key; 0 for another body. */
+static int sniff(const char *b, Py_ssize_t n, Py_ssize_t *digits_at, Py_ssize_t *digits_end,
+                 Py_ssize_t *offset) {
+    Py_ssize_t i, j;
+    if (n < 1 || b[0] != '{') return 0;
     i = skip_re_space(b, 1, n);
     j = jsonrpc_member(b, i, n);
     if (j >= 0) i = j;
-    if (n - i < 4 || memcmp(b + i, "\"id\"", 4) != 0) goto none;
+    if (n - i < 4 || memcmp(b + i, "\"id\"", 4) != 0) return 0;
     i = skip_re_space(b, i + 4, n);
-    if (i >= n || b[i] != ':') goto none;
+    if (i >= n || b[i] != ':') return 0;
     i = skip_re_space(b, i + 1, n);
-    digits_at = i;
+    *digits_at = i;
     while (i < n && b[i] >= '0' && b[i] <= '9') i++;
-    digits_end = i;
-    if (digits_end == digits_at) goto none;
+    *digits_end = i;
+    if (*digits_end == *digits_at) return 0;
     i = skip_re_space(b, i, n);
-    if (i >= n || b[i] != ',') goto none;
+    if (i >= n || b[i] != ',') return 0;
     i = skip_re_space(b, i + 1, n);
     j = jsonrpc_member(b, i, n);
     if (j >= 0) i = j;
@@ -348,33 +347,135 @@ static PyObject *sniff_response(PyObject *self, PyObject *arg) {
     else if (n - i >= 7 && memcmp(b + i, "\"error\"", 7) == 0)
         j = i + 7;
     else
-        goto none;
+        return 0;
     j = skip_re_space(b, j, n);
-    if (j >= n || b[j] != ':') goto none;
-    {
-        PyObject *id;
-        if (digits_end - digits_at <= 18) {
-            long long v = 0;
-            for (Py_ssize_t k = digits_at; k < digits_end; k++) v = v * 10 + (b[k] - '0');
-            id = PyLong_FromLongLong(v);
-        } else {
-            PyObject *text = PyUnicode_FromStringAndSize(b + digits_at, digits_end - digits_at);
-            if (text == NULL) goto done;
-            id = PyLong_FromUnicodeObject(text, 10);
-            Py_DECREF(text);
-        }
-        if (id == NULL) goto done;
-        out = Py_BuildValue("(Nn)", id, i);
+    if (j >= n || b[j] != ':') return 0;
+    *offset = i;
+    return 1;
+}
+
+/* The int of a sniffed id's digits. */
+static PyObject *sniffed_id(const char *b, Py_ssize_t at, Py_ssize_t end) {
+    if (end - at <= 18) {
+        long long v = 0;
+        for (Py_ssize_t k = at; k < end; k++) v = v * 10 + (b[k] - '0');
+        return PyLong_FromLongLong(v);
     }
-    goto done;
-none:
-    out = Py_NewRef(Py_None);
-done:
+    PyObject *text = PyUnicode_FromStringAndSize(b + at, end - at);
+    if (text == NULL) return NULL;
+    PyObject *id = PyLong_FromUnicodeObject(text, 10);
+    Py_DECREF(text);
+    return id;
+}
+
+static PyObject *sniff_response(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t at, end, offset;
+    PyObject *out;
+    if (sniff(view.buf, view.len, &at, &end, &offset)) {
+        PyObject *id = sniffed_id(view.buf, at, end);
+        out = id == NULL ? NULL : Py_BuildValue("(Nn)", id, offset);
+    } else {
+        out = Py_NewRef(Py_None);
+    }
     PyBuffer_Release(&view);
     return out;
 }
 
 static const char RESPONSE_HEAD[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+
+/* An id as orjson writes it, for an int of 64 bits or a plain ASCII string: 1 with its text in
+ * *text (in `buf` or the string's own), its length and whether it is quoted; 0 for another
+ * id; -1 on an error. */
+static int id_text(PyObject *id, char buf[32], const char **text, Py_ssize_t *len, int *quoted) {
+    if (PyLong_CheckExact(id)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(id, &overflow);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (overflow) return 0; /* orjson refuses ints past 64 bits; the Python says how */
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        char *w = buf + 32;
+        do {
+            *--w = (char)('0' + u % 10);
+            u /= 10;
+        } while (u > 0);
+        if (v < 0) *--w = '-';
+        *len = buf + 32 - w;
+        *text = w;
+        *quoted = 0;
+        return 1;
+    }
+    if (PyUnicode_CheckExact(id) && PyUnicode_IS_ASCII(id)) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(id);
+        const char *s = (const char *)PyUnicode_DATA(id);
+        for (Py_ssize_t k = 0; k < n; k++)
+            if (s[k] < 0x20 || s[k] == '"' || s[k] == '\\' || s[k] == 0x7f) return 0;
+        *text = s;
+        *len = n;
+        *quoted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* The digits of n (>= 0) at the end of buf[32]: where they start. */
+static char *digits(char *end, Py_ssize_t n) {
+    char *p = end;
+    do {
+        *--p = (char)('0' + n % 10);
+        n /= 10;
+    } while (n > 0);
+    return p;
+}
+
+/* `rewrite_response_id(body, offset, new_id)`, framed or not: with `framed`, the header
+ * `Content-Length: N\r\n\r\n` first, in the same bytes (*body_len: N). None for an id the C
+ * does not write. */
+static PyObject *rewritten(const char *body, Py_ssize_t n, Py_ssize_t offset, PyObject *new_id,
+                           int framed, Py_ssize_t *body_len) {
+    char idbuf[32], lenbuf[32];
+    const char *text;
+    Py_ssize_t len;
+    int quoted;
+    int ok = id_text(new_id, idbuf, &text, &len, &quoted);
+    if (ok < 0) return NULL;
+    if (ok == 0) return Py_NewRef(Py_None);
+    if (offset < 0 || offset > n) {
+        PyErr_SetString(PyExc_ValueError, "rewrite_response_id: offset out of range");
+        return NULL;
+    }
+    Py_ssize_t head = (Py_ssize_t)sizeof(RESPONSE_HEAD) - 1, rest = n - offset;
+    Py_ssize_t size = head + len + 2 * quoted + 1 + rest;
+    const char *count = lenbuf + sizeof lenbuf;
+    Py_ssize_t frame = 0;
+    if (framed) {
+        count = digits(lenbuf + sizeof lenbuf, size);
+        frame = (Py_ssize_t)(sizeof(CL) - 1) + (lenbuf + sizeof lenbuf - count) + 4;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, frame + size);
+    if (out == NULL) return NULL;
+    char *w = PyBytes_AS_STRING(out);
+    if (framed) {
+        memcpy(w, CL, sizeof(CL) - 1);
+        w += sizeof(CL) - 1;
+        memcpy(w, count, (size_t)(lenbuf + sizeof lenbuf - count));
+        w += lenbuf + sizeof lenbuf - count;
+        memcpy(w, "\r\n\r\n", 4);
+        w += 4;
+    }
+    memcpy(w, RESPONSE_HEAD, (size_t)head);
+    w += head;
+    if (quoted) *w++ = '"';
+    memcpy(w, text, (size_t)len);
+    w += len;
+    if (quoted) *w++ = '"';
+    *w++ = ',';
+    memcpy(w, body + offset, (size_t)rest);
+    if (body_len != NULL) *body_len = size;
+    return out;
+}
 
 static PyObject *rewrite_response_id(PyObject *self, PyObject *args) {
     (void)self;
@@ -382,52 +483,7 @@ static PyObject *rewrite_response_id(PyObject *self, PyObject *args) {
     Py_ssize_t offset;
     PyObject *new_id;
     if (!PyArg_ParseTuple(args, "y*nO:rewrite_response_id", &view, &offset, &new_id)) return NULL;
-    char idbuf[32];
-    const char *id_text = NULL;
-    Py_ssize_t id_len = 0;
-    PyObject *out = NULL;
-    if (PyLong_CheckExact(new_id)) {
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(new_id, &overflow);
-        if (v == -1 && PyErr_Occurred()) goto done;
-        if (overflow) goto none;  /* orjson refuses ints past 64 bits; the Python says how */
-        id_len = snprintf(idbuf, sizeof idbuf, "%lld", v);
-        id_text = idbuf;
-    } else if (PyUnicode_CheckExact(new_id) && PyUnicode_IS_ASCII(new_id)) {
-        Py_ssize_t len = PyUnicode_GET_LENGTH(new_id);
-        const char *s = (const char *)PyUnicode_DATA(new_id);
-        for (Py_ssize_t k = 0; k < len; k++)
-            if (s[k] < 0x20 || s[k] == '"' || s[k] == '\\' || s[k] == 0x7f) goto none;
-        id_text = s;
-        id_len = len;
-    } else {
-        goto none;
-    }
-    if (offset < 0 || offset > view.len) {
-        PyErr_SetString(PyExc_ValueError, "rewrite_response_id: offset out of range");
-        goto done;
-    }
-    {
-        int quoted = !PyLong_CheckExact(new_id);
-        Py_ssize_t head = (Py_ssize_t)sizeof(RESPONSE_HEAD) - 1;
-        Py_ssize_t rest = view.len - offset;
-        Py_ssize_t size = head + id_len + 2 * quoted + 1 + rest;
-        out = PyBytes_FromStringAndSize(NULL, size);
-        if (out == NULL) goto done;
-        char *w = PyBytes_AS_STRING(out);
-        memcpy(w, RESPONSE_HEAD, (size_t)head);
-        w += head;
-        if (quoted) *w++ = '"';
-        memcpy(w, id_text, (size_t)id_len);
-        w += id_len;
-        if (quoted) *w++ = '"';
-        *w++ = ',';
-        memcpy(w, (const char *)view.buf + offset, (size_t)rest);
-    }
-    goto done;
-none:
-    out = Py_NewRef(Py_None);
-done:
+    PyObject *out = rewritten(view.buf, view.len, offset, new_id, 0, NULL);
     PyBuffer_Release(&view);
     return out;
 }
@@ -442,6 +498,12 @@ done:
  * does (a table without the entry yet, a timer to set, a log line), and return its index: the
  * connection hands it to the Python, then calls again for the rest. So no message is handled
  * differently, only sooner; see `session/native.py` for the Python side.
+ *
+ * A run reads each table once: what it read of the session, of a server and of a connection
+ * is kept for the run's next messages (`LaneRun`, `Answers`), since no Python runs between
+ * them, and read again after the Python did (a shared server made to hold the client's text).
+ * The exchange's slots are written and read in place (`ex_offset`), as the slot descriptors
+ * do.
  */
 
 static PyObject *s_state, *s_running, *s_uri_backends, *s_supports, *s_position_encoding,
@@ -450,9 +512,10 @@ static PyObject *s_state, *s_running, *s_uri_backends, *s_supports, *s_position_
     *s_sweep_at, *s_seq, *s_pool, *s_shared, *s_documents, *s_ensure_holds, *s_origin,
     *s_last_origin, *s_link, *s_inflight, *s_session, *s_client_id, *s_method, *s_params,
     *s_targets, *s_answered, *s_per_backend, *s_fit_for, *s_fit_kind, *s_backend, *s_family,
-    *s_timeout, *s_deadline, *s_last_used, *s_held, *s_held_size, *s_idle, *s_conn, *s_client_capabilities,
-    *k_jsonrpc, *k_id, *k_method, *k_params, *k_locate, *k_text_document, *k_uri,
-    *k_position, *k_range, *k_line, *k_character, *k_start, *k_end, *v_two, *v_empty;
+    *s_timeout, *s_deadline, *s_last_used, *s_held, *s_held_size, *s_idle, *s_conn,
+    *s_client_capabilities, *k_jsonrpc, *k_id, *k_method, *k_params, *k_locate,
+    *k_text_document, *k_uri, *k_position, *k_range, *k_line, *k_character, *k_start, *k_end,
+    *v_two, *v_empty, *s_body;
 static PyObject *orjson_loads, *orjson_dumps, *heappush;
 
 static int lane_init(void) {
@@ -482,7 +545,7 @@ static int lane_init(void) {
     INTERN(k_text_document, "textDocument"); INTERN(k_uri, "uri");
     INTERN(k_position, "position"); INTERN(k_range, "range"); INTERN(k_line, "line");
     INTERN(k_character, "character"); INTERN(k_start, "start"); INTERN(k_end, "end");
-    INTERN(v_two, "2.0"); INTERN(v_empty, "");
+    INTERN(v_two, "2.0"); INTERN(v_empty, ""); INTERN(s_body, "_body");
 #undef INTERN
     return 0;
 }
@@ -511,7 +574,7 @@ static int attr_is(PyObject *obj, PyObject *name, PyObject *want) {
     return same;
 }
 
-/* obj.name == "running"; -1 on an error. */
+/* obj.state == "running"; -1 on an error. */
 static int is_running(PyObject *obj) {
     PyObject *v = PyObject_GetAttr(obj, s_state);
     if (v == NULL) return -1;
@@ -545,9 +608,92 @@ static int writable(PyObject *conn) {
     return ok;
 }
 
-/* `Writes.send_raw` inside a read: the header and `body` held on `conn`, `conn` marked dirty
- * when it held nothing yet. */
-static int hold(PyObject *conn, PyObject *body, PyObject *dirty) {
+/* `d[key] = value`, a plain dict's way when it is one. */
+static int set_item(PyObject *d, PyObject *key, PyObject *value) {
+    return PyDict_CheckExact(d) ? PyDict_SetItem(d, key, value) : PyObject_SetItem(d, key, value);
+}
+
+/* -- an exchange's slots ---------------------------------------------------------------------- */
+
+enum {
+    EX_SESSION, EX_LINK, EX_CLIENT_ID, EX_METHOD, EX_PARAMS, EX_TARGETS, EX_ANSWERED,
+    EX_PER_BACKEND, EX_FIT_FOR, EX_FIT_KIND, EX_BACKEND, EX_FAMILY, EX_TIMEOUT, EX_DEADLINE,
+    EX_BODY, EX_SLOTS
+};
+
+/* The type whose slot offsets `ex_offset` holds (a strong reference: an address is not
+ * reused while it is held). */
+static PyObject *ex_type;
+static Py_ssize_t ex_offset[EX_SLOTS];
+
+/* The offset of the object slot `name` in instances of `type`: the first slot of that name in
+ * its MRO (a property over a slot, as `FastExchange.params`, is passed over for the slot it
+ * stands on); -1 with TypeError when there is none, or it is not a writable object slot. */
+static Py_ssize_t slot_offset(PyTypeObject *type, PyObject *name) {
+    PyObject *mro = type->tp_mro;
+    for (Py_ssize_t k = 0; mro != NULL && k < PyTuple_GET_SIZE(mro); k++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, k))->tp_dict;
+        PyObject *d = dict == NULL ? NULL : PyDict_GetItemWithError(dict, name);
+        if (d == NULL) {
+            if (PyErr_Occurred()) return -1;
+            continue;
+        }
+        if (!Py_IS_TYPE(d, &PyMemberDescr_Type)) continue;
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY) || m->offset <= 0) break;
+        return m->offset;
+    }
+    PyErr_Format(PyExc_TypeError, "lane: %R has no slot %R", type, name);
+    return -1;
+}
+
+/* `ex_offset` for `type`. */
+static int exchange_slots(PyObject *type) {
+    if (type == ex_type) return 0;
+    PyObject *names[EX_SLOTS] = {s_session, s_link, s_client_id, s_method, s_params, s_targets,
+                                 s_answered, s_per_backend, s_fit_for, s_fit_kind, s_backend,
+                                 s_family, s_timeout, s_deadline, s_body};
+    Py_ssize_t offset[EX_SLOTS];
+    for (int k = 0; k < EX_SLOTS; k++)
+        if ((offset[k] = slot_offset((PyTypeObject *)type, names[k])) < 0) return -1;
+    memcpy(ex_offset, offset, sizeof offset);
+    Py_XSETREF(ex_type, Py_NewRef(type));
+    return 0;
+}
+
+#define EX_SLOT(ex, k) ((PyObject **)((char *)(ex) + ex_offset[k]))
+
+/* ex.<slot k> = v, as the slot's descriptor sets it. */
+static void ex_set(PyObject *ex, int k, PyObject *v) {
+    PyObject **p = EX_SLOT(ex, k), *old = *p;
+    *p = Py_NewRef(v);
+    Py_XDECREF(old);
+}
+
+/* ex.<slot k> (borrowed); NULL with AttributeError when it is unset. */
+static PyObject *ex_get(PyObject *ex, int k) {
+    PyObject *v = *EX_SLOT(ex, k);
+    if (v == NULL) PyErr_SetString(PyExc_AttributeError, "lane: an exchange's slot is unset");
+    return v;
+}
+
+/* -- what a connection holds during a read ------------------------------------------------------ */
+
+/* `Writes.send_raw` inside a read, for one connection: its `_held` pieces and `_held_size` (the
+ * size of their bodies), read at its first message of the run. */
+typedef struct {
+    PyObject *conn, *held;
+    Py_ssize_t size;
+} Holder;
+
+static void holder_clear(Holder *h) {
+    Py_CLEAR(h->conn);
+    Py_CLEAR(h->held);
+}
+
+static int holder_open(Holder *h, PyObject *conn) {
+    if (h->conn == conn) return 0;
+    holder_clear(h);
     PyObject *held = PyObject_GetAttr(conn, s_held);
     if (held == NULL) return -1;
     if (!PyList_CheckExact(held)) {
@@ -555,52 +701,706 @@ static int hold(PyObject *conn, PyObject *body, PyObject *dirty) {
         PyErr_SetString(PyExc_TypeError, "lane: _held is not a list");
         return -1;
     }
-    int rc = -1;
-    Py_ssize_t n = PyBytes_GET_SIZE(body);
-    PyObject *header = PyBytes_FromFormat("Content-Length: %zd\r\n\r\n", n);
-    PyObject *size = NULL, *grown = NULL, *add = NULL;
-    if (header == NULL) goto out;
-    if (PyList_GET_SIZE(held) == 0 && PyList_Append(dirty, conn) < 0) goto out;
-    if (PyList_Append(held, header) < 0 || PyList_Append(held, body) < 0) goto out;
-    if ((size = PyObject_GetAttr(conn, s_held_size)) == NULL) goto out;
-    if ((add = PyLong_FromSsize_t(n)) == NULL) goto out;
-    if ((grown = PyNumber_Add(size, add)) == NULL) goto out;
-    rc = PyObject_SetAttr(conn, s_held_size, grown);
-out:
-    Py_XDECREF(header);
+    PyObject *size = PyObject_GetAttr(conn, s_held_size);
+    Py_ssize_t n = size == NULL ? -1 : PyLong_AsSsize_t(size);
     Py_XDECREF(size);
-    Py_XDECREF(add);
-    Py_XDECREF(grown);
-    Py_DECREF(held);
+    if (n == -1 && PyErr_Occurred()) {
+        Py_DECREF(held);
+        return -1;
+    }
+    h->conn = Py_NewRef(conn);
+    h->held = held;
+    h->size = n;
+    return 0;
+}
+
+/* The pieces of one message (the body's length: `body_len`) held on the connection, and the
+ * connection marked dirty when it held nothing yet. */
+static int hold(Holder *h, PyObject *conn, PyObject *a, PyObject *b, Py_ssize_t body_len,
+                PyObject *dirty) {
+    if (holder_open(h, conn) < 0) return -1;
+    if (PyList_GET_SIZE(h->held) == 0 && PyList_Append(dirty, conn) < 0) return -1;
+    if (PyList_Append(h->held, a) < 0) return -1;
+    if (b != NULL && PyList_Append(h->held, b) < 0) return -1;
+    h->size += body_len;
+    PyObject *size = PyLong_FromSsize_t(h->size);
+    if (size == NULL) return -1;
+    int rc = PyObject_SetAttr(conn, s_held_size, size);
+    Py_DECREF(size);
     return rc;
 }
 
-/* What a lane request goes to, when `Lane.relay` would send it by the lane: its target and the
- * values read on the way (new references in *out). 1: yes; 0: no (the Python decides); -1. */
-typedef struct {
-    PyObject *msg, *method, *id, *params, *uri, *route, *target, *conn, *timeout, *origin;
-    double deadline;
-    long long next_id;
-} LaneRequest;
-
-static void lane_request_clear(LaneRequest *r) {
-    Py_CLEAR(r->msg); Py_CLEAR(r->method); Py_CLEAR(r->id); Py_CLEAR(r->params);
-    Py_CLEAR(r->uri); Py_CLEAR(r->route); Py_CLEAR(r->target); Py_CLEAR(r->conn);
-    Py_CLEAR(r->timeout); Py_CLEAR(r->origin);
+/* `HEADER % n`. */
+static PyObject *header(Py_ssize_t n) {
+    char buf[64], *end = buf + sizeof buf - 4;
+    char *p = digits(end, n);
+    memcpy(end, "\r\n\r\n", 4);
+    p -= sizeof(CL) - 1;
+    memcpy(p, CL, sizeof(CL) - 1);
+    return PyBytes_FromStringAndSize(p, buf + sizeof buf - p);
 }
+
+/* -- a request's id, in its bytes ---------------------------------------------------------------- */
+
+/* A JSON string at b[i] (a quote): the offset after it, or -1. */
+static Py_ssize_t skip_string(const char *b, Py_ssize_t i, Py_ssize_t n) {
+    for (i++; i < n; i++) {
+        if (b[i] == '\\')
+            i++;
+        else if (b[i] == '"')
+            return i + 1;
+    }
+    return -1;
+}
+
+/* A JSON value at b[i], of a body orjson parsed (so valid): the offset after it, or -1. */
+static Py_ssize_t skip_value(const char *b, Py_ssize_t i, Py_ssize_t n) {
+    if (i >= n) return -1;
+    if (b[i] == '"') return skip_string(b, i, n);
+    if (b[i] == '{' || b[i] == '[') {
+        Py_ssize_t depth = 0;
+        for (; i < n; i++) {
+            char c = b[i];
+            if (c == '"') {
+                i = skip_string(b, i, n);
+                if (i < 0) return -1;
+                i--;
+            } else if (c == '{' || c == '[') {
+                depth++;
+            } else if ((c == '}' || c == ']') && --depth == 0) {
+                return i + 1;
+            }
+        }
+        return -1;
+    }
+    while (i < n && b[i] != ',' && b[i] != '}' && b[i] != ']' && !is_space(b[i])) i++;
+    return i;
+}
+
+static Py_ssize_t skip_space(const char *b, Py_ssize_t i, Py_ssize_t n) {
+    while (i < n && is_space(b[i])) i++;
+    return i;
+}
+
+/* Where the value of the top-level key `"id"` (written plainly, once) is in a body orjson
+ * parsed into a dict of `keys` keys: 1 with [*at, *end), when the body has exactly those keys
+ * written once each; else 0. */
+static int id_span(const char *b, Py_ssize_t n, Py_ssize_t keys, Py_ssize_t *at,
+                   Py_ssize_t *end) {
+    Py_ssize_t i = skip_space(b, 0, n), count = 0;
+    *at = -1;
+    if (i >= n || b[i] != '{') return 0;
+    i = skip_space(b, i + 1, n);
+    if (i < n && b[i] == '}') return 0;
+    for (;;) {
+        if (i >= n || b[i] != '"') return 0;
+        Py_ssize_t key = i;
+        i = skip_string(b, i, n);
+        if (i < 0) return 0;
+        int is_id = i - key == 4 && memcmp(b + key, "\"id\"", 4) == 0;
+        i = skip_space(b, i, n);
+        if (i >= n || b[i] != ':') return 0;
+        i = skip_space(b, i + 1, n);
+        Py_ssize_t value = i;
+        i = skip_value(b, i, n);
+        if (i < 0) return 0;
+        if (is_id) {
+            if (*at >= 0) return 0;
+            *at = value;
+            *end = i;
+        }
+        count++;
+        i = skip_space(b, i, n);
+        if (i < n && b[i] == ',') {
+            i = skip_space(b, i + 1, n);
+            continue;
+        }
+        if (i < n && b[i] == '}') break;
+        return 0;
+    }
+    return *at >= 0 && count == keys;
+}
+
+/* The request framed for the server: the header, and its body with the id `next_id` written
+ * in place of its own (*body_len: the body's length). */
+static PyObject *framed_request(const char *b, Py_ssize_t n, Py_ssize_t at, Py_ssize_t end,
+                                long long next_id, Py_ssize_t *body_len) {
+    char idbuf[32], lenbuf[32];
+    char *id = digits(idbuf + sizeof idbuf, (Py_ssize_t)next_id);
+    Py_ssize_t id_len = idbuf + sizeof idbuf - id;
+    Py_ssize_t size = at + id_len + (n - end);
+    char *count = digits(lenbuf + sizeof lenbuf, size);
+    Py_ssize_t count_len = lenbuf + sizeof lenbuf - count;
+    Py_ssize_t frame = (Py_ssize_t)(sizeof(CL) - 1) + count_len + 4;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, frame + size);
+    if (out == NULL) return NULL;
+    char *w = PyBytes_AS_STRING(out);
+    memcpy(w, CL, sizeof(CL) - 1);
+    w += sizeof(CL) - 1;
+    memcpy(w, count, (size_t)count_len);
+    w += count_len;
+    memcpy(w, "\r\n\r\n", 4);
+    w += 4;
+    memcpy(w, b, (size_t)at);
+    w += at;
+    memcpy(w, id, (size_t)id_len);
+    w += id_len;
+    memcpy(w, b + end, (size_t)(n - end));
+    *body_len = size;
+    return out;
+}
+
+/* -- a request read in place ----------------------------------------------------------------------
+ *
+ * `scan_request` reads a plain request without building it: a JSON object whose members are
+ * exactly "jsonrpc" ("2.0"), "id" (an int or a string), "method" (a string) and "params" (an
+ * object, with "textDocument": {"uri": …} and, where present, a "position" or a "range" of
+ * ints), in any order. It takes only what it reads as orjson would, and declines the rest (the
+ * lane then parses the body with orjson): a string with an escape, a control or non-ASCII
+ * byte; a number that is not an int of at most 18 digits; an object of more than
+ * `SCAN_KEYS` members or with a key twice; nesting deeper than `SCAN_DEPTH`; a "locate" in
+ * the params. So a request it takes is valid JSON whose parse is the one the lane needs, and
+ * its bytes can go to the server as they are, with the server's id in place of the client's.
+ */
+
+#define SCAN_KEYS 16
+#define SCAN_DEPTH 32
+
+typedef struct {
+    Py_ssize_t at, end;
+} Span;
+
+typedef struct {
+    const char *b;
+    Py_ssize_t n, i;
+    int depth;
+} Scan;
+
+typedef struct {
+    Span keys[SCAN_KEYS];
+    int count;
+} Members;
+
+/* What `scan_request` read. */
+typedef struct {
+    Span id;                  /* the id's value, as written */
+    Span id_text, method, uri; /* a string's characters, without its quotes */
+    int id_is_string;
+    long long id_int;
+    int position, range; /* present, of ints */
+} Scanned;
+
+static void sc_space(Scan *s) {
+    while (s->i < s->n && is_space(s->b[s->i])) s->i++;
+}
+
+static int span_is(const char *b, Span v, const char *lit) {
+    size_t n = strlen(lit);
+    return (size_t)(v.end - v.at) == n && memcmp(b + v.at, lit, n) == 0;
+}
+
+/* A string of printable ASCII without escapes at s->i; its characters in *out. */
+static int sc_string(Scan *s, Span *out) {
+    if (s->i >= s->n || s->b[s->i] != '"') return 0;
+    Py_ssize_t i = s->i + 1;
+    for (; i < s->n; i++) {
+        unsigned char c = (unsigned char)s->b[i];
+        if (c == '"') break;
+        if (c < 0x20 || c >= 0x7f || c == '\\') return 0;
+    }
+    if (i >= s->n) return 0;
+    out->at = s->i + 1;
+    out->end = i;
+    s->i = i + 1;
+    return 1;
+}
+
+/* An int of at most 18 digits at s->i, as JSON writes it (no leading zero, no fraction, no
+ * exponent). */
+static int sc_int(Scan *s, long long *out) {
+    Py_ssize_t i = s->i;
+    int negative = i < s->n && s->b[i] == '-';
+    if (negative) i++;
+    Py_ssize_t first = i;
+    long long v = 0;
+    while (i < s->n && s->b[i] >= '0' && s->b[i] <= '9') {
+        if (i - first == 18) return 0; /* a 19th digit: past what the scan reads */
+        v = v * 10 + (s->b[i++] - '0');
+    }
+    Py_ssize_t count = i - first;
+    if (count == 0 || (count > 1 && s->b[first] == '0')) return 0;
+    if (i < s->n && (s->b[i] == '.' || s->b[i] == 'e' || s->b[i] == 'E')) return 0;
+    *out = negative ? -v : v;
+    s->i = i;
+    return 1;
+}
+
+/* `{` at s->i: the object opened. */
+static int obj_open(Scan *s, Members *m) {
+    if (s->i >= s->n || s->b[s->i] != '{' || s->depth >= SCAN_DEPTH) return 0;
+    s->depth++;
+    s->i++;
+    m->count = 0;
+    return 1;
+}
+
+/* The object's next member: 1 with its key in *key and s->i at its value; 0 at its end (read);
+ * -1 for anything the scan declines. */
+static int obj_next(Scan *s, Members *m, Span *key) {
+    sc_space(s);
+    if (s->i >= s->n) return -1;
+    if (s->b[s->i] == '}') {
+        s->i++;
+        s->depth--;
+        return 0;
+    }
+    if (m->count > 0) {
+        if (s->b[s->i] != ',') return -1;
+        s->i++;
+        sc_space(s);
+    }
+    if (!sc_string(s, key) || m->count == SCAN_KEYS) return -1;
+    for (int k = 0; k < m->count; k++)
+        if (m->keys[k].end - m->keys[k].at == key->end - key->at &&
+            memcmp(s->b + m->keys[k].at, s->b + key->at, (size_t)(key->end - key->at)) == 0)
+            return -1; /* twice: orjson keeps the last, the bytes would keep both */
+    m->keys[m->count++] = *key;
+    sc_space(s);
+    if (s->i >= s->n || s->b[s->i] != ':') return -1;
+    s->i++;
+    sc_space(s);
+    return 1;
+}
+
+static int sc_value(Scan *s);
+
+static int sc_object(Scan *s) {
+    Members m;
+    Span key;
+    int r;
+    if (!obj_open(s, &m)) return 0;
+    while ((r = obj_next(s, &m, &key)) == 1)
+        if (!sc_value(s)) return 0;
+    return r == 0;
+}
+
+static int sc_array(Scan *s) {
+    if (s->depth >= SCAN_DEPTH) return 0;
+    s->depth++;
+    s->i++;
+    sc_space(s);
+    if (s->i < s->n && s->b[s->i] == ']') {
+        s->i++;
+        s->depth--;
+        return 1;
+    }
+    for (;;) {
+        if (!sc_value(s)) return 0;
+        sc_space(s);
+        if (s->i >= s->n) return 0;
+        if (s->b[s->i] == ']') {
+            s->i++;
+            s->depth--;
+            return 1;
+        }
+        if (s->b[s->i] != ',') return 0;
+        s->i++;
+        sc_space(s);
+    }
+}
+
+/* Any value the scan takes, at s->i. */
+static int sc_value(Scan *s) {
+    if (s->i >= s->n) return 0;
+    char c = s->b[s->i];
+    if (c == '"') {
+        Span text;
+        return sc_string(s, &text);
+    }
+    if (c == '{') return sc_object(s);
+    if (c == '[') return sc_array(s);
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        long long v;
+        return sc_int(s, &v);
+    }
+    static const char *const literals[] = {"true", "false", "null"};
+    for (int k = 0; k < 3; k++) {
+        size_t len = strlen(literals[k]);
+        if ((size_t)(s->n - s->i) >= len && memcmp(s->b + s->i, literals[k], len) == 0) {
+            s->i += (Py_ssize_t)len;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* `{"line": int, "character": int, …}`. */
+static int sc_position(Scan *s) {
+    Members m;
+    Span key;
+    int r, seen = 0;
+    long long v;
+    if (!obj_open(s, &m)) return 0;
+    while ((r = obj_next(s, &m, &key)) == 1) {
+        if (span_is(s->b, key, "line") || span_is(s->b, key, "character")) {
+            if (!sc_int(s, &v)) return 0;
+            seen++;
+        } else if (!sc_value(s)) {
+            return 0;
+        }
+    }
+    return r == 0 && seen == 2;
+}
+
+/* `{"start": position, "end": position, …}`. */
+static int sc_range(Scan *s) {
+    Members m;
+    Span key;
+    int r, seen = 0;
+    if (!obj_open(s, &m)) return 0;
+    while ((r = obj_next(s, &m, &key)) == 1) {
+        if (span_is(s->b, key, "start") || span_is(s->b, key, "end")) {
+            if (!sc_position(s)) return 0;
+            seen++;
+        } else if (!sc_value(s)) {
+            return 0;
+        }
+    }
+    return r == 0 && seen == 2;
+}
+
+static int sc_params(Scan *s, Scanned *q) {
+    Members m, t;
+    Span key;
+    int r, has_uri = 0;
+    if (!obj_open(s, &m)) return 0;
+    while ((r = obj_next(s, &m, &key)) == 1) {
+        if (span_is(s->b, key, "locate")) return 0; /* Locate's, the Python's */
+        if (span_is(s->b, key, "textDocument")) {
+            int u;
+            if (!obj_open(s, &t)) return 0;
+            while ((u = obj_next(s, &t, &key)) == 1) {
+                if (span_is(s->b, key, "uri")) {
+                    if (!sc_string(s, &q->uri)) return 0;
+                    has_uri = 1;
+                } else if (!sc_value(s)) {
+                    return 0;
+                }
+            }
+            if (u < 0) return 0;
+        } else if (span_is(s->b, key, "position")) {
+            if (!sc_position(s)) return 0;
+            q->position = 1;
+        } else if (span_is(s->b, key, "range")) {
+            if (!sc_range(s)) return 0;
+            q->range = 1;
+        } else if (!sc_value(s)) {
+            return 0;
+        }
+    }
+    return r == 0 && has_uri;
+}
+
+/* The request of `body`, read in place: 1 when the scan takes it (*q), else 0. */
+static int scan_request(const char *b, Py_ssize_t n, Scanned *q) {
+    Scan s = {b, n, 0, 0};
+    Members m;
+    Span key, v;
+    int r, seen = 0;
+    memset(q, 0, sizeof *q);
+    sc_space(&s);
+    if (!obj_open(&s, &m)) return 0;
+    while ((r = obj_next(&s, &m, &key)) == 1) {
+        if (span_is(b, key, "jsonrpc")) {
+            if (!sc_string(&s, &v) || !span_is(b, v, "2.0")) return 0;
+            seen |= 1;
+        } else if (span_is(b, key, "id")) {
+            q->id.at = s.i;
+            if (s.i < n && b[s.i] == '"') {
+                if (!sc_string(&s, &q->id_text)) return 0;
+                q->id_is_string = 1;
+            } else if (!sc_int(&s, &q->id_int)) {
+                return 0;
+            }
+            q->id.end = s.i;
+            seen |= 2;
+        } else if (span_is(b, key, "method")) {
+            if (!sc_string(&s, &q->method)) return 0;
+            seen |= 4;
+        } else if (span_is(b, key, "params")) {
+            if (!sc_params(&s, q)) return 0;
+            seen |= 8;
+        } else {
+            return 0;
+        }
+    }
+    if (r != 0 || seen != 15) return 0;
+    sc_space(&s);
+    return s.i == n;
+}
+
+/* `scan_request` for the tests: (id, method, uri, position, range, id's offset, id's end) or
+ * None. */
+static PyObject *scan_request_py(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "scan_request: bytes expected");
+        return NULL;
+    }
+    const char *b = PyBytes_AS_STRING(arg);
+    Scanned q;
+    if (!scan_request(b, PyBytes_GET_SIZE(arg), &q)) Py_RETURN_NONE;
+    PyObject *id = q.id_is_string
+                       ? PyUnicode_FromStringAndSize(b + q.id_text.at, q.id_text.end - q.id_text.at)
+                       : PyLong_FromLongLong(q.id_int);
+    if (id == NULL) return NULL;
+    return Py_BuildValue("(Ns#s#OOnn)", id, b + q.method.at, q.method.end - q.method.at,
+                         b + q.uri.at, q.uri.end - q.uri.at, q.position ? Py_True : Py_False,
+                         q.range ? Py_True : Py_False, q.id.at, q.id.end);
+}
+
+/* -- requests ----------------------------------------------------------------------------------- */
 
 /* The largest request body the lane parses (a hover is ~200 bytes). */
 #define LANE_MAX_REQUEST (16 * 1024)
+/* The servers of a document a run keeps what it read of. */
+#define LANE_SERVERS 8
 
 #define ROUTE_POSITION 1
 #define ROUTE_RANGE 2
 #define ROUTE_MERGE 8
 
+/* What a run of requests read of the session, its servers and the target's connection: read
+ * when first needed, and again after the Python ran (`lane_run_reset`). */
+typedef struct {
+    /* the session's */
+    int session_read, running, shared;
+    PyObject *table, *encoding, *origins, *link, *inflight, *last_origin, *caps, *docs;
+    /* each server met: running, and its remembered `supports` answers */
+    int servers;
+    PyObject *server[LANE_SERVERS], *supports[LANE_SERVERS];
+    int server_running[LANE_SERVERS];
+    /* the last target's: whether `Lane.relay` may send to it, and what it sends with */
+    PyObject *target, *origin, *conn, *timeout;
+    int usable;
+    double deadline, sweep_at;
+    /* the last method and document read in place, as strings */
+    PyObject *method, *uri;
+    /* the target's connection's counters and tables (`conn_read`) */
+    int conn_read;
+    long long next_id, seq;
+    PyObject *heap, *pending;
+    Holder holder;
+} LaneRun;
+
+static void lane_run_reset(LaneRun *run) {
+    run->session_read = 0;
+    Py_CLEAR(run->table); Py_CLEAR(run->encoding); Py_CLEAR(run->origins); Py_CLEAR(run->link);
+    Py_CLEAR(run->inflight); Py_CLEAR(run->last_origin); Py_CLEAR(run->caps);
+    Py_CLEAR(run->docs);
+    for (int k = 0; k < run->servers; k++) {
+        Py_CLEAR(run->server[k]);
+        Py_CLEAR(run->supports[k]);
+    }
+    run->servers = 0;
+    Py_CLEAR(run->target); Py_CLEAR(run->origin); Py_CLEAR(run->conn); Py_CLEAR(run->timeout);
+    run->conn_read = 0;
+    Py_CLEAR(run->heap); Py_CLEAR(run->pending);
+    Py_CLEAR(run->method); Py_CLEAR(run->uri);
+    holder_clear(&run->holder);
+}
+
+/* The string of the characters `v` of `b` (printable ASCII), the run's last one when they are
+ * the same (a new reference). */
+static PyObject *run_string(PyObject **last, const char *b, Span v) {
+    Py_ssize_t n = v.end - v.at;
+    PyObject *known = *last;
+    if (known != NULL && PyUnicode_GET_LENGTH(known) == n &&
+        memcmp(PyUnicode_DATA(known), b + v.at, (size_t)n) == 0)
+        return Py_NewRef(known);
+    PyObject *text = PyUnicode_FromStringAndSize(b + v.at, n);
+    if (text != NULL) Py_XSETREF(*last, Py_NewRef(text));
+    return text;
+}
+
+/* The session's values: 0 or -1. */
+static int run_session(LaneRun *run, PyObject *session) {
+    if (run->session_read) return 0;
+    int running = is_running(session);
+    if (running < 0) return -1;
+    run->running = running;
+    if (!running) { /* no request goes by the lane: nothing else is read */
+        run->session_read = 1;
+        return 0;
+    }
+    PyObject *pool = PyObject_GetAttr(session, s_pool);
+    if (pool == NULL) return -1;
+    int shared = attr_is(pool, s_shared, Py_True);
+    Py_DECREF(pool);
+    if (shared < 0) return -1;
+    if ((run->table = PyObject_GetAttr(session, s_uri_backends)) == NULL ||
+        (run->encoding = PyObject_GetAttr(session, s_encoding)) == NULL ||
+        (run->origins = PyObject_GetAttr(session, s_origin)) == NULL ||
+        (run->link = PyObject_GetAttr(session, s_link)) == NULL ||
+        (run->inflight = PyObject_GetAttr(run->link, s_inflight)) == NULL ||
+        (run->last_origin = PyObject_GetAttr(session, s_last_origin)) == NULL)
+        return -1;
+    if (shared && (run->docs = PyObject_GetAttr(session, s_documents)) == NULL) return -1;
+    run->shared = shared;
+    run->session_read = 1;
+    return 0;
+}
+
+/* The index of server `b` in the run's, read now if it is new; -1 on an error, -2 when the
+ * run keeps no more. */
+static int run_server(LaneRun *run, PyObject *b) {
+    for (int k = 0; k < run->servers; k++)
+        if (run->server[k] == b) return k;
+    if (run->servers == LANE_SERVERS) return -2;
+    int running = is_running(b);
+    if (running < 0) return -1;
+    PyObject *memo = PyObject_GetAttr(b, s_supports);
+    if (memo == NULL) return -1;
+    int k = run->servers++;
+    run->server[k] = Py_NewRef(b);
+    run->supports[k] = memo;
+    run->server_running[k] = running;
+    return k;
+}
+
+#define CHECK(cond) do { int _c = (cond); if (_c < 0) return -1; if (!_c) return 0; } while (0)
+
+/* `Lane.relay`'s checks of the target that do not depend on the request, in its order: 1 when
+ * the lane may send to it, 0 when the Python decides, -1. */
+static int target_checks(LaneRun *run, PyObject *session, PyObject *target, double now_loop) {
+    (void)session;
+    PyObject *a = PyObject_GetAttr(target, s_position_encoding);
+    if (a == NULL) return -1;
+    int same = PyObject_RichCompareBool(a, run->encoding, Py_EQ);
+    Py_DECREF(a);
+    CHECK(same);
+    /* the origin of the target (`origin_of`: known since `backends_for`) */
+    run->origin = Py_XNewRef(PyDict_GetItemWithError(run->origins, target));
+    if (run->origin == NULL) return PyErr_Occurred() ? -1 : 0;
+    /* `Backend.forward` and `Connection.forward` without their Python-only cases */
+    run->conn = PyObject_GetAttr(target, s_conn_);
+    if (run->conn == NULL) return -1;
+    PyObject *conn = run->conn;
+    if (conn == Py_None) return 0;
+    CHECK(attr_is(conn, s_closed, Py_False));
+    CHECK(attr_is(conn, s_debug, Py_False));
+    CHECK(attr_is(conn, s_id_prefix, Py_None));
+    {
+        int loop_none = attr_is(conn, s_loop, Py_None);
+        if (loop_none < 0) return -1;
+        if (loop_none) return 0; /* the first deadline finds the loop */
+    }
+    CHECK(writable(conn));
+    PyObject *config = PyObject_GetAttr(target, s_config);
+    if (config == NULL) return -1;
+    run->timeout = PyObject_GetAttr(config, s_request_timeout);
+    Py_DECREF(config);
+    if (run->timeout == NULL) return -1;
+    if (run->timeout != Py_None) {
+        if (!PyFloat_CheckExact(run->timeout) && !PyLong_CheckExact(run->timeout)) return 0;
+        run->deadline = now_loop + PyFloat_AsDouble(run->timeout);
+        if (PyErr_Occurred()) return -1;
+        PyObject *sweep = PyObject_GetAttr(conn, s_sweep);
+        if (sweep == NULL) return -1;
+        int no_sweep = sweep == Py_None;
+        Py_DECREF(sweep);
+        if (no_sweep) return 0; /* the Python sets the timer */
+        PyObject *at = PyObject_GetAttr(conn, s_sweep_at);
+        if (at == NULL) return -1;
+        run->sweep_at = PyFloat_AsDouble(at);
+        Py_DECREF(at);
+        if (run->sweep_at == -1.0 && PyErr_Occurred()) return -1;
+        if (run->deadline < run->sweep_at) return 0; /* the Python sets the timer sooner */
+    }
+    return 1;
+}
+
+/* The run's target: `target_checks` of it, once per run. */
+static int run_target(LaneRun *run, PyObject *session, PyObject *target, double now_loop) {
+    if (run->target == target) return run->usable;
+    Py_CLEAR(run->target); Py_CLEAR(run->origin); Py_CLEAR(run->conn); Py_CLEAR(run->timeout);
+    run->conn_read = 0;
+    Py_CLEAR(run->heap); Py_CLEAR(run->pending);
+    int usable = target_checks(run, session, target, now_loop);
+    if (usable < 0) return -1;
+    run->target = Py_NewRef(target);
+    run->usable = usable;
+    return usable;
+}
+
+/* The target's connection's id counter, deadline counter and tables: 1, 0 (an id the lane
+ * does not count), or -1. */
+static int run_conn(LaneRun *run) {
+    if (run->conn_read) return 1;
+    PyObject *conn = run->conn;
+    PyObject *n = PyObject_GetAttr(conn, s_next_id);
+    if (n == NULL) return -1;
+    int overflow = 0;
+    long long next = PyLong_CheckExact(n) ? PyLong_AsLongLongAndOverflow(n, &overflow) : -1;
+    Py_DECREF(n);
+    if (next == -1 && PyErr_Occurred()) return -1;
+    if (next < 0 || overflow || next > (1LL << 62)) return 0;
+    PyObject *seq = PyObject_GetAttr(conn, s_seq);
+    if (seq == NULL) return -1;
+    long long s = PyLong_CheckExact(seq) ? PyLong_AsLongLongAndOverflow(seq, &overflow) : -1;
+    Py_DECREF(seq);
+    if (s == -1 && PyErr_Occurred()) return -1;
+    if (s < 0 || overflow || s > (1LL << 62)) return 0;
+    if ((run->heap = PyObject_GetAttr(conn, s_deadlines)) == NULL ||
+        (run->pending = PyObject_GetAttr(conn, s_pending)) == NULL)
+        return -1;
+    run->next_id = next;
+    run->seq = s;
+    run->conn_read = 1;
+    return 1;
+}
+
+/* A request `lane_request` took: its parts (new references). */
+typedef struct {
+    PyObject *body, *msg, *method, *id, *params, *uri, *route, *target;
+    int plain;   /* its keys are "jsonrpc", "id", "method" and "params" */
+    int scanned; /* read in place (`scan_request`): no params built, the id's bytes known */
+    Py_ssize_t id_at, id_end;
+} LaneRequest;
+
+static void lane_request_clear(LaneRequest *r) {
+    Py_CLEAR(r->msg); Py_CLEAR(r->method); Py_CLEAR(r->id); Py_CLEAR(r->params);
+    Py_CLEAR(r->uri); Py_CLEAR(r->route); Py_CLEAR(r->target);
+}
+
+#undef CHECK
 #define CHECK(cond) do { int _c = (cond); if (_c < 0) goto error; if (!_c) goto no; } while (0)
 
+/* Whether `Lane.relay` would send this request by the lane: 1 (its target in r), 0 (the
+ * Python decides), -1. */
 static int lane_request(PyObject *body, PyObject *session, PyObject *routes, double now_loop,
-                        LaneRequest *r) {
-    PyObject *v = NULL, *backends = NULL;
+                        LaneRun *run, LaneRequest *r) {
+    PyObject *v = NULL;
+    Scanned q;
+    if (scan_request(PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body), &q)) {
+        const char *b = PyBytes_AS_STRING(body);
+        r->scanned = r->plain = 1;
+        r->id_at = q.id.at;
+        r->id_end = q.id.end;
+        if ((r->method = run_string(&run->method, b, q.method)) == NULL) goto error;
+        r->route = Py_XNewRef(PyDict_GetItemWithError(routes, r->method));
+        if (r->route == NULL) goto no_or_error;
+        r->id = q.id_is_string ? PyUnicode_FromStringAndSize(b + q.id_text.at,
+                                                             q.id_text.end - q.id_text.at)
+                               : PyLong_FromLongLong(q.id_int);
+        if (r->id == NULL) goto error;
+        if ((r->uri = run_string(&run->uri, b, q.uri)) == NULL) goto error;
+        r->params = Py_NewRef(Py_None); /* the exchange parses them if they are asked for */
+        long flags = PyLong_AsLong(PyTuple_GET_ITEM(r->route, 0));
+        if (flags & ROUTE_POSITION && !q.position) goto no;
+        if (flags & ROUTE_RANGE && !q.range) goto no;
+        goto checked;
+    }
     r->msg = PyObject_CallOneArg(orjson_loads, body);
     if (r->msg == NULL) {
         PyErr_Clear(); /* not JSON: the Python answers with its ParseError */
@@ -616,7 +1416,7 @@ static int lane_request(PyObject *body, PyObject *session, PyObject *routes, dou
     v = PyDict_GetItemWithError(msg, k_jsonrpc);
     if (v == NULL && PyErr_Occurred()) goto error;
     if (v != NULL && !(PyUnicode_CheckExact(v) && PyUnicode_Compare(v, v_two) == 0)) goto no;
-    v = NULL;
+    r->plain = v != NULL && PyDict_GET_SIZE(msg) == 4;
     r->id = Py_XNewRef(PyDict_GetItemWithError(msg, k_id));
     if (r->id == NULL || !(PyLong_CheckExact(r->id) || PyUnicode_CheckExact(r->id)))
         goto no_or_error;
@@ -638,135 +1438,60 @@ static int lane_request(PyObject *body, PyObject *session, PyObject *routes, dou
         if (!is_position(PyDict_GetItemWithError(rng, k_start))) goto no_or_error;
         if (!is_position(PyDict_GetItemWithError(rng, k_end))) goto no_or_error;
     }
+checked:
     /* the session running; its servers for the document, all running, one serving it */
-    CHECK(is_running(session));
-    PyObject *table = PyObject_GetAttr(session, s_uri_backends);
-    if (table == NULL) goto error;
-    backends = Py_XNewRef(PyDict_GetItemWithError(table, r->uri));
-    Py_DECREF(table);
+    if (run_session(run, session) < 0) goto error;
+    if (!run->running) goto no;
+    PyObject *backends = PyDict_CheckExact(run->table)
+                             ? PyDict_GetItemWithError(run->table, r->uri)
+                             : NULL; /* borrowed: the run holds the table */
     if (backends == NULL || !PyList_CheckExact(backends)) goto no_or_error;
+    PyObject *target = NULL;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(backends); k++) {
         PyObject *b = PyList_GET_ITEM(backends, k);
-        CHECK(is_running(b));
-        PyObject *memo = PyObject_GetAttr(b, s_supports);
-        if (memo == NULL) goto error;
+        int s = run_server(run, b);
+        if (s == -2) goto no;
+        if (s < 0) goto error;
+        if (!run->server_running[s]) goto no;
+        PyObject *memo = run->supports[s];
         PyObject *known = PyDict_Check(memo) ? PyDict_GetItemWithError(memo, r->method) : NULL;
-        Py_DECREF(memo);
         if (known == NULL) goto no_or_error; /* not asked yet: `supports` asks */
         if (known == Py_True) {
-            if (r->target != NULL) goto no; /* several: the policy decides */
-            r->target = Py_NewRef(b);
+            if (target != NULL) goto no; /* several: the policy decides */
+            target = b;
         } else if (known != Py_False) {
             goto no;
         }
     }
-    if (r->target == NULL) goto no;
-    {
-        PyObject *a = PyObject_GetAttr(r->target, s_position_encoding);
-        if (a == NULL) goto error;
-        PyObject *b = PyObject_GetAttr(session, s_encoding);
-        if (b == NULL) {
-            Py_DECREF(a);
-            goto error;
-        }
-        int same = PyObject_RichCompareBool(a, b, Py_EQ);
-        Py_DECREF(a);
-        Py_DECREF(b);
-        CHECK(same);
-    }
-    /* the origin of the target (`origin_of`: known since `backends_for`) */
-    {
-        PyObject *origins = PyObject_GetAttr(session, s_origin);
-        if (origins == NULL) goto error;
-        r->origin = Py_XNewRef(PyDict_GetItemWithError(origins, r->target));
-        Py_DECREF(origins);
-        if (r->origin == NULL) goto no_or_error;
-    }
-    /* `Backend.forward` and `Connection.forward` without their Python-only cases */
-    r->conn = PyObject_GetAttr(r->target, s_conn_);
-    if (r->conn == NULL) goto error;
-    PyObject *conn = r->conn;
-    if (conn == Py_None) goto no;
-    CHECK(attr_is(conn, s_closed, Py_False));
-    CHECK(attr_is(conn, s_debug, Py_False));
-    CHECK(attr_is(conn, s_id_prefix, Py_None));
-    {
-        int loop_none = attr_is(conn, s_loop, Py_None);
-        if (loop_none < 0) goto error;
-        if (loop_none) goto no; /* the first deadline finds the loop */
-    }
-    CHECK(writable(conn));
-    {
-        PyObject *config = PyObject_GetAttr(r->target, s_config);
-        if (config == NULL) goto error;
-        r->timeout = PyObject_GetAttr(config, s_request_timeout);
-        Py_DECREF(config);
-        if (r->timeout == NULL) goto error;
-    }
-    if (r->timeout != Py_None) {
-        if (!PyFloat_CheckExact(r->timeout) && !PyLong_CheckExact(r->timeout)) goto no;
-        r->deadline = now_loop + PyFloat_AsDouble(r->timeout);
-        if (PyErr_Occurred()) goto error;
-        PyObject *heap = PyObject_GetAttr(conn, s_deadlines);
-        PyObject *pending = heap ? PyObject_GetAttr(conn, s_pending) : NULL;
-        if (pending == NULL) {
-            Py_XDECREF(heap);
-            goto error;
-        }
-        int compact = !PyList_CheckExact(heap) || !PyDict_CheckExact(pending) ||
-                      PyList_GET_SIZE(heap) + 1 > 4 * PyDict_GET_SIZE(pending) + 1024;
-        Py_DECREF(heap);
-        Py_DECREF(pending);
+    if (target == NULL) goto no;
+    r->target = Py_NewRef(target);
+    CHECK(run_target(run, session, target, now_loop));
+    if (run->timeout != Py_None) {
+        CHECK(run_conn(run));
+        int compact = !PyList_CheckExact(run->heap) || !PyDict_CheckExact(run->pending) ||
+                      PyList_GET_SIZE(run->heap) + 1 > 4 * PyDict_GET_SIZE(run->pending) + 1024;
         if (compact) goto no; /* the Python drops the answered ones */
-        PyObject *sweep = PyObject_GetAttr(conn, s_sweep);
-        if (sweep == NULL) goto error;
-        int no_sweep = sweep == Py_None;
-        Py_DECREF(sweep);
-        if (no_sweep) goto no; /* the Python sets the timer */
-        PyObject *at = PyObject_GetAttr(conn, s_sweep_at);
-        if (at == NULL) goto error;
-        double sweep_at = PyFloat_AsDouble(at);
-        Py_DECREF(at);
-        if (sweep_at == -1.0 && PyErr_Occurred()) goto error;
-        if (r->deadline < sweep_at) goto no; /* the Python sets the timer sooner */
     }
-    Py_XDECREF(backends);
     return 1;
 no_or_error:
     if (PyErr_Occurred()) goto error;
 no:
-    Py_XDECREF(backends);
     return 0;
 error:
-    Py_XDECREF(backends);
     return -1;
 }
-
-static int set_attrs(PyObject *obj, PyObject *const *names, PyObject *const *values, int n) {
-    for (int k = 0; k < n; k++)
-        if (PyObject_SetAttr(obj, names[k], values[k]) < 0) return -1;
-    return 0;
-}
+#undef CHECK
 
 /* The effects of `Lane.relay` for a request `lane_request` took, in its order. */
-static int lane_send(LaneRequest *r, PyObject *session, PyObject *exchange_type,
+static int lane_send(LaneRun *run, LaneRequest *r, PyObject *session, PyObject *exchange_type,
                      PyObject *now_mono, PyObject *dirty) {
-    PyObject *out = NULL, *body = NULL, *id = NULL, *ex = NULL, *link = NULL, *inflight = NULL,
-             *targets = NULL, *family = NULL, *pair = NULL, *deadline = NULL, *entry = NULL;
+    PyObject *out = NULL, *body = NULL, *id = NULL, *ex = NULL, *targets = NULL,
+             *family = NULL, *pair = NULL, *deadline = NULL, *entry = NULL, *head = NULL;
     int rc = -1;
-    PyObject *conn = r->conn;
     /* `single_target`: a shared server holds this client's text; a MERGE of one has its
      * origin now */
-    PyObject *pool = PyObject_GetAttr(session, s_pool);
-    if (pool == NULL) goto out;
-    int shared = attr_is(pool, s_shared, Py_True);
-    Py_DECREF(pool);
-    if (shared < 0) goto out;
-    if (shared) {
-        PyObject *docs = PyObject_GetAttr(session, s_documents);
-        if (docs == NULL) goto out;
-        int open = PySequence_Contains(docs, r->uri);
-        Py_DECREF(docs);
+    if (run->shared) {
+        int open = PySequence_Contains(run->docs, r->uri);
         if (open < 0) goto out;
         if (open) {
             PyObject *held_docs = PyObject_GetAttr(r->target, s_documents);
@@ -775,129 +1500,138 @@ static int lane_send(LaneRequest *r, PyObject *session, PyObject *exchange_type,
                                                        r->uri, NULL);
             Py_DECREF(held_docs);
             if (res == NULL) goto out;
+            int sent = res != Py_False;
             Py_DECREF(res);
+            if (sent) {
+                /* the Python sent the text: the run reads again what it uses from here on
+                 * (this request's checks stand, as in `Lane.relay`; the next one's are made
+                 * again) */
+                PyObject *conn = Py_NewRef(run->conn), *origin = Py_NewRef(run->origin);
+                PyObject *timeout = Py_NewRef(run->timeout);
+                double at = run->deadline;
+                lane_run_reset(run);
+                run->conn = conn;
+                run->origin = origin;
+                run->timeout = timeout;
+                run->deadline = at;
+                if (run_session(run, session) < 0) goto out;
+                if (!run->running) { /* no longer: the Python answers it */
+                    rc = 0;
+                    goto out;
+                }
+            }
         }
     }
+    PyObject *conn = run->conn;
     family = Py_NewRef(PyTuple_GET_ITEM(r->route, 1));
     if (PyLong_AsLong(PyTuple_GET_ITEM(r->route, 0)) & ROUTE_MERGE) {
-        if (family != Py_None) {
-            PyObject *last = PyObject_GetAttr(session, s_last_origin);
-            if (last == NULL) goto out;
-            int set = PyObject_SetItem(last, family, r->origin);
-            Py_DECREF(last);
-            if (set < 0) goto out;
-        }
+        if (family != Py_None && set_item(run->last_origin, family, run->origin) < 0) goto out;
         Py_SETREF(family, Py_NewRef(Py_None));
     }
     /* the request as the server gets it: `Connection.forward`'s dict under the connection's
-     * next id (read again: the text sent just now took none, but the id is the Python's to
+     * next id (read after the text was sent: it took none, but the id is the Python's to
      * give), encoded before anything of the request's own is done (one that cannot be is
      * left to the Python, which answers it; what was done above it does again, the same) */
     {
-        PyObject *n = PyObject_GetAttr(conn, s_next_id);
-        if (n == NULL) goto out;
-        int overflow = 0;
-        long long next = PyLong_CheckExact(n) ? PyLong_AsLongLongAndOverflow(n, &overflow) : -1;
-        Py_DECREF(n);
-        if (next == -1 && PyErr_Occurred()) goto out;
-        if (next < 0 || overflow || next > (1LL << 62)) {
+        int counted = run_conn(run);
+        if (counted <= 0) {
+            rc = counted;
+            goto out;
+        }
+    }
+    if ((id = PyLong_FromLongLong(run->next_id)) == NULL) goto out;
+    Py_ssize_t at = r->id_at, end = r->id_end, body_len;
+    if (r->scanned ||
+        (r->plain && id_span(PyBytes_AS_STRING(r->body), PyBytes_GET_SIZE(r->body), 4, &at, &end))) {
+        /* the very bytes, under the server's id: the same message as the dict's */
+        head = framed_request(PyBytes_AS_STRING(r->body), PyBytes_GET_SIZE(r->body), at, end,
+                              run->next_id, &body_len);
+        if (head == NULL) goto out;
+    } else {
+        if ((out = PyDict_New()) == NULL) goto out;
+        if (PyDict_SetItem(out, k_jsonrpc, v_two) < 0 || PyDict_SetItem(out, k_id, id) < 0 ||
+            PyDict_SetItem(out, k_method, r->method) < 0 ||
+            PyDict_SetItem(out, k_params, r->params) < 0)
+            goto out;
+        if ((body = PyObject_CallOneArg(orjson_dumps, out)) == NULL) {
+            PyErr_Clear();
             rc = 0;
             goto out;
         }
-        r->next_id = next;
-    }
-    if ((id = PyLong_FromLongLong(r->next_id)) == NULL) goto out;
-    if ((out = PyDict_New()) == NULL) goto out;
-    if (PyDict_SetItem(out, k_jsonrpc, v_two) < 0 || PyDict_SetItem(out, k_id, id) < 0 ||
-        PyDict_SetItem(out, k_method, r->method) < 0 ||
-        PyDict_SetItem(out, k_params, r->params) < 0)
-        goto out;
-    if ((body = PyObject_CallOneArg(orjson_dumps, out)) == NULL) {
-        PyErr_Clear();
-        rc = 0;
-        goto out;
+        body_len = PyBytes_GET_SIZE(body);
+        if ((head = header(body_len)) == NULL) goto out;
     }
     /* `FastExchange(session, msg, target, family)` */
     if ((ex = PyType_GenericNew((PyTypeObject *)exchange_type, NULL, NULL)) == NULL) goto out;
-    if ((link = PyObject_GetAttr(session, s_link)) == NULL) goto out;
     if ((targets = PyList_New(0)) == NULL) goto out;
     {
-        PyObject *names[] = {s_session, s_link, s_client_id, s_method, s_params, s_targets,
-                             s_answered, s_per_backend, s_fit_for, s_fit_kind, s_backend,
-                             s_family, s_timeout, s_deadline};
         /* answers a shared server gives this client fitted to what it declared
          * (`forward.must_fit`): the route's fitting kind, the client's capabilities */
-        PyObject *fit_kind = PyTuple_GET_ITEM(r->route, 2), *fit_for = Py_NewRef(Py_None);
+        PyObject *fit_kind = PyTuple_GET_ITEM(r->route, 2), *fit_for = Py_None;
         if (fit_kind != Py_None) {
-            Py_SETREF(fit_for, PyObject_GetAttr(session, s_client_capabilities));
-            if (fit_for == NULL) goto out;
+            if (run->caps == NULL &&
+                (run->caps = PyObject_GetAttr(session, s_client_capabilities)) == NULL)
+                goto out;
+            fit_for = run->caps;
         } else {
             fit_kind = v_empty;
         }
         PyObject *zero = PyFloat_FromDouble(0.0);
-        if (zero == NULL) {
-            Py_DECREF(fit_for);
-            goto out;
-        }
-        PyObject *values[] = {session, link, r->id, r->method, r->params, targets,
-                              Py_False, Py_None, fit_for, fit_kind, r->target,
-                              family, Py_None, zero};
-        int set = set_attrs(ex, names, values, 14);
+        if (zero == NULL) goto out;
+        ex_set(ex, EX_SESSION, session);
+        ex_set(ex, EX_LINK, run->link);
+        ex_set(ex, EX_CLIENT_ID, r->id);
+        ex_set(ex, EX_METHOD, r->method);
+        ex_set(ex, EX_PARAMS, r->params);
+        ex_set(ex, EX_BODY, r->scanned ? r->body : Py_None);
+        ex_set(ex, EX_TARGETS, targets);
+        ex_set(ex, EX_ANSWERED, Py_False);
+        ex_set(ex, EX_PER_BACKEND, Py_None);
+        ex_set(ex, EX_FIT_FOR, fit_for);
+        ex_set(ex, EX_FIT_KIND, fit_kind);
+        ex_set(ex, EX_BACKEND, r->target);
+        ex_set(ex, EX_FAMILY, family);
+        ex_set(ex, EX_TIMEOUT, run->timeout);
+        ex_set(ex, EX_DEADLINE, zero);
         Py_DECREF(zero);
-        Py_DECREF(fit_for);
-        if (set < 0) goto out;
     }
-    if ((inflight = PyObject_GetAttr(link, s_inflight)) == NULL) goto out;
-    if (PyObject_SetItem(inflight, r->id, ex) < 0) goto out;
+    if (set_item(run->inflight, r->id, ex) < 0) goto out;
     /* `Backend.forward`, `Connection.forward` */
     if (PyObject_SetAttr(r->target, s_last_used, now_mono) < 0) goto out;
     {
-        PyObject *next = PyLong_FromLongLong(r->next_id + 1);
+        PyObject *next = PyLong_FromLongLong(run->next_id + 1);
         if (next == NULL) goto out;
         int set = PyObject_SetAttr(conn, s_next_id, next);
         Py_DECREF(next);
         if (set < 0) goto out;
+        run->next_id++;
     }
-    if (PyObject_SetAttr(ex, s_timeout, r->timeout) < 0) goto out;
-    if (r->timeout != Py_None) {
-        PyObject *seq = PyObject_GetAttr(conn, s_seq);
-        if (seq == NULL) goto out;
-        PyObject *one = PyLong_FromLong(1);
-        PyObject *seq1 = one ? PyNumber_Add(seq, one) : NULL;
-        Py_DECREF(seq);
-        Py_XDECREF(one);
+    if (run->timeout != Py_None) {
+        PyObject *seq1 = PyLong_FromLongLong(run->seq + 1);
         if (seq1 == NULL) goto out;
         if (PyObject_SetAttr(conn, s_seq, seq1) < 0) {
             Py_DECREF(seq1);
             goto out;
         }
-        deadline = PyFloat_FromDouble(r->deadline);
+        run->seq++;
+        deadline = PyFloat_FromDouble(run->deadline);
         entry = deadline ? PyTuple_Pack(3, deadline, seq1, id) : NULL;
         Py_DECREF(seq1);
         if (entry == NULL) goto out;
-        PyObject *heap = PyObject_GetAttr(conn, s_deadlines);
-        if (heap == NULL) goto out;
-        PyObject *pushed = PyObject_CallFunctionObjArgs(heappush, heap, entry, NULL);
-        Py_DECREF(heap);
+        PyObject *pushed = PyObject_CallFunctionObjArgs(heappush, run->heap, entry, NULL);
         if (pushed == NULL) goto out;
         Py_DECREF(pushed);
-        if (PyObject_SetAttr(ex, s_deadline, deadline) < 0) goto out;
+        ex_set(ex, EX_DEADLINE, deadline);
     }
-    {
-        PyObject *pending = PyObject_GetAttr(conn, s_pending);
-        if (pending == NULL) goto out;
-        int set = PyObject_SetItem(pending, id, ex);
-        Py_DECREF(pending);
-        if (set < 0) goto out;
-    }
-    if (hold(conn, body, dirty) < 0) goto out;
+    if (set_item(run->pending, id, ex) < 0) goto out;
+    if (hold(&run->holder, conn, head, body, body_len, dirty) < 0) goto out;
     if ((pair = PyTuple_Pack(2, r->target, id)) == NULL) goto out;
     if (PyList_Append(targets, pair) < 0) goto out;
     rc = 1;
 out:
-    Py_XDECREF(out); Py_XDECREF(body); Py_XDECREF(id); Py_XDECREF(ex); Py_XDECREF(link);
-    Py_XDECREF(inflight); Py_XDECREF(targets); Py_XDECREF(family); Py_XDECREF(pair);
-    Py_XDECREF(deadline); Py_XDECREF(entry);
+    Py_XDECREF(out); Py_XDECREF(body); Py_XDECREF(id); Py_XDECREF(ex); Py_XDECREF(targets);
+    Py_XDECREF(family); Py_XDECREF(pair); Py_XDECREF(deadline); Py_XDECREF(entry);
+    Py_XDECREF(head);
     return rc;
 }
 
@@ -931,8 +1665,10 @@ static PyObject *lane_requests(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "lane_requests: exchange_type must be a type");
         return NULL;
     }
-    if (lane_imports() < 0) return NULL;
+    if (lane_imports() < 0 || exchange_slots(exchange_type) < 0) return NULL;
+    LaneRun run = {0};
     Py_ssize_t i = start < 0 ? 0 : start;
+    PyObject *result = NULL;
     for (; i < PyList_GET_SIZE(items); i++) {
         PyObject *body = PyList_GET_ITEM(items, i);
         /* a lane request is small and has an id: anything else (a document's text, a
@@ -941,15 +1677,143 @@ static PyObject *lane_requests(PyObject *self, PyObject *args) {
             memmem(PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body), "\"id\"", 4) == NULL)
             break;
         LaneRequest r = {0};
+        r.body = body; /* borrowed: the list holds it, and the run holds the list */
         Py_INCREF(body);
-        int ok = lane_request(body, session, routes, now_loop, &r);
-        if (ok == 1) ok = lane_send(&r, session, exchange_type, now_mono, dirty);
+        int ok = lane_request(body, session, routes, now_loop, &run, &r);
+        if (ok == 1) ok = lane_send(&run, &r, session, exchange_type, now_mono, dirty);
         Py_DECREF(body);
         lane_request_clear(&r);
-        if (ok < 0) return failed(i);
+        if (ok < 0) {
+            result = failed(i);
+            break;
+        }
         if (ok == 0) break;
     }
-    return Py_BuildValue("(nO)", i, Py_None);
+    lane_run_reset(&run);
+    return result != NULL ? result : Py_BuildValue("(nO)", i, Py_None);
+}
+
+/* -- answers ------------------------------------------------------------------------------------ */
+
+/* What a run of answers read of the clients it answers and of their sessions. */
+typedef struct {
+    /* the last client link's: whether the answer may be written to it, its connection and
+     * in-flight table */
+    PyObject *link, *cconn, *inflight;
+    int usable;
+    /* the last session's origins and last origins */
+    PyObject *session, *origins, *last_origin;
+    Holder holder;
+} Answers;
+
+static void answers_clear(Answers *a) {
+    Py_CLEAR(a->link); Py_CLEAR(a->cconn); Py_CLEAR(a->inflight);
+    Py_CLEAR(a->session); Py_CLEAR(a->origins); Py_CLEAR(a->last_origin);
+    holder_clear(&a->holder);
+}
+
+/* `link._idle is None`, its connection open and writable (`send_raw`'s and `reply_raw`'s
+ * checks): 1, 0 or -1; read once per link. */
+static int answers_link(Answers *a, PyObject *link) {
+    if (a->link == link) return a->usable;
+    Py_CLEAR(a->link); Py_CLEAR(a->cconn); Py_CLEAR(a->inflight);
+    int usable = attr_is(link, s_idle, Py_None);
+    if (usable < 0) return -1;
+    if (usable) {
+        if ((a->cconn = PyObject_GetAttr(link, s_conn)) == NULL) return -1;
+        usable = a->cconn != Py_None;
+    }
+    if (usable) usable = attr_is(a->cconn, s_debug, Py_False);
+    if (usable > 0) usable = writable(a->cconn);
+    if (usable < 0) return -1;
+    a->link = Py_NewRef(link);
+    a->usable = usable;
+    return usable;
+}
+
+static int answers_session(Answers *a, PyObject *session) {
+    if (a->session == session) return 0;
+    Py_CLEAR(a->session); Py_CLEAR(a->origins); Py_CLEAR(a->last_origin);
+    if ((a->origins = PyObject_GetAttr(session, s_origin)) == NULL ||
+        (a->last_origin = PyObject_GetAttr(session, s_last_origin)) == NULL)
+        return -1;
+    a->session = Py_NewRef(session);
+    return 0;
+}
+
+/* One answer of `lane_answers`: 1 relayed (or dropped, answered already), 0 left to the
+ * Python, -1. */
+static int lane_answer(Answers *a, PyObject *body, PyObject *pending, PyObject *exchange_type,
+                       PyObject *dirty) {
+    const char *b = PyBytes_AS_STRING(body);
+    Py_ssize_t n = PyBytes_GET_SIZE(body), at, end, offset;
+    if (!sniff(b, n, &at, &end, &offset)) return 0;
+    if (n - offset < 8 || memcmp(b + offset, "\"result\"", 8) != 0) return 0;
+    PyObject *id = sniffed_id(b, at, end);
+    if (id == NULL) return -1;
+    PyObject *ex = PyDict_GetItemWithError(pending, id);
+    if (ex == NULL || (PyObject *)Py_TYPE(ex) != exchange_type) {
+        Py_DECREF(id);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_INCREF(ex);
+    PyObject *framed = NULL, *origin = NULL, *v;
+    Py_ssize_t body_len = 0;
+    int ok = -1, c;
+#define TAKE(cond) do { c = (cond); if (c < 0) goto done; if (!c) { ok = 0; goto done; } } while (0)
+    if ((v = ex_get(ex, EX_FIT_FOR)) == NULL) goto done;
+    TAKE(v == Py_None);
+    PyObject *link = ex_get(ex, EX_LINK), *client_id = ex_get(ex, EX_CLIENT_ID);
+    if (link == NULL || client_id == NULL) goto done;
+    TAKE(answers_link(a, link));
+    framed = rewritten(b, n, offset, client_id, 1, &body_len);
+    if (framed == NULL) goto done;
+    TAKE(framed != Py_None);
+    PyObject *family = ex_get(ex, EX_FAMILY);
+    if (family == NULL) goto done;
+    if (family != Py_None) {
+        PyObject *session = ex_get(ex, EX_SESSION), *backend = ex_get(ex, EX_BACKEND);
+        if (session == NULL || backend == NULL || answers_session(a, session) < 0) goto done;
+        origin = Py_XNewRef(PyDict_GetItemWithError(a->origins, backend));
+        if (origin == NULL && PyErr_Occurred()) goto done;
+        TAKE(origin != NULL);
+    }
+    /* the effects, in the Python's order */
+    if (PyDict_DelItem(pending, id) < 0) goto done;
+    if (origin != NULL && set_item(a->last_origin, family, origin) < 0) goto done;
+    if ((v = ex_get(ex, EX_ANSWERED)) == NULL) goto done;
+    if (v == Py_True) { /* answered already (`_finish`): nothing is sent */
+        ok = 1;
+        goto done;
+    }
+    ex_set(ex, EX_ANSWERED, Py_True);
+    if (a->inflight == NULL && (a->inflight = PyObject_GetAttr(link, s_inflight)) == NULL)
+        goto done;
+    {
+        PyObject *known;
+        if (PyDict_CheckExact(a->inflight)) {
+            known = Py_XNewRef(PyDict_GetItemWithError(a->inflight, client_id));
+            if (known == NULL && PyErr_Occurred()) goto done;
+        } else {
+            known = PyObject_GetItem(a->inflight, client_id);
+            if (known == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_KeyError)) goto done;
+                PyErr_Clear();
+            }
+        }
+        int mine = known == ex;
+        Py_XDECREF(known);
+        if (mine && PyObject_DelItem(a->inflight, client_id) < 0) goto done;
+    }
+    if (hold(&a->holder, a->cconn, framed, NULL, body_len, dirty) < 0) goto done;
+    ok = 1;
+#undef TAKE
+done:
+    Py_XDECREF(framed);
+    Py_XDECREF(origin);
+    Py_DECREF(ex);
+    Py_DECREF(id);
+    return ok;
 }
 
 /* `FastExchange.raw` and what it calls (`reply_raw`, `relay`, `_finish`,
@@ -961,116 +1825,32 @@ static PyObject *lane_answers(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!nOOO!:lane_answers", &PyList_Type, &items, &start, &conn,
                           &exchange_type, &PyList_Type, &dirty))
         return NULL;
+    if (exchange_slots(exchange_type) < 0) return NULL;
     PyObject *pending = PyObject_GetAttr(conn, s_pending);
     if (pending == NULL) return NULL;
     if (!PyDict_CheckExact(pending)) {
         Py_DECREF(pending);
         return Py_BuildValue("(nO)", start, Py_None);
     }
+    Answers a = {0};
+    PyObject *result = NULL;
     Py_ssize_t i = start < 0 ? 0 : start;
     for (; i < PyList_GET_SIZE(items); i++) {
         PyObject *body = PyList_GET_ITEM(items, i);
         if (!PyBytes_CheckExact(body) || PyDict_GET_SIZE(pending) == 0) break;
-        Py_ssize_t n = PyBytes_GET_SIZE(body);
-        if (n > 64 * 1024) break; /* a large answer is written from its own bytes */
-        PyObject *sniffed = sniff_response(NULL, body);
-        if (sniffed == NULL) goto error;
-        if (sniffed == Py_None) {
-            Py_DECREF(sniffed);
+        if (PyBytes_GET_SIZE(body) > 64 * 1024) break; /* written from its own bytes */
+        Py_INCREF(body);
+        int ok = lane_answer(&a, body, pending, exchange_type, dirty);
+        Py_DECREF(body);
+        if (ok < 0) {
+            result = failed(i);
             break;
         }
-        PyObject *id = Py_NewRef(PyTuple_GET_ITEM(sniffed, 0));
-        Py_ssize_t offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(sniffed, 1));
-        Py_DECREF(sniffed);
-        PyObject *ex = PyDict_GetItemWithError(pending, id);
-        if (ex == NULL || (PyObject *)Py_TYPE(ex) != exchange_type ||
-            n - offset < 8 || memcmp(PyBytes_AS_STRING(body) + offset, "\"result\"", 8) != 0) {
-            Py_DECREF(id);
-            if (PyErr_Occurred()) goto error;
-            break;
-        }
-        Py_INCREF(ex);
-        PyObject *link = NULL, *cconn = NULL, *family = NULL, *session = NULL, *origin = NULL,
-                 *client_id = NULL, *out = NULL, *inflight = NULL;
-        int ok = -1;
-        int c;
-#define TAKE(cond) do { c = (cond); if (c < 0) goto done; if (!c) { ok = 0; goto done; } } while (0)
-        TAKE(attr_is(ex, s_fit_for, Py_None));
-        if ((link = PyObject_GetAttr(ex, s_link)) == NULL) goto done;
-        TAKE(attr_is(link, s_idle, Py_None));
-        if ((cconn = PyObject_GetAttr(link, s_conn)) == NULL) goto done;
-        TAKE(cconn != Py_None);
-        TAKE(attr_is(cconn, s_debug, Py_False));
-        TAKE(writable(cconn));
-        if ((client_id = PyObject_GetAttr(ex, s_client_id)) == NULL) goto done;
-        {
-            PyObject *rargs = Py_BuildValue("(OnO)", body, offset, client_id);
-            if (rargs == NULL) goto done;
-            out = rewrite_response_id(NULL, rargs);
-            Py_DECREF(rargs);
-            if (out == NULL) goto done;
-            TAKE(out != Py_None);
-        }
-        if ((family = PyObject_GetAttr(ex, s_family)) == NULL) goto done;
-        if (family != Py_None) {
-            if ((session = PyObject_GetAttr(ex, s_session)) == NULL) goto done;
-            PyObject *origins = PyObject_GetAttr(session, s_origin);
-            if (origins == NULL) goto done;
-            PyObject *backend = PyObject_GetAttr(ex, s_backend);
-            if (backend == NULL) {
-                Py_DECREF(origins);
-                goto done;
-            }
-            origin = Py_XNewRef(PyDict_GetItemWithError(origins, backend));
-            Py_DECREF(origins);
-            Py_DECREF(backend);
-            if (origin == NULL && PyErr_Occurred()) goto done;
-            TAKE(origin != NULL);
-        }
-        /* the effects, in the Python's order */
-        if (PyDict_DelItem(pending, id) < 0) goto done;
-        if (origin != NULL) {
-            PyObject *last = PyObject_GetAttr(session, s_last_origin);
-            if (last == NULL) goto done;
-            int set = PyObject_SetItem(last, family, origin);
-            Py_DECREF(last);
-            if (set < 0) goto done;
-        }
-        c = attr_is(ex, s_answered, Py_True);
-        if (c < 0) goto done;
-        if (c) { /* answered already (`_finish`): nothing is sent */
-            ok = 1;
-            goto done;
-        }
-        if (PyObject_SetAttr(ex, s_answered, Py_True) < 0) goto done;
-        if ((inflight = PyObject_GetAttr(link, s_inflight)) == NULL) goto done;
-        {
-            PyObject *known = PyObject_GetItem(inflight, client_id);
-            if (known == NULL) {
-                if (!PyErr_ExceptionMatches(PyExc_KeyError)) goto done;
-                PyErr_Clear();
-            } else {
-                int mine = known == ex;
-                Py_DECREF(known);
-                if (mine && PyObject_DelItem(inflight, client_id) < 0) goto done;
-            }
-        }
-        if (hold(cconn, out, dirty) < 0) goto done;
-        ok = 1;
-#undef TAKE
-    done:
-        Py_XDECREF(link); Py_XDECREF(cconn); Py_XDECREF(family); Py_XDECREF(session);
-        Py_XDECREF(origin); Py_XDECREF(client_id); Py_XDECREF(out); Py_XDECREF(inflight);
-        Py_DECREF(ex);
-        Py_DECREF(id);
-        if (ok < 0) goto error;
         if (ok == 0) break;
     }
+    answers_clear(&a);
     Py_DECREF(pending);
-    return Py_BuildValue("(nO)", i, Py_None);
-error:
-    Py_DECREF(pending);
-    return failed(i);
+    return result != NULL ? result : Py_BuildValue("(nO)", i, Py_None);
 }
 
 static PyMethodDef methods[] = {
@@ -1089,6 +1869,9 @@ static PyMethodDef methods[] = {
     {"rewrite_response_id", rewrite_response_id, METH_VARARGS,
      "wire.messages.rewrite_response_id for an int id or a plain ASCII string id; None for "
      "another."},
+    {"scan_request", scan_request_py, METH_O,
+     "The plain request the native lane reads in place: (id, method, uri, has a position, "
+     "has a range, the id's offset, its end), or None for a body it leaves to orjson."},
     {"lane_requests", lane_requests, METH_VARARGS,
      "session/fast.py's lane for a run of a client's plain requests; the index of the first "
      "message left to the Python (see session/native.py)."},
@@ -1106,7 +1889,7 @@ static struct PyModuleDef module = {
 
 /* What the Python of this source expects of the extension (`speedups.ABI`): raised whenever a
  * function's arguments or meaning change, so that a build of an older source is not used. */
-#define SPEEDUPS_ABI 2
+#define SPEEDUPS_ABI 3
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     if (lane_init() < 0) return NULL;

@@ -17,13 +17,14 @@ from types import ModuleType
 PURE_PYTHON_ENV = "LSPMUX_PURE_PYTHON"
 
 #: The version of the extension's functions this source expects (`SPEEDUPS_ABI` in the C).
-ABI = 2
+ABI = 3
 
 #: What the extension has; a build without one of them is not used at all.
 FUNCTIONS = (
     "contains",
     "fit_markdown_docs",
     "split_frames",
+    "scan_request",
     "sniff_response",
     "rewrite_response_id",
     "lane_requests",

@@ -22,7 +22,9 @@ answered once: `Exchange._finish` decides.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from lspmux.routing.table import CLIENT_REQUESTS
 from lspmux.session import forward
@@ -33,6 +35,9 @@ from lspmux.wire.messages import Message, decode
 
 if TYPE_CHECKING:
     from lspmux.backends.backend import Backend
+
+#: The slot `FastExchange.params` stands on (`Exchange`'s).
+_PARAMS: Any = Exchange.__dict__["params"]
 
 
 class Lane:
@@ -87,16 +92,33 @@ class FastExchange(Exchange[SessionState]):
     """A client request on the fast lane: its exchange, and its pending entry at the server
     (`wire/requests.py` `Record`)."""
 
-    __slots__ = ("backend", "deadline", "family", "timeout")
+    __slots__ = ("_body", "backend", "deadline", "family", "timeout")
 
     def __init__(
         self, session: SessionState, msg: Message, backend: Backend, family: str | None
     ) -> None:
+        self._body: bytes | None = None
         super().__init__(session, msg)
         self.backend = backend
         self.family = family  # FIRST: the family whose last origin the answer sets
         self.timeout: float | None = None
         self.deadline = 0.0
+
+    @property  # type: ignore[override]
+    def params(self) -> Any:
+        """The request's params. The native lane reads a plain request in place
+        (`_speedups.c`: `scan_request`) and keeps its bytes instead (`_body`): they are parsed
+        here if anything asks for them (a fallback to another server, a progress token)."""
+        body = self._body
+        if body is not None:
+            self._body = None
+            _PARAMS.__set__(self, orjson.loads(body)["params"])
+        return _PARAMS.__get__(self, FastExchange)
+
+    @params.setter
+    def params(self, value: Any) -> None:
+        self._body = None
+        _PARAMS.__set__(self, value)
 
     def raw(self, body: bytes, offset: int) -> None:
         """The server's sniffed answer: a result goes to the client as it is (fitted first

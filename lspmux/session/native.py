@@ -15,6 +15,12 @@ run of such messages in one call:
   and does what `FastExchange.raw` does: the family's last origin, the exchange answered once,
   the answer written under the client's id.
 
+A plain request is read in place (`scan_request`: its id, method, document and position, the
+rest only checked), and its very bytes go to the server with the server's id in place of the
+client's; the exchange keeps those bytes and parses the params only if something asks for them
+(`FastExchange.params`: a retry, a progress token). A run reads the session's tables once, not
+once per request, and again after the Python ran.
+
 Each stops at the first message that is anything else, or that needs what only the Python does
 (a table without its entry yet, a timer to set, a log line at debug level, an answer to fit, a
 large answer, a client that waits for all answers): the connection hands that message to the

@@ -94,6 +94,7 @@ assert speedups.native is mod, speedups.status
 # -s: a sanitizer's report goes to the real stderr, not to a capture lost with the process
 code = pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly",
                     "tests/unit/session/test_session_native.py",
+                    "tests/unit/session/test_session_native_scan.py",
                     "tests/unit/session/test_session_fast.py",
                     "tests/unit/session/test_session_answer_once.py"])
 print("lane sanitized:", code)
@@ -143,7 +144,7 @@ def test_fuzzed_bodies_under_the_sanitizers(tmp_path: Path) -> None:
 
 
 def test_the_lane_harness_catches_a_reference_dropped_twice(tmp_path: Path) -> None:
-    build = _planted(tmp_path, "        ok = 1;\n#undef TAKE", "        Py_DECREF(out);")
+    build = _planted(tmp_path, "    ok = 1;\n#undef TAKE", "    Py_DECREF(framed);")
     run = _child(build, LANE_CHILD)
     assert run.returncode != 0 and "heap-use-after-free" in run.stderr, run.stderr[-2000:]
 

@@ -6,8 +6,11 @@ particular folder sets its own over these."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from lspmux import speedups
 
 
 @pytest.fixture(autouse=True)
@@ -18,3 +21,12 @@ def private_xdg_folders(
     for name in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(name, str(base / name.removeprefix("XDG_").lower()))
     return base
+
+
+@pytest.fixture(scope="module")
+def native() -> Any:
+    """lspmux's built C extension (`lspmux/_speedups.c`): without it a test that takes this
+    fixture fails in CI (tests/conftest.py), as any missing install step does."""
+    if speedups.native is None:
+        pytest.skip(f"lspmux's C speedups: {speedups.status}")
+    return speedups.native

@@ -30,15 +30,6 @@ from tests.unit.routing.test_routing_fit_raw_differential import (
 )
 
 
-@pytest.fixture(scope="module")
-def native() -> Any:
-    """The built extension: without it this test fails in CI (tests/conftest.py), as any
-    missing install step does."""
-    if speedups.native is None:
-        pytest.skip(f"lspmux's C speedups: {speedups.status}")
-    return speedups.native
-
-
 def test_the_speedups_are_in_use_where_built(native: Any) -> None:
     assert speedups.status == "in use"
     assert speedups.fit_markdown_docs is native.fit_markdown_docs

@@ -120,12 +120,15 @@ async def test_the_native_lane_makes_the_fast_lanes_exchange(mem: Any) -> None:
     backend = next(iter(m.pool.backends.values()))
     server_id = a.requests("textDocument/hover")[1]["id"]
     assert ex.targets == [(backend, server_id)]
+    # read in place: the params are the request's bytes until something asks for them
+    assert ex._body is not None and orjson.loads(ex._body)["id"] == "c-1"
     assert (ex.client_id, ex.method, ex.params) == ("c-1", "textDocument/hover", hover_params(uri))
+    assert ex._body is None
     assert (ex.answered, ex.family, ex.fit_for, ex.per_backend) == (False, None, None, None)
     # every slot of the exchange is set, as its __init__ sets them (a slot added later that
     # the C does not set would be unreadable)
     slots = {name for cls in type(ex).__mro__ for name in getattr(cls, "__slots__", ())}
-    assert len(slots) == 14
+    assert len(slots) == 15
     for name in slots:
         getattr(ex, name)
     assert ex.timeout == 5.0 and ex.deadline > 0
@@ -208,22 +211,32 @@ async def test_a_merge_of_one_server_sets_its_origin_as_the_fast_lane_does(mem: 
     assert a.requests("completionItem/resolve")[0]["params"]["data"] == 1
 
 
+async def editor_and_agent(
+    mem: Any, tmp_path: Path, a: ScriptedServer
+) -> tuple[MemorySession, MemorySession, str]:
+    """An editor and an agent sharing server `a` (the agent closed by the caller), each with its
+    own text of a.py, which both take hovers as they come (nothing to fit: the lane takes
+    them); the editor's first hover asked the server's `supports` and made it hold the
+    editor's text."""
+    editor = mem(a=a)
+    takes = {"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}}
+    await editor.initialize(takes)
+    agent = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="agent")
+    await agent.initialize(takes)
+    uri = editor.open("a.py", "editor_text = 1\n")
+    await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
+    agent.open("a.py", "agent_text = 2\n")
+    await until(lambda: "agent_text" in str(a.received[-1]), "the agent's text there")
+    await editor.client.answer(editor.client.request("textDocument/hover", hover_params(uri)))
+    return editor, agent, uri
+
+
 async def test_on_a_shared_server_the_native_lane_makes_it_hold_the_askers_text_first(
     mem: Any, tmp_path: Path
 ) -> None:
     a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: {"contents": "h"}})
-    editor = mem(a=a)
-    takes = {"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}}
-    await editor.initialize(takes)  # nothing to fit for either: the lane takes their hovers
-    agent = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="agent")
-    await agent.initialize(takes)
+    editor, agent, uri = await editor_and_agent(mem, tmp_path, a)
     try:
-        uri = editor.open("a.py", "editor_text = 1\n")
-        await until(lambda: a.notifications("textDocument/didOpen"), "didOpen")
-        agent.open("a.py", "agent_text = 2\n")
-        await until(lambda: "agent_text" in str(a.received[-1]), "the agent's text there")
-        # the first hover asks the server's `supports`, by the Python
-        await editor.client.answer(editor.client.request("textDocument/hover", hover_params(uri)))
         before = runs(editor)[0], runs(agent)[0]
         for asker, text in ((agent, "agent_text = 2\n"), (editor, "editor_text = 1\n")) * 2:
             await asker.client.answer(asker.client.request("textDocument/hover", hover_params(uri)))
@@ -324,3 +337,108 @@ async def test_a_client_whose_answers_are_fitted_sends_by_the_lane_and_gets_them
         raw.client.assert_answered_once()
     finally:
         await raw.close()
+
+
+def at(uri: str, character: int) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri}, "position": {"line": 0, "character": character}}
+
+
+async def test_a_read_alternating_between_two_servers_gives_each_its_own_ids(
+    tmp_path: Path,
+) -> None:
+    """A run keeps what it read of its target's connection (its next id, its tables): a read
+    that alternates between two servers reads each again, and writes each one's counter back."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(1)})
+    b = ScriptedServer("b", HOVER, {"textDocument/hover": hover(2)})
+    m = MemorySession(tmp_path, {"a": a, "b": b}, file_types_of={"a": (".py",), "b": (".rs",)})
+    try:
+        await m.initialize()
+        ua, ub = await opened(m, "a.py", "x\n"), await opened(m, "b.rs", "y\n")
+        for uri in (ua, ub):  # each server's `supports`, asked by the Python
+            await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+        before = runs(m)
+        with one_read(m):
+            ids = [
+                m.client.request("textDocument/hover", at(uri, k))
+                for k in range(6)
+                for uri in (ua, ub)
+            ]
+        answers = [await m.client.answer(i) for i in ids]
+        expected = [{"contents": f"h{n}:{k}"} for k in range(6) for n in (1, 2)]
+        assert [x["result"] for x in answers] == expected
+        assert runs(m) == (before[0] + 12, before[1] + 12)
+        for server in (a, b):
+            sent = [r["id"] for r in server.requests("textDocument/hover")][-6:]
+            assert sent == list(range(sent[0], sent[0] + 6))
+            conn = next(x for x in m.pool.backends.values() if x.name == server.name)._conn
+            assert conn is not None and conn._next_id == sent[-1] + 1
+        assert not m.session.link.inflight
+        m.client.assert_answered_once()
+    finally:
+        await m.close()
+
+
+async def test_one_read_on_a_shared_server_sends_the_askers_text_once_then_its_hovers(
+    mem: Any, tmp_path: Path
+) -> None:
+    """The first hover of the read makes the shared server hold the asker's text (the Python
+    sends it: the run then reads the tables again); the next ones find it held."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(5)})
+    _editor, agent, uri = await editor_and_agent(mem, tmp_path, a)
+    try:
+        before, start = runs(agent)[0], len(a.received)
+        with one_read(agent):
+            ids = [agent.client.request("textDocument/hover", at(uri, k)) for k in range(4)]
+        answers = [await agent.client.answer(i) for i in ids]
+        assert [x["result"] for x in answers] == [{"contents": f"h5:{k}"} for k in range(4)]
+        seen = a.received[start:]
+        assert [msg["method"] for msg in seen] == ["textDocument/didChange"] + [
+            "textDocument/hover"
+        ] * 4
+        assert seen[0]["params"]["contentChanges"][-1]["text"] == "agent_text = 2\n"
+        sent = [msg["id"] for msg in seen[1:]]
+        assert sent == list(range(sent[0], sent[0] + 4))
+        assert runs(agent)[0] == before + 4
+        agent.client.assert_answered_once()
+    finally:
+        await agent.close()
+
+
+async def test_one_read_of_a_shared_servers_answers_reaches_each_client(
+    mem: Any, tmp_path: Path
+) -> None:
+    """Answers to two clients in one read of the server: the run reads each client's link
+    once it meets it, and each answer goes to its own client under its own id."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Held(p["position"])})
+    editor = mem(a=a)
+    takes = {"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}}
+    await editor.initialize(takes)
+    agent = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="agent")
+    await agent.initialize(takes)
+    try:
+        uri = await opened(editor, "a.py", "x = 1\n")
+        agent.open("a.py", "x = 1\n")
+        await until(lambda: agent.session.backends_for(uri)[0].state == "running", "running")
+        warm = editor.client.request("textDocument/hover", hover_params(uri))
+        await until(lambda: a.held, "the first hover at the server")
+        a.release()
+        await editor.client.answer(warm)
+        before = runs(editor)[1]
+        asked = [
+            (who, who.client.request("textDocument/hover", at(uri, k)))
+            for k in range(3)
+            for who in (editor, agent)
+        ]
+        await until(lambda: len(a.held) == 6, "six hovers held at the server")
+        held, a.held = a.held, []
+        frames = [orjson.dumps({"jsonrpc": "2.0", "id": i, "result": v}) for i, v in held]
+        assert a._to_lspmux is not None
+        a._to_lspmux.write(b"".join(b"Content-Length: %d\r\n\r\n" % len(f) + f for f in frames))
+        for k, (who, msg_id) in enumerate(asked):
+            answer = await who.client.answer(msg_id)
+            assert answer["result"] == {"line": 0, "character": k // 2}
+        assert runs(editor)[1] == before + 6
+        assert not editor.session.link.inflight and not agent.session.link.inflight
+        agent.client.assert_answered_once()
+    finally:
+        await agent.close()

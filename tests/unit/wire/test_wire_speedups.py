@@ -19,20 +19,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from lspmux import speedups
 from lspmux.wire import framing, messages
 from lspmux.wire.framing import _SIMPLE_HEADER, FrameParser
 from lspmux.wire.header import FrameError
-
-
-@pytest.fixture(scope="module")
-def native() -> Any:
-    """The built extension: without it this test fails in CI (tests/conftest.py), as any
-    missing install step does."""
-    if speedups.native is None:
-        pytest.skip(f"lspmux's C speedups: {speedups.status}")
-    return speedups.native
-
 
 # -- split_frames -----------------------------------------------------------------------------
 
