@@ -17,11 +17,14 @@ CLIENT_WRITE_LIMIT = 64 * 1024 * 1024
 
 #: Container objects allocated between two young-generation passes of the cyclic collector
 #: once serving (Python's default: 700). The message path makes no reference cycles, but
-#: each request allocates about ten containers (its message, exchange, pending entry…): at
-#: 700, a pipelined burst ran a collector pass every ~70 requests, each walking the requests
-#: in flight, and promoted them to be walked again by the older passes — 10 to 16% of the
-#: proxy's CPU under pipelined hovers (docs/benchmarks.md, "Proxy overhead").
-YOUNG_THRESHOLD = 20_000
+#: each request allocates a few containers (its exchange, pending entry…): at 700, a
+#: pipelined burst ran a collector pass every ~70 requests, each walking the requests in
+#: flight, and promoted them to be walked again by the older passes — 10 to 16% of the
+#: proxy's CPU under pipelined hovers (docs/benchmarks.md, "Proxy overhead"). Once the native
+#: lane made a request cost ~2.5 µs, 20,000 still cost 15%: 100,000 pipelined hovers, CPU per
+#: request 2.8-3.0 µs at 20,000, 2.4 µs at 100,000 (alternated, same run). What waits longer
+#: is only cyclic garbage, which the message path does not make.
+YOUNG_THRESHOLD = 100_000
 
 
 def settle_heap() -> None:
