@@ -420,8 +420,8 @@ static int id_text(PyObject *id, char buf[32], const char **text, Py_ssize_t *le
     return 0;
 }
 
-/* The digits of n (>= 0) at the end of buf[32]: where they start. */
-static char *digits(char *end, Py_ssize_t n) {
+/* The digits of n at the end of a buffer of at least 20 bytes: where they start. */
+static char *digits(char *end, unsigned long long n) {
     char *p = end;
     do {
         *--p = (char)('0' + n % 10);
@@ -451,7 +451,7 @@ static PyObject *rewritten(const char *body, Py_ssize_t n, Py_ssize_t offset, Py
     const char *count = lenbuf + sizeof lenbuf;
     Py_ssize_t frame = 0;
     if (framed) {
-        count = digits(lenbuf + sizeof lenbuf, size);
+        count = digits(lenbuf + sizeof lenbuf, (unsigned long long)size);
         frame = (Py_ssize_t)(sizeof(CL) - 1) + (lenbuf + sizeof lenbuf - count) + 4;
     }
     PyObject *out = PyBytes_FromStringAndSize(NULL, frame + size);
@@ -733,7 +733,7 @@ static int hold(Holder *h, PyObject *conn, PyObject *a, PyObject *b, Py_ssize_t 
 /* `HEADER % n`. */
 static PyObject *header(Py_ssize_t n) {
     char buf[64], *end = buf + sizeof buf - 4;
-    char *p = digits(end, n);
+    char *p = digits(end, (unsigned long long)n);
     memcpy(end, "\r\n\r\n", 4);
     p -= sizeof(CL) - 1;
     memcpy(p, CL, sizeof(CL) - 1);
@@ -826,10 +826,10 @@ static int id_span(const char *b, Py_ssize_t n, Py_ssize_t keys, Py_ssize_t *at,
 static PyObject *framed_request(const char *b, Py_ssize_t n, Py_ssize_t at, Py_ssize_t end,
                                 long long next_id, Py_ssize_t *body_len) {
     char idbuf[32], lenbuf[32];
-    char *id = digits(idbuf + sizeof idbuf, (Py_ssize_t)next_id);
+    char *id = digits(idbuf + sizeof idbuf, (unsigned long long)next_id);
     Py_ssize_t id_len = idbuf + sizeof idbuf - id;
     Py_ssize_t size = at + id_len + (n - end);
-    char *count = digits(lenbuf + sizeof lenbuf, size);
+    char *count = digits(lenbuf + sizeof lenbuf, (unsigned long long)size);
     Py_ssize_t count_len = lenbuf + sizeof lenbuf - count;
     Py_ssize_t frame = (Py_ssize_t)(sizeof(CL) - 1) + count_len + 4;
     PyObject *out = PyBytes_FromStringAndSize(NULL, frame + size);
@@ -1443,28 +1443,34 @@ checked:
     if (run_session(run, session) < 0) goto error;
     if (!run->running) goto no;
     PyObject *backends = PyDict_CheckExact(run->table)
-                             ? PyDict_GetItemWithError(run->table, r->uri)
-                             : NULL; /* borrowed: the run holds the table */
-    if (backends == NULL || !PyList_CheckExact(backends)) goto no_or_error;
+                             ? Py_XNewRef(PyDict_GetItemWithError(run->table, r->uri))
+                             : NULL; /* held: reading a server's state may run its Python */
+    if (backends == NULL || !PyList_CheckExact(backends)) {
+        Py_XDECREF(backends);
+        goto no_or_error;
+    }
     PyObject *target = NULL;
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(backends); k++) {
+    int found = 1;
+    for (Py_ssize_t k = 0; found == 1 && k < PyList_GET_SIZE(backends); k++) {
         PyObject *b = PyList_GET_ITEM(backends, k);
         int s = run_server(run, b);
-        if (s == -2) goto no;
-        if (s < 0) goto error;
-        if (!run->server_running[s]) goto no;
+        if (s < 0) {
+            found = s == -2 ? 0 : -1;
+            break;
+        }
         PyObject *memo = run->supports[s];
         PyObject *known = PyDict_Check(memo) ? PyDict_GetItemWithError(memo, r->method) : NULL;
-        if (known == NULL) goto no_or_error; /* not asked yet: `supports` asks */
-        if (known == Py_True) {
-            if (target != NULL) goto no; /* several: the policy decides */
+        if (!run->server_running[s] || known == NULL) /* not asked yet: `supports` asks */
+            found = PyErr_Occurred() ? -1 : 0;
+        else if (known == Py_True && target == NULL)
             target = b;
-        } else if (known != Py_False) {
-            goto no;
-        }
+        else if (known != Py_False) /* several: the policy decides */
+            found = 0;
     }
-    if (target == NULL) goto no;
-    r->target = Py_NewRef(target);
+    if (found == 1 && target != NULL) r->target = Py_NewRef(target);
+    Py_DECREF(backends);
+    if (found < 0) goto error;
+    if (r->target == NULL) goto no;
     CHECK(run_target(run, session, target, now_loop));
     if (run->timeout != Py_None) {
         CHECK(run_conn(run));

@@ -442,3 +442,23 @@ async def test_one_read_of_a_shared_servers_answers_reaches_each_client(
         agent.client.assert_answered_once()
     finally:
         await agent.close()
+
+
+async def test_a_document_of_two_servers_one_serving_it_goes_by_the_lane(mem: Any) -> None:
+    """Two servers for the document, one of which does not hover: the lane reads both (their
+    state, their `supports` answers) and sends to the one that does; two that do are the
+    policy's to decide, the Python's way."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(7)})
+    quiet = ScriptedServer("b", {"textDocumentSync": {"openClose": True, "change": 2}}, {})
+    m = mem(a=a, b=quiet)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x\n")
+    assert len(m.session.backends_for(uri)) == 2
+    await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    before = runs(m)[0]
+    with one_read(m):
+        ids = [m.client.request("textDocument/hover", at(uri, k)) for k in range(3)]
+    answers = [await m.client.answer(i) for i in ids]
+    assert [x["result"] for x in answers] == [{"contents": f"h7:{k}"} for k in range(3)]
+    assert runs(m)[0] == before + 3
+    assert quiet.requests("textDocument/hover") == []
