@@ -3,16 +3,16 @@
 `Backpressure` is the half of `Connection` that watches the bytes queued for the peer. Over
 `backpressure` bytes the peer is *congested*: it is not read from (a client that does not take
 its answers sends no more requests to the backends it shares, so it cannot make them work for
-nobody or make the others wait behind that work); if it takes none of its bytes for a while
-(`QUIET`, at each look at its queue) its owner hears it once (`on_congested`: the daemon then
-cancels the peer's work at the servers); if it stays behind for `stuck_after` seconds it is
-aborted. Once its queue drains to a quarter of `backpressure` it is read again.
+nobody or make the others wait behind that work); if it takes none of its bytes for `QUIET`
+seconds (looked at every `DRAIN_POLL`) its owner hears it once (`on_congested`: the daemon
+then cancels the peer's work at the servers); if it stays behind for `stuck_after` seconds it
+is aborted. Once its queue drains to a quarter of `backpressure` it is read again.
 
 A peer that is behind is not always one that stopped reading: a client that writes 20,000
 requests at once reads its answers more slowly than a server through lspmux makes them. Such a
-peer takes bytes at every look; only one that took none since the last look (`QUIET` after it
-fell behind, then `DRAIN_POLL`) is told to its owner, so the work of a client that reads is
-never cancelled, and that of a frozen one is within `QUIET`.
+peer takes bytes between looks; only one that took none for `QUIET` (counted from the first
+look, once the loop is free after it fell behind) is told to its owner, so the work of a client
+that reads is not cancelled, and that of a frozen one is within about `QUIET`.
 
 The queue is counted here, after every write (`transport.get_write_buffer_size()`), rather than
 trusted to the transport's `pause_writing`: CPython 3.12 and 3.13's default loop never pauses
@@ -33,19 +33,24 @@ log = logging.getLogger("lspmux.wire")
 
 #: While a peer is congested, seconds between two looks at whether its queue drained.
 DRAIN_POLL = 0.05
-#: Seconds after a peer fell behind at which its queue is first looked at: a peer that took
-#: none of its bytes by then is not reading (`on_congested`).
-QUIET = 0.02
+#: Seconds a peer that fell behind may take none of its bytes before it counts as not reading
+#: (`on_congested`). Counted from the first look at its queue, not from the moment it fell
+#: behind: the loop may have been busy until then (the very burst of writes that put the peer
+#: behind), so its queue had no chance to drain yet. Long enough that a reader paused by a
+#: loaded machine is not taken for a frozen one (20 ms was not: a test's reader, three
+#: busy processes on two CPUs); short enough that a frozen editor's work stops soon.
+QUIET = 0.2
 
 
 class _Congestion:
-    __slots__ = ("deadline", "queued", "timer", "told", "written")
+    __slots__ = ("deadline", "queued", "quiet_since", "timer", "told", "written")
 
-    def __init__(self, deadline: float, timer: asyncio.TimerHandle, queued: int) -> None:
+    def __init__(self, deadline: float, timer: asyncio.Handle) -> None:
         self.deadline = deadline  # the loop's time at which the peer is dropped
         self.timer = timer
-        self.queued = queued  # its queue at the last look
+        self.queued = -1  # its queue at the last look (-1: not looked at yet)
         self.written = 0  # bytes written to it since (bodies: a lower bound)
+        self.quiet_since = 0.0  # the loop's time of the last look that found it reading
         self.told = False  # `on_congested` was called
 
 
@@ -129,17 +134,15 @@ class Backpressure:
         if self._debug:
             log.debug("%s: behind on its answers; its requests wait until it reads", self.name)
         loop = asyncio.get_running_loop()
-        w = self._writer
         self._congestion = _Congestion(
             loop.time() + self.stuck_after,
-            loop.call_later(min(QUIET, self.stuck_after), self._poll_drain),
-            w.get_write_buffer_size() if w is not None else 0,
+            loop.call_soon(self._poll_drain),  # the baseline, once the loop is free
         )
         self._update_reading()
 
     def _poll_drain(self) -> None:
         """While behind: read again once the queue drained; tell the owner once the peer took
-        nothing since the last look; abort once behind too long."""
+        none of its bytes for `QUIET`; abort once behind too long."""
         congestion = self._congestion
         if congestion is None or self._closed:
             return
@@ -151,9 +154,13 @@ class Backpressure:
         if w is not None and not w.is_closing() and queued <= low:
             self._relieve()
             return
+        now = loop.time()
+        first = congestion.queued < 0
         taken = congestion.queued + congestion.written - queued  # what the peer read since
         congestion.queued, congestion.written = queued, 0
-        if taken <= 0 and not congestion.told:
+        if first or taken > 0:
+            congestion.quiet_since = now
+        elif now - congestion.quiet_since >= QUIET and not congestion.told:
             congestion.told = True
             if self._debug:
                 log.debug("%s: took nothing of its queue: not reading", self.name)
