@@ -740,86 +740,7 @@ static PyObject *header(Py_ssize_t n) {
     return PyBytes_FromStringAndSize(p, buf + sizeof buf - p);
 }
 
-/* -- a request's id, in its bytes ---------------------------------------------------------------- */
-
-/* A JSON string at b[i] (a quote): the offset after it, or -1. */
-static Py_ssize_t skip_string(const char *b, Py_ssize_t i, Py_ssize_t n) {
-    for (i++; i < n; i++) {
-        if (b[i] == '\\')
-            i++;
-        else if (b[i] == '"')
-            return i + 1;
-    }
-    return -1;
-}
-
-/* A JSON value at b[i], of a body orjson parsed (so valid): the offset after it, or -1. */
-static Py_ssize_t skip_value(const char *b, Py_ssize_t i, Py_ssize_t n) {
-    if (i >= n) return -1;
-    if (b[i] == '"') return skip_string(b, i, n);
-    if (b[i] == '{' || b[i] == '[') {
-        Py_ssize_t depth = 0;
-        for (; i < n; i++) {
-            char c = b[i];
-            if (c == '"') {
-                i = skip_string(b, i, n);
-                if (i < 0) return -1;
-                i--;
-            } else if (c == '{' || c == '[') {
-                depth++;
-            } else if ((c == '}' || c == ']') && --depth == 0) {
-                return i + 1;
-            }
-        }
-        return -1;
-    }
-    while (i < n && b[i] != ',' && b[i] != '}' && b[i] != ']' && !is_space(b[i])) i++;
-    return i;
-}
-
-static Py_ssize_t skip_space(const char *b, Py_ssize_t i, Py_ssize_t n) {
-    while (i < n && is_space(b[i])) i++;
-    return i;
-}
-
-/* Where the value of the top-level key `"id"` (written plainly, once) is in a body orjson
- * parsed into a dict of `keys` keys: 1 with [*at, *end), when the body has exactly those keys
- * written once each; else 0. */
-static int id_span(const char *b, Py_ssize_t n, Py_ssize_t keys, Py_ssize_t *at,
-                   Py_ssize_t *end) {
-    Py_ssize_t i = skip_space(b, 0, n), count = 0;
-    *at = -1;
-    if (i >= n || b[i] != '{') return 0;
-    i = skip_space(b, i + 1, n);
-    if (i < n && b[i] == '}') return 0;
-    for (;;) {
-        if (i >= n || b[i] != '"') return 0;
-        Py_ssize_t key = i;
-        i = skip_string(b, i, n);
-        if (i < 0) return 0;
-        int is_id = i - key == 4 && memcmp(b + key, "\"id\"", 4) == 0;
-        i = skip_space(b, i, n);
-        if (i >= n || b[i] != ':') return 0;
-        i = skip_space(b, i + 1, n);
-        Py_ssize_t value = i;
-        i = skip_value(b, i, n);
-        if (i < 0) return 0;
-        if (is_id) {
-            if (*at >= 0) return 0;
-            *at = value;
-            *end = i;
-        }
-        count++;
-        i = skip_space(b, i, n);
-        if (i < n && b[i] == ',') {
-            i = skip_space(b, i + 1, n);
-            continue;
-        }
-        if (i < n && b[i] == '}') break;
-        return 0;
-    }
-    return *at >= 0 && count == keys;
-}
+/* -- a request read in place, framed for the server ----------------------------------------- */
 
 /* The request framed for the server: the header, and its body with the id `next_id` written
  * in place of its own (*body_len: the body's length). */
@@ -1272,8 +1193,7 @@ static int run_server(LaneRun *run, PyObject *b) {
 
 /* `Lane.relay`'s checks of the target that do not depend on the request, in its order: 1 when
  * the lane may send to it, 0 when the Python decides, -1. */
-static int target_checks(LaneRun *run, PyObject *session, PyObject *target, double now_loop) {
-    (void)session;
+static int target_checks(LaneRun *run, PyObject *target, double now_loop) {
     PyObject *a = PyObject_GetAttr(target, s_position_encoding);
     if (a == NULL) return -1;
     int same = PyObject_RichCompareBool(a, run->encoding, Py_EQ);
@@ -1321,12 +1241,12 @@ static int target_checks(LaneRun *run, PyObject *session, PyObject *target, doub
 }
 
 /* The run's target: `target_checks` of it, once per run. */
-static int run_target(LaneRun *run, PyObject *session, PyObject *target, double now_loop) {
+static int run_target(LaneRun *run, PyObject *target, double now_loop) {
     if (run->target == target) return run->usable;
     Py_CLEAR(run->target); Py_CLEAR(run->origin); Py_CLEAR(run->conn); Py_CLEAR(run->timeout);
     run->conn_read = 0;
     Py_CLEAR(run->heap); Py_CLEAR(run->pending);
-    int usable = target_checks(run, session, target, now_loop);
+    int usable = target_checks(run, target, now_loop);
     if (usable < 0) return -1;
     run->target = Py_NewRef(target);
     run->usable = usable;
@@ -1363,7 +1283,6 @@ static int run_conn(LaneRun *run) {
 /* A request `lane_request` took: its parts (new references). */
 typedef struct {
     PyObject *body, *msg, *method, *id, *params, *uri, *route, *target;
-    int plain;   /* its keys are "jsonrpc", "id", "method" and "params" */
     int scanned; /* read in place (`scan_request`): no params built, the id's bytes known */
     Py_ssize_t id_at, id_end;
 } LaneRequest;
@@ -1384,7 +1303,7 @@ static int lane_request(PyObject *body, PyObject *session, PyObject *routes, dou
     Scanned q;
     if (scan_request(PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body), &q)) {
         const char *b = PyBytes_AS_STRING(body);
-        r->scanned = r->plain = 1;
+        r->scanned = 1;
         r->id_at = q.id.at;
         r->id_end = q.id.end;
         if ((r->method = run_string(&run->method, b, q.method)) == NULL) goto error;
@@ -1416,7 +1335,6 @@ static int lane_request(PyObject *body, PyObject *session, PyObject *routes, dou
     v = PyDict_GetItemWithError(msg, k_jsonrpc);
     if (v == NULL && PyErr_Occurred()) goto error;
     if (v != NULL && !(PyUnicode_CheckExact(v) && PyUnicode_Compare(v, v_two) == 0)) goto no;
-    r->plain = v != NULL && PyDict_GET_SIZE(msg) == 4;
     r->id = Py_XNewRef(PyDict_GetItemWithError(msg, k_id));
     if (r->id == NULL || !(PyLong_CheckExact(r->id) || PyUnicode_CheckExact(r->id)))
         goto no_or_error;
@@ -1471,7 +1389,7 @@ checked:
     Py_DECREF(backends);
     if (found < 0) goto error;
     if (r->target == NULL) goto no;
-    CHECK(run_target(run, session, target, now_loop));
+    CHECK(run_target(run, target, now_loop));
     if (run->timeout != Py_None) {
         CHECK(run_conn(run));
         int compact = !PyList_CheckExact(run->heap) || !PyDict_CheckExact(run->pending) ||
@@ -1546,12 +1464,10 @@ static int lane_send(LaneRun *run, LaneRequest *r, PyObject *session, PyObject *
         }
     }
     if ((id = PyLong_FromLongLong(run->next_id)) == NULL) goto out;
-    Py_ssize_t at = r->id_at, end = r->id_end, body_len;
-    if (r->scanned ||
-        (r->plain && id_span(PyBytes_AS_STRING(r->body), PyBytes_GET_SIZE(r->body), 4, &at, &end))) {
-        /* the very bytes, under the server's id: the same message as the dict's */
-        head = framed_request(PyBytes_AS_STRING(r->body), PyBytes_GET_SIZE(r->body), at, end,
-                              run->next_id, &body_len);
+    Py_ssize_t body_len;
+    if (r->scanned) { /* the very bytes, under the server's id: the same message as the dict's */
+        head = framed_request(PyBytes_AS_STRING(r->body), PyBytes_GET_SIZE(r->body), r->id_at,
+                              r->id_end, run->next_id, &body_len);
         if (head == NULL) goto out;
     } else {
         if ((out = PyDict_New()) == NULL) goto out;

@@ -82,10 +82,11 @@ class ClientLink:
         return self.conn is not None and self.conn.not_reading
 
     def stop_work_at_servers(self) -> None:
-        """The client stopped taking its answers (its queue passed the backpressure bound):
-        the shared servers stop working for it. Each request it has at a server is cancelled
-        there and answered with ServerCancelled (a client that reads again asks again); a
-        server busy with a stuck editor's backlog would make every other client wait."""
+        """The client stopped taking its answers (behind on its queue and taking none of it:
+        `Backpressure.not_reading`): the shared servers stop working for it. Each request it
+        has at a server is cancelled there and answered with ServerCancelled (a client that
+        reads again asks again); a server busy with a stuck editor's backlog would make every
+        other client wait."""
         stopped = 0
         for ex in list(self.inflight.values()):
             if ex.targets and not ex.answered:

@@ -102,7 +102,7 @@ class Backpressure:
 
     @property
     def not_reading(self) -> bool:
-        """The peer is behind and took none of its queue at a look since (its owner was told:
+        """The peer is behind and took none of its queue for `QUIET` (its owner was told:
         `on_congested`)."""
         congestion = self._congestion
         return congestion is not None and congestion.told
@@ -150,8 +150,10 @@ class Backpressure:
         w = self._writer
         loop = asyncio.get_running_loop()
         low = self.backpressure // 4
-        queued = w.get_write_buffer_size() if w is not None and not w.is_closing() else 0
-        if w is not None and not w.is_closing() and queued <= low:
+        if w is not None and w.is_closing():
+            w = None
+        queued = w.get_write_buffer_size() if w is not None else 0
+        if w is not None and queued <= low:
             self._relieve()
             return
         now = loop.time()
