@@ -28,6 +28,11 @@
  * Two passes: the first finds the keys and checks everything, the second copies the bytes
  * between the values and writes the values.
  *
+ *     fit_hover_markdown(body: bytes | bytearray) -> bytes | None
+ *
+ * A hover's markdown fitted in place for a client without it (`fit_raw.fit_found`); see its
+ * section below. The native lane fits such answers with it too.
+ *
  *     split_frames(data: bytes | bytearray | memoryview, start: int, max_size: int)
  *         -> tuple[list[bytes], int]
  *
@@ -488,6 +493,134 @@ static PyObject *rewrite_response_id(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* -- a hover's markdown, fitted in place --------------------------------------------------------
+ *
+ *     fit_hover_markdown(body: bytes | bytearray) -> bytes | None
+ *
+ * `routing/fit_raw.py`'s `fit_found("hover", body, client)` for a client without markdown
+ * hovers, on the answers servers give most: `"result":{"contents":{"kind":"markdown","value":
+ * "…"}…` (white space between the tokens as JSON allows, `contents` first, `kind` before
+ * `value`, nothing after it) whose text is code blocks and lines without markup. The value
+ * becomes `{"kind":"plaintext","value":…}` with `adapt.markdown_to_plaintext`'s text — fences
+ * dropped, code and plain lines kept, blank lines collapsed to one, none at the end — and
+ * every other byte is kept. None for anything else: another shape, `"contents"` again after
+ * it, an escape other than `\n`, `\"` and (in code) `\\`, a byte that is not printable ASCII,
+ * or, outside code, a line whose first character may open a block (`` ` ~ - * _ # > ``) or
+ * that holds an inline mark (`\ < > [ ] ! * _ ` &`): the Python parses those.
+ */
+
+/* `p` past white space and the literal `lit` (of `len` bytes): where it ends, or NULL. */
+static const char *json_token(const char *p, const char *end, const char *lit, size_t len) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    if ((size_t)(end - p) < len || memcmp(p, lit, len) != 0) return NULL;
+    return p + len;
+}
+
+static const char HOVER_PLAIN_HEAD[] = "\"result\":{\"contents\":{\"kind\":\"plaintext\",\"value\":\"";
+
+/* The fitted answer from its "result" key on (`offset`): a new bytes, Py_None when the Python
+ * must fit it, NULL on an error. */
+static PyObject *hover_plain_tail(const char *b, Py_ssize_t n, Py_ssize_t offset) {
+    const char *end = b + n, *p = b + offset;
+#define EXPECT(lit) if ((p = json_token(p, end, lit, sizeof(lit) - 1)) == NULL) Py_RETURN_NONE
+    EXPECT("\"result\""); EXPECT(":"); EXPECT("{"); EXPECT("\"contents\""); EXPECT(":");
+    EXPECT("{"); EXPECT("\"kind\""); EXPECT(":"); EXPECT("\"markdown\""); EXPECT(",");
+    EXPECT("\"value\""); EXPECT(":"); EXPECT("\"");
+    const char *value = p;
+    /* the value's end and the object's: the bytes after them are kept */
+    const char *close = value;
+    while (close < end && *close != '"') close += *close == '\\' ? 2 : 1;
+    if (close >= end) Py_RETURN_NONE;
+    p = close + 1;
+    EXPECT("}");
+#undef EXPECT
+    const char *rest = p;
+    if (memmem(rest, (size_t)(end - rest), "\"contents\"", 10) != NULL) Py_RETURN_NONE;
+    Py_ssize_t head = (Py_ssize_t)sizeof(HOVER_PLAIN_HEAD) - 1;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, head + (close - value) + 2 + (end - rest));
+    if (out == NULL) return NULL;
+    char *w0 = PyBytes_AS_STRING(out), *w = w0 + head;
+    memcpy(w0, HOVER_PLAIN_HEAD, (size_t)head);
+    int in_code = 0, emitted = 0, blank_due = 0;
+    const char *line = value;
+    for (p = value; p <= close; ) {
+        if (p < close && *p != '\\') {
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) goto decline;
+            p++;
+            continue;
+        }
+        if (p < close && p[1] != 'n') { /* `\"` or `\\`, read with the line below */
+            if (p[1] != '"' && p[1] != '\\') goto decline;
+            p += 2;
+            continue;
+        }
+        /* a line [line, p): a fence, code, blank, or plain text */
+        const char *s = line;
+        while (s < p && *s == ' ') s++;
+        if (p - s >= 3 && (memcmp(s, "```", 3) == 0 || memcmp(s, "~~~", 3) == 0)) {
+            in_code = !in_code;
+        } else if (s == p) {
+            blank_due = emitted; /* one blank line between two others, none at the end */
+        } else {
+            if (!in_code) {
+                if (strchr("`~-*_#>", *s) != NULL) goto decline;
+                for (const char *q = s; q < p; q++) {
+                    if (*q == '\\') {
+                        if (q[1] == '\\') goto decline; /* a markdown escape */
+                        q++;
+                    } else if (strchr("<>[]!*_`&", *q) != NULL) {
+                        goto decline;
+                    }
+                }
+            }
+            if (emitted) { memcpy(w, "\\n", 2); w += 2; }
+            if (blank_due) { memcpy(w, "\\n", 2); w += 2; }
+            memcpy(w, line, (size_t)(p - line));
+            w += p - line;
+            emitted = 1;
+            blank_due = 0;
+        }
+        p += 2; /* past `\n`, or past the closing quote: the loop ends */
+        line = p;
+    }
+    *w++ = '"';
+    *w++ = '}';
+    memcpy(w, rest, (size_t)(end - rest));
+    w += end - rest;
+    if (_PyBytes_Resize(&out, w - w0) < 0) return NULL;
+    return out;
+decline:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
+static PyObject *fit_hover_markdown(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const char *b = view.buf;
+    Py_ssize_t n = view.len, at, digits_end, offset;
+    PyObject *out = NULL;
+    if (!sniff(b, n, &at, &digits_end, &offset)) {
+        out = Py_NewRef(Py_None);
+    } else {
+        PyObject *tail = hover_plain_tail(b, n, offset);
+        if (tail == NULL || tail == Py_None) {
+            out = tail;
+        } else {
+            out = PyBytes_FromStringAndSize(NULL, offset + PyBytes_GET_SIZE(tail));
+            if (out != NULL) {
+                memcpy(PyBytes_AS_STRING(out), b, (size_t)offset);
+                memcpy(PyBytes_AS_STRING(out) + offset, PyBytes_AS_STRING(tail),
+                       (size_t)PyBytes_GET_SIZE(tail));
+            }
+            Py_DECREF(tail);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
 /* -- the native lane -------------------------------------------------------------------------
  *
  * `session/fast.py`'s lane, one read at a time: `lane_requests` takes a client's plain requests
@@ -515,7 +648,7 @@ static PyObject *s_state, *s_running, *s_uri_backends, *s_supports, *s_position_
     *s_timeout, *s_deadline, *s_last_used, *s_held, *s_held_size, *s_idle, *s_conn,
     *s_client_capabilities, *k_jsonrpc, *k_id, *k_method, *k_params, *k_locate,
     *k_text_document, *k_uri, *k_position, *k_range, *k_line, *k_character, *k_start, *k_end,
-    *v_two, *v_empty, *s_body;
+    *v_two, *v_empty, *s_body, *s_congestion, *v_hover;
 static PyObject *orjson_loads, *orjson_dumps, *heappush;
 
 static int lane_init(void) {
@@ -546,6 +679,7 @@ static int lane_init(void) {
     INTERN(k_position, "position"); INTERN(k_range, "range"); INTERN(k_line, "line");
     INTERN(k_character, "character"); INTERN(k_start, "start"); INTERN(k_end, "end");
     INTERN(v_two, "2.0"); INTERN(v_empty, ""); INTERN(s_body, "_body");
+    INTERN(s_congestion, "_congestion"); INTERN(v_hover, "hover");
 #undef INTERN
     return 0;
 }
@@ -1623,6 +1757,8 @@ typedef struct {
      * in-flight table */
     PyObject *link, *cconn, *inflight;
     int usable;
+    /* whether its client reads (`_congestion` is None: not `not_reading()`), -1 not asked */
+    int reading;
     /* the last session's origins and last origins */
     PyObject *session, *origins, *last_origin;
     Holder holder;
@@ -1650,6 +1786,7 @@ static int answers_link(Answers *a, PyObject *link) {
     if (usable < 0) return -1;
     a->link = Py_NewRef(link);
     a->usable = usable;
+    a->reading = -1;
     return usable;
 }
 
@@ -1679,16 +1816,32 @@ static int lane_answer(Answers *a, PyObject *body, PyObject *pending, PyObject *
         return PyErr_Occurred() ? -1 : 0;
     }
     Py_INCREF(ex);
-    PyObject *framed = NULL, *origin = NULL, *v;
+    PyObject *framed = NULL, *origin = NULL, *tail = NULL, *v;
     Py_ssize_t body_len = 0;
     int ok = -1, c;
 #define TAKE(cond) do { c = (cond); if (c < 0) goto done; if (!c) { ok = 0; goto done; } } while (0)
+    /* an answer fitted for its client (`reply_raw`): a markdown hover the C can fit, to a
+     * client that reads (not `link.not_reading()`); the Python fits the others */
     if ((v = ex_get(ex, EX_FIT_FOR)) == NULL) goto done;
-    TAKE(v == Py_None);
+    int fit = v != Py_None;
+    if (fit) {
+        if ((v = ex_get(ex, EX_FIT_KIND)) == NULL) goto done;
+        TAKE(PyUnicode_CheckExact(v) && PyUnicode_Compare(v, v_hover) == 0);
+    }
     PyObject *link = ex_get(ex, EX_LINK), *client_id = ex_get(ex, EX_CLIENT_ID);
     if (link == NULL || client_id == NULL) goto done;
     TAKE(answers_link(a, link));
-    framed = rewritten(b, n, offset, client_id, 1, &body_len);
+    if (fit) {
+        if (a->reading < 0 && (a->reading = attr_is(a->cconn, s_congestion, Py_None)) < 0)
+            goto done;
+        TAKE(a->reading);
+        if ((tail = hover_plain_tail(b, n, offset)) == NULL) goto done;
+        TAKE(tail != Py_None);
+        framed = rewritten(PyBytes_AS_STRING(tail), PyBytes_GET_SIZE(tail), 0, client_id, 1,
+                           &body_len);
+    } else {
+        framed = rewritten(b, n, offset, client_id, 1, &body_len);
+    }
     if (framed == NULL) goto done;
     TAKE(framed != Py_None);
     PyObject *family = ex_get(ex, EX_FAMILY);
@@ -1732,6 +1885,7 @@ static int lane_answer(Answers *a, PyObject *body, PyObject *pending, PyObject *
 #undef TAKE
 done:
     Py_XDECREF(framed);
+    Py_XDECREF(tail);
     Py_XDECREF(origin);
     Py_DECREF(ex);
     Py_DECREF(id);
@@ -1779,6 +1933,9 @@ static PyMethodDef methods[] = {
     {"contains", contains, METH_VARARGS,
      "`needle in haystack` for two bytes, by the C library's memmem (about three times "
      "CPython's search where the needle is absent from a large haystack)."},
+    {"fit_hover_markdown", fit_hover_markdown, METH_O,
+     "fit_raw.fit_found of a hover answer whose markdown is code blocks and lines without "
+     "markup, for a client without markdown; None for another answer"},
     {"fit_markdown_docs", fit_markdown_docs, METH_O,
      "fit_raw._fast_markdown of an answer whose markdown documentation is simple text; None "
      "for any other."},
@@ -1811,7 +1968,7 @@ static struct PyModuleDef module = {
 
 /* What the Python of this source expects of the extension (`speedups.ABI`): raised whenever a
  * function's arguments or meaning change, so that a build of an older source is not used. */
-#define SPEEDUPS_ABI 3
+#define SPEEDUPS_ABI 4
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     if (lane_init() < 0) return NULL;

@@ -17,12 +17,13 @@ from types import ModuleType
 PURE_PYTHON_ENV = "LSPMUX_PURE_PYTHON"
 
 #: The version of the extension's functions this source expects (`SPEEDUPS_ABI` in the C).
-ABI = 3
+ABI = 4
 
 #: What the extension has; a build without one of them is not used at all.
 FUNCTIONS = (
     "contains",
     "fit_markdown_docs",
+    "fit_hover_markdown",
     "split_frames",
     "scan_request",
     "sniff_response",
@@ -63,4 +64,10 @@ contains: Callable[[bytes | bytearray, bytes], bool] = (
 #: (None for the others); None when the speedups are not in use.
 fit_markdown_docs: Callable[[bytes | bytearray], bytes | None] | None = (
     native.fit_markdown_docs if native is not None else None
+)
+#: `routing.fit_raw.fit_found` of a hover whose markdown is code blocks and lines without
+#: markup, for a client without markdown hovers (None for the others); None when the speedups
+#: are not in use.
+fit_hover_markdown: Callable[[bytes | bytearray], bytes | None] | None = (
+    native.fit_hover_markdown if native is not None else None
 )

@@ -16,8 +16,9 @@ bytes instead (`kind`: the answered method's fitting kind, `Route.fit`, as `adap
   split at its documentation keys, its values converted at once and joined back
   (`_fast_markdown`; the same in C when its text is simple: `lspmux.speedups`); one with
   escapes by a regular expression over its bytes (`_completion_markdown`, more work per item);
-- anything else (snippets, location links, marked strings, hovers, signatures) is parsed and
-  fitted by `adapt.adapt`, then encoded again.
+- so is a hover's markdown of code blocks and plain lines, in C (`fit_hover_markdown`);
+- anything else (snippets, links, marked strings, signatures) is parsed and fitted by
+  `adapt.adapt`, then encoded again.
 
 `fit_found` is the second half alone, for an answer the scan already found something in; the
 scan leaves what it found absent for it (`_last_scan`), so that no pattern is searched twice.
@@ -159,11 +160,14 @@ def fit_in_place(
 ) -> bytes | None:
     """The answer `body` (which `needs_fitting` found something in) fitted to `client`
     without parsing it, when only what can be rewritten where it stands must change (a
-    completion list's markdown documentation); None when it must be parsed (`fit_found` does
-    that). `escaped=False`: None also for an answer with a backslash in it (its splice is a
+    completion list's markdown documentation, a hover's simple markdown); None when it must
+    be parsed (`fit_found` does that). `escaped=False`: None also for an answer with a backslash in it (its splice is a
     regular expression over the bytes, about twice the time of the split without escapes)."""
     global _last_scan
     scan, _last_scan = _last_scan, _NO_SCAN
+    hover = speedups.fit_hover_markdown  # markdown of code blocks and plain lines, in C
+    if kind == adapt.HOVER and hover is not None and adapt.lacks_markdown(client, kind):
+        return hover(body)
     if kind != adapt.COMPLETION or not adapt.lacks_markdown(client, kind):
         return None
     if adapt.lacks_snippets(client):
@@ -289,18 +293,15 @@ def _cut(pieces: list[bytes], slices: Iterable[slice]) -> list[bytes]:
 
 #: Inline markup outside code spans (`adapt._INLINE_MARKS`, bar the backtick).
 _INLINE_MARK_BYTES = b"\\<>[]!*_&"
-#: A value (after the line break before it) that starts with block markup
-#: (`adapt._BLOCK_MARKS`) or white space (a value of white space alone is made empty): not
-#: one line of inline text. An empty value stays empty.
+#: A value (after the line break before it) that starts with block markup (`adapt._BLOCK_MARKS`)
+#: or white space (white space alone is made empty): not one line of inline text.
 _BLOCK_START = re.compile(rb"\n[`~\-*_#> \t]")
 #: The same for the first value, a byte each.
 _BLOCK_MARK_BYTES = frozenset(bytes([c]) for c in b"`~-*_#> \t")
 
-
 #: What the check of inline markup keeps of the values: the markup, backticks and line breaks.
 _NOT_MARKUP = bytes(sorted(set(range(256)) - set(_INLINE_MARK_BYTES + b"`\n")))
-#: That markup when code spans closed on their line are all there is (any other mark stands
-#: inside one); possessive, so that nothing is tried twice.
+#: That markup when code spans closed on their line are all there is (possessive: no retries).
 _SPANS_ONLY = re.compile(rb"\n*+(?:`[^`\n]*+`\n*+)*+")
 
 
@@ -350,17 +351,16 @@ def _completion_markdown(body: bytes) -> bytes | None:
 
 
 def _encoded(texts: list[str]) -> list[bytes]:
-    """Each text as a JSON string, without its quotes; one encoding for all when none holds a
-    line break or a backslash (the encoded lines are then the encoded texts)."""
+    """Each text as a JSON string, without its quotes (one encoding for all when none holds a
+    line break or a backslash)."""
     joined = "\n".join(texts)
     if "\\" not in joined and joined.count("\n") == len(texts) - 1:
         return orjson.dumps(joined)[1:-1].split(b"\\n")
     return [orjson.dumps(text)[1:-1] for text in texts]
 
 
-#: Line breaks other than "\n" (`str.splitlines` breaks on each).
+#: Line breaks other than "\n" (`str.splitlines` breaks on each), and the ASCII ones.
 _LINE_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-#: The ASCII ones (a text of ASCII alone needs no scan for the others).
 _ASCII_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
 
 

@@ -51,8 +51,16 @@ import tests.unit.wire.test_wire_speedups as W
 def fuzz_wire(data):
     W.same_as_python(mod, bytes(bytearray(data)))
 
+import tests.unit.test_speedups_hover as H
+
+@settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+@given(H.FUZZ_HOVERS)
+def fuzz_hover(body):
+    H.same_as_python(mod, bytes(bytearray(body)))
+
 fuzz()
 fuzz_wire()
+fuzz_hover()
 T.same_as_python(mod, T.bench_list(3_000))
 print("sanitized: clean")
 """

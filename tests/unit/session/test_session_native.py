@@ -339,6 +339,44 @@ async def test_a_client_whose_answers_are_fitted_sends_by_the_lane_and_gets_them
         await raw.close()
 
 
+async def test_a_markdown_hover_the_c_can_fit_is_answered_by_the_lane_fitted(
+    mem: Any, tmp_path: Path
+) -> None:
+    """Code blocks and plain lines: the answer lane fits them where they stand
+    (`fit_hover_markdown`) for the client that declared nothing, and relays them as they are
+    to the editor that takes markdown; markup it cannot fit goes the Python's way, in its
+    place in the read."""
+    values = {0: "```rust\nfn h() -> u32\n```\n\nReturns it.", 1: "**Returns** `h`"}
+
+    def answer(p: Any) -> Any:
+        return {"contents": {"kind": "markdown", "value": values[p["position"]["character"]]}}
+
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": answer})
+    editor = mem(a=a)
+    await editor.initialize({"textDocument": {"hover": {"contentFormat": ["markdown"]}}})
+    raw = MemorySession(tmp_path, {"a": a}, share_with=editor, client_id="raw")
+    await raw.initialize({})
+    try:
+        uri = await opened(editor, "a.py", "x\n")
+        raw.open("a.py", "x\n")
+        await until(lambda: raw.session.backends_for(uri)[0].state == "running", "running")
+        await editor.client.answer(editor.client.request("textDocument/hover", at(uri, 0)))
+        requests, answered = runs(raw)
+        with one_read(raw):
+            ids = [raw.client.request("textDocument/hover", at(uri, c)) for c in (0, 0, 1, 0)]
+        got = [(await raw.client.answer(i))["result"]["contents"] for i in ids]
+        fitted = {"kind": "plaintext", "value": "fn h() -> u32\n\nReturns it."}
+        assert got == [fitted, fitted, {"kind": "plaintext", "value": "Returns h"}, fitted]
+        # all four sent by the lane; three answered by it, the marked-up one by the Python
+        assert runs(raw) == (requests + 4, answered + 3)
+        mine = (await editor.client.answer(
+            editor.client.request("textDocument/hover", at(uri, 0))))["result"]["contents"]  # fmt: skip
+        assert mine == {"kind": "markdown", "value": values[0]}
+        raw.client.assert_answered_once()
+    finally:
+        await raw.close()
+
+
 def at(uri: str, character: int) -> dict[str, Any]:
     return {"textDocument": {"uri": uri}, "position": {"line": 0, "character": character}}
 

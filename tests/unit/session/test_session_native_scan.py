@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from lspmux import speedups
 from lspmux.session.params import _is_position
 
 from .memory import Fail, ScriptedServer
@@ -362,7 +363,13 @@ def test_the_requests_clients_send_are_read_in_place(native: Any, body: bytes) -
 
 # -- through the lane ------------------------------------------------------------------------------
 
+#: The lane's tests need the extension (`LSPMUX_PURE_PYTHON=1` runs without it).
+through_the_lane = pytest.mark.skipif(
+    speedups.native is None, reason=f"lspmux's C speedups: {speedups.status}"
+)
 
+
+@through_the_lane
 async def test_a_request_read_in_place_reaches_the_server_as_the_client_wrote_it(
     mem: Any,
 ) -> None:
@@ -391,6 +398,7 @@ async def test_a_request_read_in_place_reaches_the_server_as_the_client_wrote_it
     assert sent["id"] != 77 and isinstance(sent["id"], int)
 
 
+@through_the_lane
 async def test_a_retry_of_a_request_read_in_place_sends_its_params_parsed(mem: Any) -> None:
     """ContentModified: the FIRST policy asks again, with the exchange's params — parsed from
     the request's bytes when first asked for."""
