@@ -86,11 +86,19 @@ class _HeldStdout(Stdout):
     `initialize` sent at launch) is held until `release`."""
 
     def __init__(self, protocol: _Protocol, *, held: bool) -> None:
-        super().__init__(protocol)
         #: What was read while held; None once released (or never held).
         self.held: bytearray | None = bytearray() if held else None
         self._scratch: memoryview | None = None  # what is read into while held
         self.lost: tuple[Exception | None] | None = None
+        self._transport: asyncio.BaseTransport | None = None
+        super().__init__(protocol)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport
+
+    def pass_reads(self) -> None:
+        if self.held is None:  # held: this protocol's methods read
+            super().pass_reads()
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self.held is None:
@@ -121,6 +129,9 @@ class _HeldStdout(Stdout):
     def release(self) -> None:
         """Pass on what was held, and all that comes after."""
         held, self.held, self._scratch = self.held, None, None
+        self.pass_reads()
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.set_protocol(self)  # it takes the connection's methods now
         if held:
             self.conn.data_received(bytes(held))
         if self.lost is not None:

@@ -87,6 +87,15 @@ class Stdout(asyncio.BufferedProtocol):
     def __init__(self, protocol: _Protocol) -> None:
         self.protocol = protocol
         self.conn = protocol.proc.conn
+        self.pass_reads()
+
+    def pass_reads(self) -> None:
+        """Let the transport call the connection's reading methods itself (it takes them once,
+        when it is connected): no call of this protocol's at each read."""
+        conn = self.conn
+        self.get_buffer = conn.get_buffer  # type: ignore[method-assign,assignment]
+        self.buffer_updated = conn.buffer_updated  # type: ignore[method-assign]
+        self.data_received = conn.data_received  # type: ignore[method-assign]
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.conn.get_buffer(sizehint)

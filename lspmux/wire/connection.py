@@ -185,10 +185,13 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
     def data_received(self, data: bytes) -> None:
         self._received(self._parser.feed(data))
 
-    def get_buffer(self, sizehint: int) -> memoryview:
-        """asyncio.BufferedProtocol: the transport reads into the parser's buffer, so a large
-        message is read straight into its place (see `FrameParser.get_buffer`)."""
-        return self._parser.get_buffer(sizehint)
+    @property
+    def get_buffer(self) -> Callable[[int], memoryview]:
+        """asyncio.BufferedProtocol's `get_buffer(sizehint)`: the transport reads into the
+        parser's buffer, so a large message is read straight into its place (see
+        `FrameParser.get_buffer`). The parser's own method: a transport takes it once, and
+        calls it at every read without a call of this connection's in between."""
+        return self._parser.get_buffer
 
     def buffer_updated(self, nbytes: int) -> None:
         self._received(self._parser.buffer_updated(nbytes))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -118,8 +118,19 @@ class FrameParser:
         if big is not None:
             self._have += nbytes
             return [self._read_in_place()] if self._have == len(big) else []
-        assert self._scratch is not None
-        return self.feed(self._scratch[:nbytes])
+        scratch = self._scratch
+        assert scratch is not None
+        split = _split_frames
+        if split is None or self._need >= 0 or self._buf or self._parts is not None or self._dead:
+            return self.feed(scratch[:nbytes])
+        # between messages (the usual read): its whole frames cut where they were read, with
+        # no copy into `_buf`; `feed` reads what is left, if anything
+        bodies, used = split(scratch[:nbytes], 0, self.max_size)
+        if used == nbytes:
+            return bodies
+        out = cast(list[bytes | FrameError], bodies)
+        out += self.feed(scratch[used:nbytes])
+        return out
 
     # -- reading bytes ------------------------------------------------------------------------------
 
