@@ -257,16 +257,47 @@ static PyObject *contains(PyObject *self, PyObject *args) {
 }
 
 
+/* -- arguments of the calls made at every read (METH_FASTCALL: no tuple, no format string) -- */
+
+static int fast_nargs(const char *name, Py_ssize_t nargs, Py_ssize_t want) {
+    if (nargs == want) return 0;
+    PyErr_Format(PyExc_TypeError, "%s() takes exactly %zd arguments (%zd given)", name, want,
+                 nargs);
+    return -1;
+}
+
+static int fast_list(const char *name, PyObject *arg, PyObject **out) {
+    if (PyList_Check(arg)) {
+        *out = arg;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s() argument must be list, not %.50s", name,
+                 Py_TYPE(arg)->tp_name);
+    return -1;
+}
+
+static int fast_index(PyObject *arg, Py_ssize_t *out) {
+    *out = PyLong_AsSsize_t(arg);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 /* -- framing ---------------------------------------------------------------------------------- */
 
 static const char CL[] = "Content-Length: ";
 
-static PyObject *split_frames(PyObject *self, PyObject *args) {
+static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     Py_buffer view;
     Py_ssize_t start;
     unsigned long long max_size;
-    if (!PyArg_ParseTuple(args, "y*nK:split_frames", &view, &start, &max_size)) return NULL;
+    if (fast_nargs("split_frames", nargs, 3) < 0 || fast_index(args[1], &start) < 0) return NULL;
+    if (!PyLong_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "split_frames() max_size must be int");
+        return NULL;
+    }
+    max_size = PyLong_AsUnsignedLongLongMask(args[2]);
+    if (max_size == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     PyObject *bodies = PyList_New(0);
     if (bodies == NULL) goto fail;
     const char *buf = view.buf;
@@ -1708,15 +1739,25 @@ static PyObject *failed(Py_ssize_t i) {
     return Py_BuildValue("(nN)", i + 1, exc);
 }
 
-static PyObject *lane_requests(PyObject *self, PyObject *args) {
+static PyObject *lane_requests(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     PyObject *items, *session, *routes, *exchange_type, *now_mono, *dirty;
     Py_ssize_t start;
     double now_loop;
-    if (!PyArg_ParseTuple(args, "O!nOO!OdOO!:lane_requests", &PyList_Type, &items, &start,
-                          &session, &PyDict_Type, &routes, &exchange_type, &now_loop,
-                          &now_mono, &PyList_Type, &dirty))
+    if (fast_nargs("lane_requests", nargs, 8) < 0 ||
+        fast_list("lane_requests", args[0], &items) < 0 || fast_index(args[1], &start) < 0 ||
+        fast_list("lane_requests", args[7], &dirty) < 0)
         return NULL;
+    session = args[2];
+    routes = args[3];
+    exchange_type = args[4];
+    now_mono = args[6];
+    if (!PyDict_Check(routes)) {
+        PyErr_SetString(PyExc_TypeError, "lane_requests: routes must be a dict");
+        return NULL;
+    }
+    now_loop = PyFloat_AsDouble(args[5]);
+    if (now_loop == -1.0 && PyErr_Occurred()) return NULL;
     if (!PyType_Check(exchange_type)) {
         PyErr_SetString(PyExc_TypeError, "lane_requests: exchange_type must be a type");
         return NULL;
@@ -1894,13 +1935,16 @@ done:
 
 /* `FastExchange.raw` and what it calls (`reply_raw`, `relay`, `_finish`,
  * `send_raw_response`), for the plain answers of one read; see `lane_requests`. */
-static PyObject *lane_answers(PyObject *self, PyObject *args) {
+static PyObject *lane_answers(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     PyObject *items, *conn, *exchange_type, *dirty;
     Py_ssize_t start;
-    if (!PyArg_ParseTuple(args, "O!nOOO!:lane_answers", &PyList_Type, &items, &start, &conn,
-                          &exchange_type, &PyList_Type, &dirty))
+    if (fast_nargs("lane_answers", nargs, 5) < 0 ||
+        fast_list("lane_answers", args[0], &items) < 0 || fast_index(args[1], &start) < 0 ||
+        fast_list("lane_answers", args[4], &dirty) < 0)
         return NULL;
+    conn = args[2];
+    exchange_type = args[3];
     if (exchange_slots(exchange_type) < 0) return NULL;
     PyObject *pending = PyObject_GetAttr(conn, s_pending);
     if (pending == NULL) return NULL;
@@ -1939,7 +1983,7 @@ static PyMethodDef methods[] = {
     {"fit_markdown_docs", fit_markdown_docs, METH_O,
      "fit_raw._fast_markdown of an answer whose markdown documentation is simple text; None "
      "for any other."},
-    {"split_frames", split_frames, METH_VARARGS,
+    {"split_frames", (PyCFunction)(void (*)(void))split_frames, METH_FASTCALL,
      "The complete frames with a plain Content-Length header from `start`: their bodies and "
      "the offset where the first other one starts (see wire/framing.py)."},
     {"sniff_response", sniff_response, METH_O,
@@ -1951,10 +1995,10 @@ static PyMethodDef methods[] = {
     {"scan_request", scan_request_py, METH_O,
      "The plain request the native lane reads in place: (id, method, uri, has a position, "
      "has a range, the id's offset, its end), or None for a body it leaves to orjson."},
-    {"lane_requests", lane_requests, METH_VARARGS,
+    {"lane_requests", (PyCFunction)(void (*)(void))lane_requests, METH_FASTCALL,
      "session/fast.py's lane for a run of a client's plain requests; the index of the first "
      "message left to the Python (see session/native.py)."},
-    {"lane_answers", lane_answers, METH_VARARGS,
+    {"lane_answers", (PyCFunction)(void (*)(void))lane_answers, METH_FASTCALL,
      "FastExchange.raw for a run of a server's plain answers; the index of the first message "
      "left to the Python (see session/native.py)."},
     {NULL, NULL, 0, NULL},
