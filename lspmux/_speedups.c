@@ -533,11 +533,12 @@ static PyObject *rewrite_response_id(PyObject *self, PyObject *args) {
  * "…"}…` (white space between the tokens as JSON allows, `contents` first, `kind` before
  * `value`, nothing after it) whose text is code blocks and lines without markup. The value
  * becomes `{"kind":"plaintext","value":…}` with `adapt.markdown_to_plaintext`'s text — fences
- * dropped, code and plain lines kept, blank lines collapsed to one, none at the end — and
- * every other byte is kept. None for anything else: another shape, `"contents"` again after
- * it, an escape other than `\n`, `\"` and (in code) `\\`, a byte that is not printable ASCII,
- * or, outside code, a line whose first character may open a block (`` ` ~ - * _ # > ``) or
- * that holds an inline mark (`\ < > [ ] ! * _ ` &`): the Python parses those.
+ * dropped, code and plain lines kept, a rule (`---`) made a blank line, blank lines collapsed
+ * to one, none at the end — and every other byte is kept. None for anything else: another
+ * shape, `"contents"` again after it, an escape other than `\n`, `\"` and (in code) `\\`, a
+ * byte that is not printable ASCII, or, outside code, a line other than a rule whose first
+ * character may open a block (`` ` ~ - * _ # > ``) or that holds an inline mark
+ * (`\ < > [ ] ! * _ ` &`): the Python parses those.
  */
 
 /* `p` past white space and the literal `lit` (of `len` bytes): where it ends, or NULL. */
@@ -545,6 +546,20 @@ static const char *json_token(const char *p, const char *end, const char *lit, s
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
     if ((size_t)(end - p) < len || memcmp(p, lit, len) != 0) return NULL;
     return p + len;
+}
+
+/* A thematic break (`adapt._RULE`): at most three spaces, then three or more of one of
+ * `- * _` with spaces between them and after; `s` is the first byte that is not a space. */
+static int is_rule(const char *line, const char *s, const char *end) {
+    if (s - line > 3 || (*s != '-' && *s != '*' && *s != '_')) return 0;
+    int marks = 0;
+    for (const char *q = s; q < end; q++) {
+        if (*q == *s)
+            marks++;
+        else if (*q != ' ')
+            return 0;
+    }
+    return marks >= 3;
 }
 
 static const char HOVER_PLAIN_HEAD[] = "\"result\":{\"contents\":{\"kind\":\"plaintext\",\"value\":\"";
@@ -590,7 +605,7 @@ static PyObject *hover_plain_tail(const char *b, Py_ssize_t n, Py_ssize_t offset
         while (s < p && *s == ' ') s++;
         if (p - s >= 3 && (memcmp(s, "```", 3) == 0 || memcmp(s, "~~~", 3) == 0)) {
             in_code = !in_code;
-        } else if (s == p) {
+        } else if (s == p || (!in_code && is_rule(line, s, p))) {
             blank_due = emitted; /* one blank line between two others, none at the end */
         } else {
             if (!in_code) {

@@ -13,6 +13,7 @@ with and without the speedups. The native lane's use of it is in
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -49,9 +50,13 @@ def same_as_python(native: Any, body: bytes) -> bytes | None:
     return out
 
 
+#: A thematic break as `adapt._RULE` reads one, in text whose only white space is spaces.
+RULE = re.compile(r" {0,3}([-*_])( *\1){2,} *")
+
+
 def simple_hover(text: str) -> bool:
     """The extension's domain, said again in Python: printable ASCII lines; outside code
-    blocks, none that may open a block or holds an inline mark."""
+    blocks, rules and none that may open a block or holds an inline mark."""
     if any(not (" " <= c <= "~") for c in text.replace("\n", "")):
         return False
     in_code = False
@@ -59,7 +64,7 @@ def simple_hover(text: str) -> bool:
         lead = line.lstrip(" ")
         if lead.startswith(("```", "~~~")):
             in_code = not in_code
-        elif in_code or not lead:
+        elif in_code or not lead or RULE.fullmatch(line):
             continue
         elif lead[0] in "`~-*_#>" or any(c in "\\<>[]!*_`&" for c in line):
             return False
@@ -74,15 +79,17 @@ PLAIN_LINE = st.sampled_from(
     ["Returns the answer.", "  two spaces first", 'a "quoted" word', "trailing  ", "",
      "    ", "x = 1 (ok); y: z", "1. first", "+ plus"]
 )  # fmt: skip
+RULE_LINE = st.sampled_from(["---", "___", "***", " - - -", "   ----", "    ---", "--", "-- x",
+                             "- item", "*-*", "_ _ _  "])  # fmt: skip
 MARKED_LINE = st.sampled_from(
-    ["**bold**", "`code`", "# Heading", "> quote", "---", "___", "a [link](b)", "a_b",
+    ["**bold**", "`code`", "# Heading", "> quote", "a [link](b)", "a_b",
      "x < y", "a & b", "back\\slash", "~single", "é", "tab\there", "!bang", "* item"]
 )  # fmt: skip
 FENCE = st.sampled_from(["```", "```rust", "~~~", "  ```python", "```` four"])
-LINE = st.one_of(CODE_LINE, PLAIN_LINE, FENCE, MARKED_LINE)
+LINE = st.one_of(CODE_LINE, PLAIN_LINE, FENCE, RULE_LINE, MARKED_LINE)
 VALUE = st.one_of(
     st.lists(LINE, max_size=10).map("\n".join),
-    st.lists(st.one_of(CODE_LINE, PLAIN_LINE, FENCE), max_size=10).map(
+    st.lists(st.one_of(CODE_LINE, PLAIN_LINE, FENCE, RULE_LINE), max_size=10).map(
         lambda lines: "\n".join(lines) + "\n"
     ),
     st.text(max_size=40),
@@ -100,6 +107,10 @@ RANGE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5
         "\n\n  \n",
         "one line",
         "```\nunclosed code\n# stays",
+        # rust-analyzer's and pyright's shape: signature, rule, documentation
+        "\n```rust\nfoo::Greeter\n```\n\n```rust\npub fn greet(&self) -> String\n```\n\n---\n\n"
+        "Says hello to the caller.",
+        "```python\n(function) def greet(self) -> str\n```\n---\nSays hello.\n\n***\n",
     ],
 )
 def test_the_hovers_servers_give_are_fitted_as_the_python_fits_them(
