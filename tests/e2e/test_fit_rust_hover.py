@@ -7,7 +7,6 @@ the extension's domain, not only the unit tests' generated hovers."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,9 @@ from tests.e2e.daemon_harness import (  # noqa: F401 (daemon is a fixture)
 from tests.e2e.test_passthrough_rust import (
     cargo_workspace,
     initialize_params,
+    reap,
     shim,
+    shut_down,
     until_answered,
 )
 
@@ -77,13 +78,6 @@ async def test_a_raw_client_gets_rust_analyzers_hover_fitted_as_the_python_fits_
         fitted = speedups.native.fit_hover_markdown(body)
         assert fitted is not None, marked["contents"]["value"]
         assert orjson.loads(fitted)["result"] == plain
-        for client in (editor, raw):
-            await client.request(90, "shutdown", None, 30)
-            client.send({"jsonrpc": "2.0", "method": "exit"})
+        await shut_down([editor, raw])
     finally:
-        for proc in procs:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 20)
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        await reap(procs)

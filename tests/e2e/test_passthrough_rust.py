@@ -140,16 +140,26 @@ async def test_rust_analyzer_is_passed_through(daemon: DaemonUnderTest, tmp_path
         assert len(daemon.backends("rust-analyzer")) == 1
         for row in daemon.status()["clients"]:
             assert row["instances"] == ["rust-analyzer[ws]"], row
-        for client in clients:
-            await client.request(90, "shutdown", None, 30)
-            client.send({"jsonrpc": "2.0", "method": "exit"})
+        await shut_down(clients)
     finally:
-        for proc in procs:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 20)
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        await reap(procs)
+
+
+async def shut_down(clients: list[RawClient]) -> None:
+    """shutdown, then exit, for each client."""
+    for client in clients:
+        await client.request(90, "shutdown", None, 30)
+        client.send({"jsonrpc": "2.0", "method": "exit"})
+
+
+async def reap(procs: list[Any]) -> None:
+    """Each shim process ended: waited for, killed if it does not end by itself."""
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.wait(), 20)
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
 
 
 async def until_answered(
