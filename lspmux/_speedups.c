@@ -694,7 +694,7 @@ static PyObject *s_state, *s_running, *s_uri_backends, *s_supports, *s_position_
     *s_timeout, *s_deadline, *s_last_used, *s_held, *s_held_size, *s_idle, *s_conn,
     *s_client_capabilities, *k_jsonrpc, *k_id, *k_method, *k_params, *k_locate,
     *k_text_document, *k_uri, *k_position, *k_range, *k_line, *k_character, *k_start, *k_end,
-    *v_two, *v_empty, *s_body, *s_congestion, *v_hover;
+    *v_two, *v_empty, *s_body, *s_congestion, *v_hover, *s_docs_, *s_current, *s_holders;
 static PyObject *orjson_loads, *orjson_dumps, *heappush;
 
 static int lane_init(void) {
@@ -725,7 +725,8 @@ static int lane_init(void) {
     INTERN(k_position, "position"); INTERN(k_range, "range"); INTERN(k_line, "line");
     INTERN(k_character, "character"); INTERN(k_start, "start"); INTERN(k_end, "end");
     INTERN(v_two, "2.0"); INTERN(v_empty, ""); INTERN(s_body, "_body");
-    INTERN(s_congestion, "_congestion"); INTERN(v_hover, "hover");
+    INTERN(s_congestion, "_congestion"); INTERN(v_hover, "hover"); INTERN(s_docs_, "_docs");
+    INTERN(s_current, "current"); INTERN(s_holders, "holders");
 #undef INTERN
     return 0;
 }
@@ -1277,6 +1278,8 @@ typedef struct {
     /* the session's */
     int session_read, running, shared;
     PyObject *table, *encoding, *origins, *link, *inflight, *last_origin, *caps, *docs;
+    /* the session's documents by URI (`Documents._docs`), when it is a dict */
+    PyObject *docs_map;
     /* each server met: running, and its remembered `supports` answers */
     int servers;
     PyObject *server[LANE_SERVERS], *supports[LANE_SERVERS];
@@ -1298,7 +1301,7 @@ static void lane_run_reset(LaneRun *run) {
     run->session_read = 0;
     Py_CLEAR(run->table); Py_CLEAR(run->encoding); Py_CLEAR(run->origins); Py_CLEAR(run->link);
     Py_CLEAR(run->inflight); Py_CLEAR(run->last_origin); Py_CLEAR(run->caps);
-    Py_CLEAR(run->docs);
+    Py_CLEAR(run->docs); Py_CLEAR(run->docs_map);
     for (int k = 0; k < run->servers; k++) {
         Py_CLEAR(run->server[k]);
         Py_CLEAR(run->supports[k]);
@@ -1346,7 +1349,18 @@ static int run_session(LaneRun *run, PyObject *session) {
         (run->inflight = PyObject_GetAttr(run->link, s_inflight)) == NULL ||
         (run->last_origin = PyObject_GetAttr(session, s_last_origin)) == NULL)
         return -1;
-    if (shared && (run->docs = PyObject_GetAttr(session, s_documents)) == NULL) return -1;
+    if (shared) {
+        if ((run->docs = PyObject_GetAttr(session, s_documents)) == NULL) return -1;
+        PyObject *map = PyObject_GetAttr(run->docs, s_docs_);
+        if (map == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+            PyErr_Clear();
+        } else if (PyDict_CheckExact(map)) {
+            run->docs_map = map;
+        } else {
+            Py_DECREF(map);
+        }
+    }
     run->shared = shared;
     run->session_read = 1;
     return 0;
@@ -1586,6 +1600,44 @@ error:
 }
 #undef CHECK
 
+/* Whether `BackendDocuments.ensure_holds(holder, uri)` of `held_docs` would send nothing and
+ * return False (no document there, `holder` not among its holders, or the server holds
+ * `holder`'s current text: `holds`), read from its tables: 1, 0 when it may send (the Python
+ * is asked), -1. */
+static int holds_already(PyObject *held_docs, PyObject *holder, PyObject *uri) {
+    PyObject *map = PyObject_GetAttr(held_docs, s_docs_), *current = NULL, *holders = NULL;
+    if (map == NULL) return -1;
+    int rc = 0;
+    if (!PyDict_CheckExact(map)) goto done;
+    PyObject *doc = PyDict_GetItemWithError(map, uri); /* borrowed */
+    if (doc == NULL) {
+        rc = PyErr_Occurred() ? -1 : 1;
+        goto done;
+    }
+    if ((current = PyObject_GetAttr(doc, s_current)) == NULL ||
+        (holders = PyObject_GetAttr(doc, s_holders)) == NULL) {
+        rc = -1;
+        goto done;
+    }
+    if (!PyDict_CheckExact(current) || !PyDict_CheckExact(holders)) goto done;
+    PyObject *own = PyDict_GetItemWithError(holders, holder);
+    if (own == NULL) {
+        rc = PyErr_Occurred() ? -1 : 1; /* not its holder */
+        goto done;
+    }
+    PyObject *held = PyDict_GetItemWithError(current, holder);
+    if (held == NULL) {
+        rc = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    rc = PyObject_RichCompareBool(held, own, Py_EQ);
+done:
+    Py_XDECREF(current);
+    Py_XDECREF(holders);
+    Py_DECREF(map);
+    return rc;
+}
+
 /* The effects of `Lane.relay` for a request `lane_request` took, in its order. */
 static int lane_send(LaneRun *run, LaneRequest *r, PyObject *session, PyObject *exchange_type,
                      PyObject *now_mono, PyObject *dirty) {
@@ -1595,11 +1647,20 @@ static int lane_send(LaneRun *run, LaneRequest *r, PyObject *session, PyObject *
     /* `single_target`: a shared server holds this client's text; a MERGE of one has its
      * origin now */
     if (run->shared) {
-        int open = PySequence_Contains(run->docs, r->uri);
+        int open = run->docs_map != NULL ? PyDict_Contains(run->docs_map, r->uri)
+                                         : PySequence_Contains(run->docs, r->uri);
         if (open < 0) goto out;
+        PyObject *held_docs = NULL;
         if (open) {
-            PyObject *held_docs = PyObject_GetAttr(r->target, s_documents);
-            if (held_docs == NULL) goto out;
+            if ((held_docs = PyObject_GetAttr(r->target, s_documents)) == NULL) goto out;
+            int nothing = holds_already(held_docs, session, r->uri);
+            if (nothing != 0) {
+                Py_DECREF(held_docs);
+                if (nothing < 0) goto out;
+                open = 0; /* `ensure_holds` would send nothing */
+            }
+        }
+        if (open) {
             PyObject *res = PyObject_CallMethodObjArgs(held_docs, s_ensure_holds, session,
                                                        r->uri, NULL);
             Py_DECREF(held_docs);

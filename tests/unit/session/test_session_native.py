@@ -253,6 +253,36 @@ async def test_on_a_shared_server_the_native_lane_makes_it_hold_the_askers_text_
         await agent.close()
 
 
+async def test_the_native_lane_sends_a_shared_servers_older_text_of_the_askers_again(
+    mem: Any, tmp_path: Path
+) -> None:
+    """The lane reads whether the server holds the asker's current text from the server's
+    tables (`holds_already`, as `BackendDocuments.holds`); one that holds an older version of
+    it (its `current` entry behind the asker's own) is sent the text, as `ensure_holds`
+    sends it, before the hover."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: {"contents": "h"}})
+    _editor, agent, uri = await editor_and_agent(mem, tmp_path, a)
+    try:
+        ask = agent.client.request
+        await agent.client.answer(ask("textDocument/hover", hover_params(uri)))
+        doc = next(iter(agent.pool.backends.values())).documents.get(uri)
+        holder = agent.session
+        assert doc is not None and doc.current == {holder: doc.holders[holder]}
+        texts = len(a.notifications("textDocument/didChange"))
+        before = runs(agent)[0]
+        await agent.client.answer(ask("textDocument/hover", hover_params(uri)))
+        assert len(a.notifications("textDocument/didChange")) == texts  # held: nothing sent
+        doc.current[holder] = -1  # the server's text of the agent's is behind the agent's own
+        await agent.client.answer(ask("textDocument/hover", hover_params(uri)))
+        changes = a.notifications("textDocument/didChange")
+        assert len(changes) == texts + 1
+        assert changes[-1]["params"]["contentChanges"][-1]["text"] == "agent_text = 2\n"
+        assert runs(agent)[0] == before + 2
+        agent.client.assert_answered_once()
+    finally:
+        await agent.close()
+
+
 async def test_the_native_lane_keeps_no_exchange_once_answered(mem: Any) -> None:
     """Each exchange the C makes is freed once answered (a reference it kept would keep every
     exchange, its params and its client's answer alive)."""
