@@ -91,20 +91,12 @@ class Stdout(asyncio.BufferedProtocol):
 
     def pass_reads(self) -> None:
         """Let the transport call the connection's reading methods itself (it takes them once,
-        when it is connected): no call of this protocol's at each read."""
+        when it is connected): no call of this protocol's at each read. `data_received` is
+        for asyncio's pipes, which do not read in place."""
         conn = self.conn
         self.get_buffer = conn.get_buffer  # type: ignore[method-assign,assignment]
         self.buffer_updated = conn.buffer_updated  # type: ignore[method-assign]
-        self.data_received = conn.data_received  # type: ignore[method-assign]
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self.conn.get_buffer(sizehint)
-
-    def data_received(self, data: bytes) -> None:  # asyncio's pipes do not read in place
-        self.conn.data_received(data)
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self.conn.buffer_updated(nbytes)
+        self.data_received = conn.data_received
 
     def eof_received(self) -> bool | None:
         return None  # the transport closes, then `connection_lost`
