@@ -236,13 +236,18 @@ decline:
     Py_RETURN_NONE;
 }
 
-static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
-    (void)self;
+/* `fit(body)` of the bytes of `arg` (bytes or bytearray). */
+static PyObject *on_bytes(PyObject *arg, PyObject *(*fit)(const char *, Py_ssize_t)) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    PyObject *out = fit_buffer(view.buf, view.len);
+    PyObject *out = fit(view.buf, view.len);
     PyBuffer_Release(&view);
     return out;
+}
+
+static PyObject *fit_markdown_docs(PyObject *self, PyObject *arg) {
+    (void)self;
+    return on_bytes(arg, fit_buffer);
 }
 
 static PyObject *contains(PyObject *self, PyObject *args) {
@@ -640,31 +645,25 @@ decline:
     Py_RETURN_NONE;
 }
 
+/* The whole answer `b` fitted (its head kept before the new tail), or Py_None. */
+static PyObject *hover_fitted(const char *b, Py_ssize_t n) {
+    Py_ssize_t at, digits_end, offset;
+    if (!sniff(b, n, &at, &digits_end, &offset)) Py_RETURN_NONE;
+    PyObject *tail = hover_plain_tail(b, n, offset);
+    if (tail == NULL || tail == Py_None) return tail;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, offset + PyBytes_GET_SIZE(tail));
+    if (out != NULL) {
+        memcpy(PyBytes_AS_STRING(out), b, (size_t)offset);
+        memcpy(PyBytes_AS_STRING(out) + offset, PyBytes_AS_STRING(tail),
+               (size_t)PyBytes_GET_SIZE(tail));
+    }
+    Py_DECREF(tail);
+    return out;
+}
+
 static PyObject *fit_hover_markdown(PyObject *self, PyObject *arg) {
     (void)self;
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    const char *b = view.buf;
-    Py_ssize_t n = view.len, at, digits_end, offset;
-    PyObject *out = NULL;
-    if (!sniff(b, n, &at, &digits_end, &offset)) {
-        out = Py_NewRef(Py_None);
-    } else {
-        PyObject *tail = hover_plain_tail(b, n, offset);
-        if (tail == NULL || tail == Py_None) {
-            out = tail;
-        } else {
-            out = PyBytes_FromStringAndSize(NULL, offset + PyBytes_GET_SIZE(tail));
-            if (out != NULL) {
-                memcpy(PyBytes_AS_STRING(out), b, (size_t)offset);
-                memcpy(PyBytes_AS_STRING(out) + offset, PyBytes_AS_STRING(tail),
-                       (size_t)PyBytes_GET_SIZE(tail));
-            }
-            Py_DECREF(tail);
-        }
-    }
-    PyBuffer_Release(&view);
-    return out;
+    return on_bytes(arg, hover_fitted);
 }
 
 /* -- the native lane -------------------------------------------------------------------------

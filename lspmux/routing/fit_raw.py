@@ -161,8 +161,8 @@ def fit_in_place(
     """The answer `body` (which `needs_fitting` found something in) fitted to `client`
     without parsing it, when only what can be rewritten where it stands must change (a
     completion list's markdown documentation, a hover's simple markdown); None when it must
-    be parsed (`fit_found` does that). `escaped=False`: None also for an answer with a backslash in it (its splice is a
-    regular expression over the bytes, about twice the time of the split without escapes)."""
+    be parsed (`fit_found` does that). `escaped=False`: None also for a completion answer with
+    a backslash (its splice, a regular expression, takes twice the split's time)."""
     global _last_scan
     scan, _last_scan = _last_scan, _NO_SCAN
     hover = speedups.fit_hover_markdown  # markdown of code blocks and plain lines, in C
