@@ -60,6 +60,11 @@
  *
  * The native lane (`session/native.py`): the fast lane's work for a run of a read's plain
  * requests, and of a server read's plain answers to them; see the section below.
+ *
+ *     Reader(conn, batch, flush, failed)  (nbytes) -> None;  .get_buffer(sizehint)
+ *
+ * `Connection.buffer_updated` and `get_buffer` for the usual read (`wire/connection.py`): its
+ * frames, the connection's run and the held writes in one call; see its section.
  */
 #define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
@@ -290,23 +295,11 @@ static int fast_index(PyObject *arg, Py_ssize_t *out) {
 
 static const char CL[] = "Content-Length: ";
 
-static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t start;
-    unsigned long long max_size;
-    if (fast_nargs("split_frames", nargs, 3) < 0 || fast_index(args[1], &start) < 0) return NULL;
-    if (!PyLong_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "split_frames() max_size must be int");
-        return NULL;
-    }
-    max_size = PyLong_AsUnsignedLongLongMask(args[2]);
-    if (max_size == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
-    PyObject *bodies = PyList_New(0);
-    if (bodies == NULL) goto fail;
-    const char *buf = view.buf;
-    Py_ssize_t n = view.len, pos = start < 0 ? 0 : start;
+/* The bodies of the complete frames of `buf[start:n]` with a plain header, appended to
+ * `bodies`: the offset where the first other frame starts, or -1 on an error. */
+static Py_ssize_t frames_into(const char *buf, Py_ssize_t n, Py_ssize_t start,
+                              unsigned long long max_size, PyObject *bodies) {
+    Py_ssize_t pos = start < 0 ? 0 : start;
     const size_t cl = sizeof(CL) - 1;
     while (pos < n && (size_t)(n - pos) > cl && memcmp(buf + pos, CL, cl) == 0) {
         Py_ssize_t p = pos + (Py_ssize_t)cl, digits = 0;
@@ -322,20 +315,36 @@ static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t 
         p += 4;
         if ((unsigned long long)(n - p) < length) break;
         PyObject *body = PyBytes_FromStringAndSize(buf + p, (Py_ssize_t)length);
-        if (body == NULL) goto fail;
+        if (body == NULL) return -1;
         int appended = PyList_Append(bodies, body);
         Py_DECREF(body);
-        if (appended < 0) goto fail;
+        if (appended < 0) return -1;
         pos = p + (Py_ssize_t)length;
     }
-    PyBuffer_Release(&view);
-    PyObject *out = Py_BuildValue("(Nn)", bodies, pos);
-    return out;
+    return pos;
+}
 
-fail:
-    Py_XDECREF(bodies);
+static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start;
+    unsigned long long max_size;
+    if (fast_nargs("split_frames", nargs, 3) < 0 || fast_index(args[1], &start) < 0) return NULL;
+    if (!PyLong_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "split_frames() max_size must be int");
+        return NULL;
+    }
+    max_size = PyLong_AsUnsignedLongLongMask(args[2]);
+    if (max_size == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *bodies = PyList_New(0);
+    Py_ssize_t pos = bodies == NULL ? -1 : frames_into(view.buf, view.len, start, max_size, bodies);
     PyBuffer_Release(&view);
-    return NULL;
+    if (pos < 0) {
+        Py_XDECREF(bodies);
+        return NULL;
+    }
+    return Py_BuildValue("(Nn)", bodies, pos);
 }
 
 /* -- responses -------------------------------------------------------------------------------- */
@@ -1797,9 +1806,8 @@ out:
     return rc;
 }
 
-/* A message whose handling failed half way (out of memory, or a bug): it counts as handled, as
- * the Python's `_received` logs a message that fails and goes on; the caller logs the error. */
-static PyObject *failed(Py_ssize_t i) {
+/* The exception raised, as an object (for the Python that logs it); the indicator cleared. */
+static PyObject *raised(void) {
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *exc = PyErr_GetRaisedException();
 #else
@@ -1810,8 +1818,13 @@ static PyObject *failed(Py_ssize_t i) {
     Py_XDECREF(type);
     Py_XDECREF(tb);
 #endif
-    if (exc == NULL) exc = Py_NewRef(Py_None);
-    return Py_BuildValue("(nN)", i + 1, exc);
+    return exc != NULL ? exc : Py_NewRef(Py_None);
+}
+
+/* A message whose handling failed half way (out of memory, or a bug): it counts as handled, as
+ * the Python's `_received` logs a message that fails and goes on; the caller logs the error. */
+static PyObject *failed(Py_ssize_t i) {
+    return Py_BuildValue("(nN)", i + 1, raised());
 }
 
 static PyObject *lane_requests(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -2048,6 +2061,422 @@ static PyObject *lane_answers(PyObject *self, PyObject *const *args, Py_ssize_t 
     return result != NULL ? result : Py_BuildValue("(nO)", i, Py_None);
 }
 
+/* -- a connection's reads ------------------------------------------------------------------------
+ *
+ *     Reader(conn, batch, flush, failed)(nbytes) -> None
+ *
+ * `Connection.buffer_updated` as the transport calls it at every read (`wire/connection.py`),
+ * for the usual read: the parser between messages (`FrameParser.buffer_updated`'s own fast
+ * case). What the Python does in four of its functions and the run's, here in one call: the
+ * whole frames cut where they were read (`frames_into`; a partial one left to
+ * `FrameParser.feed`), the writes held (`batch.dirty`, `Connection._received`), the
+ * connection's run called on the messages (`conn.lane`), what it left handed to the
+ * connection's Python (`Connection._handle`), then the held writes written as `Writes._flush`
+ * writes them: one write per connection, for a connection whose held bodies are small, whose
+ * transport is open and within `max_write_buffer`, and which is not behind; `flush(others)`
+ * (the Python) writes the others. A failure after a write (the backpressure's Python) is
+ * given to `failed(conn, exc)`, which logs it, as `flush` logs its own.
+ *
+ * Any other read (a large body read in place, a partial frame of the last read, a read inside
+ * another's handling) is the Python's: `conn._buffer_updated(nbytes)`. Its `get_buffer` is
+ * the parser's, without a call of the Python's for the usual read. A run that raises is
+ * called again by `_handle`, which logs the failure and turns the run off.
+ */
+
+static PyObject *s_parser, *s_big, *s_need, *s_buf, *s_parts, *s_dead, *s_scratch,
+    *s_max_size, *s_lane, *s_handle, *s_dirty, *s_max_write_buffer, *s_backpressure, *s_write,
+    *s_get_write_buffer_size, *s_buffer_updated_py, *s_feed, *s_received, *s_congest, *v_zero,
+    *v_empty_bytes, *s_in_place, *s_get_buffer;
+
+static int reader_init(void) {
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1
+    INTERN(s_parser, "_parser"); INTERN(s_big, "_big"); INTERN(s_need, "_need");
+    INTERN(s_buf, "_buf"); INTERN(s_parts, "_parts"); INTERN(s_dead, "_dead");
+    INTERN(s_scratch, "_scratch"); INTERN(s_max_size, "max_size"); INTERN(s_lane, "lane");
+    INTERN(s_handle, "_handle"); INTERN(s_dirty, "dirty");
+    INTERN(s_max_write_buffer, "max_write_buffer"); INTERN(s_backpressure, "backpressure");
+    INTERN(s_write, "write"); INTERN(s_get_write_buffer_size, "get_write_buffer_size");
+    INTERN(s_buffer_updated_py, "_buffer_updated"); INTERN(s_feed, "feed");
+    INTERN(s_received, "_received"); INTERN(s_congest, "_congest");
+    INTERN(s_in_place, "_in_place"); INTERN(s_get_buffer, "get_buffer");
+#undef INTERN
+    if ((v_empty_bytes = PyBytes_FromStringAndSize("", 0)) == NULL) return -1;
+    return (v_zero = PyLong_FromLong(0)) == NULL ? -1 : 0;
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *conn, *batch, *flush, *failed;
+    vectorcallfunc vectorcall;
+} Reader;
+
+/* An int attribute of obj as a Py_ssize_t (*out; -1 when it is not an int); -1 on an error. */
+static int attr_index(PyObject *obj, PyObject *name, Py_ssize_t *out) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) return -1;
+    *out = PyLong_CheckExact(v) ? PyLong_AsSsize_t(v) : -1;
+    Py_DECREF(v);
+    if (*out == -1 && PyErr_Occurred()) return -1;
+    return 0;
+}
+
+/* Whether the parser is between messages (`FrameParser.buffer_updated`'s fast case): 1, 0, -1. */
+static int parser_between(PyObject *parser) {
+    Py_ssize_t need;
+    int ok = attr_is(parser, s_big, Py_None);
+    if (ok != 1) return ok;
+    if (attr_index(parser, s_need, &need) < 0) return -1;
+    if (need >= 0) return 0;
+    PyObject *buf = PyObject_GetAttr(parser, s_buf);
+    if (buf == NULL) return -1;
+    int empty = PyByteArray_CheckExact(buf) && PyByteArray_GET_SIZE(buf) == 0;
+    Py_DECREF(buf);
+    if (!empty) return 0;
+    if ((ok = attr_is(parser, s_parts, Py_None)) != 1) return ok;
+    return attr_is(parser, s_dead, Py_False);
+}
+
+/* The items of a read of `nbytes` into the parser's scratch buffer, as
+ * `FrameParser.buffer_updated` gives them: 1 (*out, a new list), 0 when the read is not one the
+ * reader takes, -1. */
+static int read_items(PyObject *parser, Py_ssize_t nbytes, PyObject **out) {
+    int between = parser_between(parser);
+    if (between <= 0) return between;
+    PyObject *scratch = PyObject_GetAttr(parser, s_scratch);
+    if (scratch == NULL) return -1;
+    int taken = 0;
+    PyObject *bodies = NULL, *max = NULL;
+    if (!PyMemoryView_Check(scratch)) goto done;
+    Py_buffer *view = PyMemoryView_GET_BUFFER(scratch);
+    if (nbytes < 0 || nbytes > view->len) goto done;
+    if ((max = PyObject_GetAttr(parser, s_max_size)) == NULL) goto error;
+    if (!PyLong_Check(max)) goto done;
+    unsigned long long max_size = PyLong_AsUnsignedLongLongMask(max);
+    if (max_size == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    if ((bodies = PyList_New(0)) == NULL) goto error;
+    Py_ssize_t pos = frames_into(view->buf, nbytes, 0, max_size, bodies);
+    if (pos < 0) goto error;
+    if (pos < nbytes) { /* what is left: `feed` reads it (a partial frame, another header) */
+        PyObject *rest = PySequence_GetSlice(scratch, pos, nbytes);
+        if (rest == NULL) goto error;
+        PyObject *fed = PyObject_CallMethodOneArg(parser, s_feed, rest);
+        Py_DECREF(rest);
+        if (fed == NULL) goto error;
+        Py_ssize_t n = PyList_GET_SIZE(bodies);
+        int rc = PyList_SetSlice(bodies, n, n, fed);
+        Py_DECREF(fed);
+        if (rc < 0) goto error;
+    }
+    *out = bodies;
+    bodies = NULL;
+    taken = 1;
+done:
+    Py_XDECREF(bodies);
+    Py_XDECREF(max);
+    Py_DECREF(scratch);
+    return taken;
+error:
+    taken = -1;
+    goto done;
+}
+
+/* The pieces of `held` joined into one bytes (`b"".join(held)`). */
+static PyObject *joined(PyObject *held) {
+    Py_ssize_t n = PyList_GET_SIZE(held), total = 0;
+    if (n == 1 && PyBytes_CheckExact(PyList_GET_ITEM(held, 0)))
+        return Py_NewRef(PyList_GET_ITEM(held, 0));
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *piece = PyList_GET_ITEM(held, k);
+        if (!PyBytes_CheckExact(piece))
+            return PyObject_CallMethod(v_empty_bytes, "join", "O", held);
+        total += PyBytes_GET_SIZE(piece);
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, total);
+    if (out == NULL) return NULL;
+    char *p = PyBytes_AS_STRING(out);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *piece = PyList_GET_ITEM(held, k);
+        memcpy(p, PyBytes_AS_STRING(piece), (size_t)PyBytes_GET_SIZE(piece));
+        p += PyBytes_GET_SIZE(piece);
+    }
+    return out;
+}
+
+/* `transport.get_write_buffer_size() > limit`: 1, 0, -1. */
+static int over(PyObject *w, PyObject *limit) {
+    PyObject *q = PyObject_CallMethodNoArgs(w, s_get_write_buffer_size);
+    if (q == NULL) return -1;
+    int above = PyObject_RichCompareBool(q, limit, Py_GT);
+    Py_DECREF(q);
+    return above;
+}
+
+/* `conn._flush()` for the usual case: 1 written (or nothing held), 0 left to the Python
+ * (nothing done), -1 an error before the write (nothing done), -2 an error after it. */
+static int flush_one(PyObject *conn) {
+    PyObject *held = NULL, *w = NULL, *limit = NULL, *data = NULL;
+    int rc = 0;
+    Py_ssize_t size;
+    if ((held = PyObject_GetAttr(conn, s_held)) == NULL) goto error;
+    if (!PyList_CheckExact(held)) goto done;
+    if (PyList_GET_SIZE(held) == 0) { rc = 1; goto done; }
+    if (attr_index(conn, s_held_size, &size) < 0) goto error;
+    if (size < 0 || size > 64 * 1024) goto done; /* `LARGE_WRITE`: written as pieces */
+    if ((w = PyObject_GetAttr(conn, s_writer)) == NULL) goto error;
+    if (w == Py_None) goto done;
+    {
+        PyObject *closing = PyObject_CallMethodNoArgs(w, s_is_closing);
+        if (closing == NULL) goto error;
+        int open = closing == Py_False;
+        Py_DECREF(closing);
+        if (!open) goto done;
+    }
+    if ((limit = PyObject_GetAttr(conn, s_max_write_buffer)) == NULL) goto error;
+    if (limit != Py_None) { /* `_over_write_limit`: the Python aborts the peer */
+        int above = over(w, limit);
+        if (above < 0) goto error;
+        if (above) goto done;
+    }
+    Py_CLEAR(limit);
+    if ((limit = PyObject_GetAttr(conn, s_backpressure)) == NULL) goto error;
+    if (limit != Py_None) { /* a peer already behind: `_check_queue` counts what it is sent */
+        int behind = attr_is(conn, s_congestion, Py_None);
+        if (behind < 0) goto error;
+        if (!behind) goto done;
+    }
+    if ((data = joined(held)) == NULL) goto error;
+    PyObject *r = PyObject_CallMethodOneArg(w, s_write, data);
+    if (r == NULL) goto error;
+    Py_DECREF(r);
+    if (PyList_SetSlice(held, 0, PyList_GET_SIZE(held), NULL) < 0 ||
+        PyObject_SetAttr(conn, s_held_size, v_zero) < 0) {
+        rc = -2;
+        goto done;
+    }
+    rc = 1;
+    if (limit != Py_None) { /* `_check_queue` */
+        int above = over(w, limit);
+        if (above > 0) {
+            r = PyObject_CallMethodNoArgs(conn, s_congest);
+            if (r == NULL) above = -1;
+            Py_XDECREF(r);
+        }
+        if (above < 0) rc = -2;
+    }
+done:
+    Py_XDECREF(held); Py_XDECREF(w); Py_XDECREF(limit); Py_XDECREF(data);
+    return rc;
+error:
+    rc = -1;
+    goto done;
+}
+
+/* The held writes of the connections in `dirty` written: 0, or -1 when the Python's `flush`
+ * or `failed` raised. */
+static int reader_flush(Reader *self, PyObject *dirty) {
+    PyObject *rest = NULL;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(dirty); k++) {
+        PyObject *conn = PyList_GET_ITEM(dirty, k);
+        int rc = flush_one(conn);
+        if (rc == -2) {
+            PyObject *exc = raised();
+            PyObject *r = PyObject_CallFunctionObjArgs(self->failed, conn, exc, NULL);
+            Py_DECREF(exc);
+            if (r == NULL) goto error;
+            Py_DECREF(r);
+            continue;
+        }
+        if (rc == 1) continue;
+        if (rc == -1) PyErr_Clear(); /* nothing done: the Python does it, and logs a failure */
+        if (rest == NULL && (rest = PyList_New(0)) == NULL) goto error;
+        if (PyList_Append(rest, conn) < 0) goto error;
+    }
+    if (rest != NULL) {
+        PyObject *r = PyObject_CallOneArg(self->flush, rest);
+        if (r == NULL) goto error;
+        Py_DECREF(r);
+        Py_DECREF(rest);
+    }
+    return 0;
+error:
+    Py_XDECREF(rest);
+    return -1;
+}
+
+/* `Connection._received(items)` when no read is being handled: the run, the Python for the
+ * rest, the held writes written. */
+static PyObject *reader_received(Reader *self, PyObject *conn, PyObject *items) {
+    PyObject *dirty = PyList_New(0);
+    if (dirty == NULL) return NULL;
+    if (PyObject_SetAttr(self->batch, s_dirty, dirty) < 0) {
+        Py_DECREF(dirty);
+        return NULL;
+    }
+    PyObject *exc = NULL, *lane = NULL;
+    Py_ssize_t at = 0, count = PyList_GET_SIZE(items);
+    int lane_first = 1; /* whether `_handle` calls the run before the message at `at` */
+    if ((lane = PyObject_GetAttr(conn, s_lane)) == NULL) goto fail;
+    if (lane != Py_None && count > 0) {
+        PyObject *args[2] = {items, v_zero};
+        PyObject *r = PyObject_Vectorcall(lane, args, 2, NULL);
+        Py_ssize_t end = r == NULL ? -1 : PyLong_AsSsize_t(r);
+        Py_XDECREF(r);
+        if (end < 0 || end > count) {
+            PyErr_Clear(); /* `_handle` calls it again: it logs the failure, turns it off */
+        } else {
+            at = end;
+            lane_first = 0;
+        }
+    }
+    if (at < count) {
+        PyObject *where = PyLong_FromSsize_t(at);
+        if (where == NULL) goto fail;
+        PyObject *r = PyObject_CallMethodObjArgs(conn, s_handle, items, where,
+                                                 lane_first ? Py_True : Py_False, NULL);
+        Py_DECREF(where);
+        if (r == NULL) goto fail;
+        Py_DECREF(r);
+    }
+    goto flush;
+fail:
+    exc = raised();
+flush:
+    Py_XDECREF(lane);
+    /* `_received`'s finally: the batch ended, then its writes */
+    if (PyObject_SetAttr(self->batch, s_dirty, Py_None) < 0 || reader_flush(self, dirty) < 0) {
+        Py_XDECREF(exc);
+        Py_DECREF(dirty);
+        return NULL;
+    }
+    Py_DECREF(dirty);
+    if (exc != NULL && exc != Py_None) {
+#if PY_VERSION_HEX >= 0x030C0000
+        PyErr_SetRaisedException(exc);
+#else
+        PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+#endif
+        return NULL;
+    }
+    Py_XDECREF(exc);
+    Py_RETURN_NONE;
+}
+
+static PyObject *reader_call(PyObject *op, PyObject *const *args, size_t nargsf,
+                             PyObject *kwnames) {
+    Reader *self = (Reader *)op;
+    Py_ssize_t nbytes;
+    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) ||
+        fast_nargs("Reader", PyVectorcall_NARGS(nargsf), 1) < 0 ||
+        fast_index(args[0], &nbytes) < 0)
+        return kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0
+                   ? (PyErr_SetString(PyExc_TypeError, "Reader() takes no keywords"), NULL)
+                   : NULL;
+    PyObject *conn = Py_NewRef(self->conn), *parser = NULL, *items = NULL, *result = NULL;
+    if ((parser = PyObject_GetAttr(conn, s_parser)) == NULL) goto done;
+    int taken = read_items(parser, nbytes, &items);
+    if (taken < 0) goto done;
+    if (taken == 0) {
+        result = PyObject_CallMethodOneArg(conn, s_buffer_updated_py, args[0]);
+        goto done;
+    }
+    PyObject *dirty = PyObject_GetAttr(self->batch, s_dirty);
+    if (dirty == NULL) goto done;
+    int nested = dirty != Py_None;
+    Py_DECREF(dirty);
+    result = nested ? PyObject_CallMethodOneArg(conn, s_received, items)
+                    : reader_received(self, conn, items);
+done:
+    Py_XDECREF(items);
+    Py_XDECREF(parser);
+    Py_DECREF(conn);
+    return result;
+}
+
+/* `FrameParser.get_buffer(sizehint)` when it was called before and no large body is read in
+ * place: the parser's scratch buffer, which it hands out at every such read. */
+static PyObject *reader_get_buffer(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
+    Reader *self = (Reader *)op;
+    if (fast_nargs("get_buffer", nargs, 1) < 0) return NULL;
+    PyObject *parser = PyObject_GetAttr(self->conn, s_parser);
+    if (parser == NULL) return NULL;
+    PyObject *out = NULL;
+    int plain = attr_is(parser, s_big, Py_None);
+    if (plain == 1) plain = attr_is(parser, s_in_place, Py_True);
+    if (plain < 0) goto done;
+    if (plain) {
+        PyObject *scratch = PyObject_GetAttr(parser, s_scratch);
+        if (scratch == NULL) goto done;
+        if (PyMemoryView_Check(scratch)) {
+            out = scratch;
+            goto done;
+        }
+        Py_DECREF(scratch);
+    }
+    out = PyObject_CallMethodOneArg(parser, s_get_buffer, args[0]);
+done:
+    Py_DECREF(parser);
+    return out;
+}
+
+static PyMethodDef reader_methods[] = {
+    {"get_buffer", (PyCFunction)(void (*)(void))reader_get_buffer, METH_FASTCALL,
+     "Connection.get_buffer (FrameParser.get_buffer) for the reads this reader takes."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *conn, *batch, *flush, *failed;
+    static char *names[] = {"conn", "batch", "flush", "failed", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO:Reader", names, &conn, &batch, &flush,
+                                     &failed))
+        return NULL;
+    if (!PyCallable_Check(flush) || !PyCallable_Check(failed)) {
+        PyErr_SetString(PyExc_TypeError, "Reader: flush and failed must be callable");
+        return NULL;
+    }
+    Reader *self = (Reader *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->conn = Py_NewRef(conn);
+    self->batch = Py_NewRef(batch);
+    self->flush = Py_NewRef(flush);
+    self->failed = Py_NewRef(failed);
+    self->vectorcall = reader_call;
+    return (PyObject *)self;
+}
+
+static int reader_traverse(PyObject *op, visitproc visit, void *arg) {
+    Reader *self = (Reader *)op;
+    Py_VISIT(self->conn); Py_VISIT(self->batch); Py_VISIT(self->flush); Py_VISIT(self->failed);
+    return 0;
+}
+
+static int reader_clear(PyObject *op) {
+    Reader *self = (Reader *)op;
+    Py_CLEAR(self->conn); Py_CLEAR(self->batch); Py_CLEAR(self->flush); Py_CLEAR(self->failed);
+    return 0;
+}
+
+static void reader_dealloc(PyObject *op) {
+    PyObject_GC_UnTrack(op);
+    reader_clear(op);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyTypeObject ReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "lspmux._speedups.Reader",
+    .tp_basicsize = sizeof(Reader),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Connection.buffer_updated for the usual read (see the section in _speedups.c).",
+    .tp_new = reader_new,
+    .tp_methods = reader_methods,
+    .tp_traverse = reader_traverse,
+    .tp_clear = reader_clear,
+    .tp_dealloc = reader_dealloc,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Reader, vectorcall),
+};
+
 static PyMethodDef methods[] = {
     {"contains", contains, METH_VARARGS,
      "`needle in haystack` for two bytes, by the C library's memmem (about three times "
@@ -2087,12 +2516,13 @@ static struct PyModuleDef module = {
 
 /* What the Python of this source expects of the extension (`speedups.ABI`): raised whenever a
  * function's arguments or meaning change, so that a build of an older source is not used. */
-#define SPEEDUPS_ABI 4
+#define SPEEDUPS_ABI 5
 
 PyMODINIT_FUNC PyInit__speedups(void) {
-    if (lane_init() < 0) return NULL;
+    if (lane_init() < 0 || reader_init() < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", SPEEDUPS_ABI) < 0) {
+    if (m != NULL && (PyModule_AddIntConstant(m, "ABI", SPEEDUPS_ABI) < 0 ||
+                      PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

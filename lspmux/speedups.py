@@ -17,7 +17,7 @@ from types import ModuleType
 PURE_PYTHON_ENV = "LSPMUX_PURE_PYTHON"
 
 #: The version of the extension's functions this source expects (`SPEEDUPS_ABI` in the C).
-ABI = 4
+ABI = 5
 
 #: What the extension has; a build without one of them is not used at all.
 FUNCTIONS = (
@@ -30,6 +30,7 @@ FUNCTIONS = (
     "rewrite_response_id",
     "lane_requests",
     "lane_answers",
+    "Reader",
 )
 
 

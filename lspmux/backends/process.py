@@ -95,7 +95,7 @@ class Stdout(asyncio.BufferedProtocol):
         for asyncio's pipes, which do not read in place."""
         conn = self.conn
         self.get_buffer = conn.get_buffer  # type: ignore[method-assign,assignment]
-        self.buffer_updated = conn.buffer_updated  # type: ignore[method-assign]
+        self.buffer_updated = conn.buffer_updated  # type: ignore[method-assign,assignment]
         self.data_received = conn.data_received
 
     def eof_received(self) -> bool | None:

@@ -103,14 +103,16 @@ class RequestRun:
     def __call__(self, items: list[Any], start: int) -> int:
         session, conn = self.session, self.conn
         dirty = BATCH.dirty
+        # the guards read as fields, not through their properties (`holding`, `has_pending`,
+        # `debugging`, `congested`): this runs at every read of the client's
         if (
             _native is None
             or dirty is None
             or session.state != "running"
-            or self.dispatch.holding
-            or conn.has_pending
-            or conn.debugging
-            or conn.congested
+            or self.dispatch._held
+            or conn._pending
+            or conn._debug
+            or conn._congestion is not None
         ):
             return start
         routes = self._routes
@@ -146,7 +148,7 @@ class AnswerRun:
     def __call__(self, items: list[Any], start: int) -> int:
         conn = self.conn
         dirty = BATCH.dirty
-        if _native is None or dirty is None or conn.debugging or not conn.has_pending:
+        if _native is None or dirty is None or conn._debug or not conn._pending:
             return start
         end, exc = _native.lane_answers(items, start, conn, FastExchange, dirty)
         self.handled += end - start

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from lspmux import speedups
 from lspmux.errors import (
     InternalError,
     InvalidRequest,
@@ -37,9 +38,11 @@ from lspmux.wire.messages import (
     sniff_response,
 )
 from lspmux.wire.requests import RawCallback, Requests, ResponseCallback
-from lspmux.wire.writes import BATCH, Writes
+from lspmux.wire.writes import BATCH, Writes, flush, flush_failed
 
 log = logging.getLogger("lspmux.wire")
+
+_Reader = speedups.native.Reader if speedups.native is not None else None
 
 __all__ = ["Connection", "RawCallback", "ResponseCallback"]
 
@@ -91,6 +94,7 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
         #: items and an index, it handles the messages from there that it can and returns the
         #: index of the first one left to `_dispatch_body`.
         self.lane: Callable[[list[Any], int], int] | None = None
+        self._reads: Callable[[int], None] | None = None  # `buffer_updated`, made once
 
     @property
     def debugging(self) -> bool:
@@ -190,10 +194,30 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
         """asyncio.BufferedProtocol's `get_buffer(sizehint)`: the transport reads into the
         parser's buffer, so a large message is read straight into its place (see
         `FrameParser.get_buffer`). The parser's own method: a transport takes it once, and
-        calls it at every read without a call of this connection's in between."""
+        calls it at every read without a call of this connection's in between; with the
+        speedups, the reader's (`buffer_updated`), which hands out the parser's scratch buffer
+        without a call of the Python's."""
+        reads = self.buffer_updated
+        if _Reader is not None and type(reads) is _Reader:
+            return cast(Any, reads).get_buffer
         return self._parser.get_buffer
 
-    def buffer_updated(self, nbytes: int) -> None:
+    @property
+    def buffer_updated(self) -> Callable[[int], None]:
+        """asyncio.BufferedProtocol's `buffer_updated(nbytes)`: with the speedups, a reader in
+        C (`_speedups.Reader`) that does the usual read's work in one call (its frames cut,
+        the run, the held writes written: what `_buffer_updated` does), else that method.
+        Made once: a transport takes it once, and calls it at every read."""
+        reads = self._reads
+        if reads is None:
+            reads = self._reads = (
+                _Reader(self, BATCH, flush, flush_failed)
+                if _Reader is not None
+                else self._buffer_updated
+            )
+        return reads
+
+    def _buffer_updated(self, nbytes: int) -> None:
         self._received(self._parser.buffer_updated(nbytes))
 
     def _received(self, items: Sequence[bytes | bytearray | FrameError]) -> None:
@@ -202,37 +226,42 @@ class Connection(Writes, Requests, Backpressure, asyncio.BufferedProtocol):
         if outer:
             batch.dirty = []
         try:
-            lane = self.lane
-            at, count = 0, len(items)
-            while at < count:
-                if lane is not None and type(items) is list:
-                    try:
-                        at = lane(items, at)  # the messages it handled, and where it stopped
-                    except Exception:  # it handled none of them: the Python does, from now on
-                        log.exception("%s: the native lane failed; it is turned off", self.name)
-                        lane = self.lane = None
-                    if at >= count:
-                        break
-                item = items[at]
-                at += 1
-                if isinstance(item, FrameError):
-                    if item.fatal:
-                        self._refuse_stream(item.detail)
-                        return
-                    log.warning("%s: bad frame: %s", self.name, item.detail)
-                    continue
-                try:
-                    self._dispatch_body(item)
-                except Exception:  # one message's failure must not drop the rest of the read
-                    log.exception("%s: a message could not be handled", self.name)
+            self._handle(items, 0, True)
         finally:
             if outer:
                 dirty, batch.dirty = batch.dirty, None
-                for conn in dirty or ():
-                    try:
-                        conn._flush()
-                    except Exception:  # one broken stream must not keep the others' messages
-                        log.exception("%s: write failed", conn.name)
+                flush(dirty or [])
+
+    def _handle(
+        self, items: Sequence[bytes | bytearray | FrameError], at: int, lane_first: bool
+    ) -> None:
+        """The read's messages from `at`, inside a read: the run (`lane`) takes what it can,
+        the rest is dispatched one by one (`lane_first`: whether the run is asked before the
+        message at `at`, which it may already have declined)."""
+        lane = self.lane
+        count = len(items)
+        while at < count:
+            if lane_first and lane is not None and type(items) is list:
+                try:
+                    at = lane(items, at)  # the messages it handled, and where it stopped
+                except Exception:  # it handled none of them: the Python does, from now on
+                    log.exception("%s: the native lane failed; it is turned off", self.name)
+                    lane = self.lane = None
+                if at >= count:
+                    break
+            lane_first = True
+            item = items[at]
+            at += 1
+            if isinstance(item, FrameError):
+                if item.fatal:
+                    self._refuse_stream(item.detail)
+                    return
+                log.warning("%s: bad frame: %s", self.name, item.detail)
+                continue
+            try:
+                self._dispatch_body(item)
+            except Exception:  # one message's failure must not drop the rest of the read
+                log.exception("%s: a message could not be handled", self.name)
 
     def _dispatch_body(self, body: bytes | bytearray) -> None:
         # Only a connection waiting for answers can relay one raw (a client's requests skip this).

@@ -43,6 +43,19 @@ BATCH = _Batch()
 LARGE_WRITE = 64 * 1024
 
 
+def flush(dirty: list[Writes]) -> None:
+    """The writes held during a read, written at its end: one write per connection."""
+    for conn in dirty:
+        try:
+            conn._flush()
+        except Exception as exc:  # one broken stream must not keep the others' messages
+            flush_failed(conn, exc)
+
+
+def flush_failed(conn: Writes, exc: BaseException) -> None:
+    log.error("%s: write failed", conn.name, exc_info=exc)
+
+
 def _write_pieces(w: asyncio.WriteTransport, pieces: Pieces) -> None:
     """Write `pieces` in order without joining them, where the transport can (uvloop gathers
     them into one writev); otherwise as one buffer."""

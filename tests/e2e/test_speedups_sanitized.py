@@ -88,7 +88,8 @@ def _runtime(name: str) -> str:
 
 
 #: The child for the native lane: the sanitized build as `lspmux._speedups`, then the session
-#: tests that send requests and answers through it (`session/native.py`), in this process.
+#: tests that send requests and answers through it (`session/native.py`), and the reader's
+#: (`Connection.buffer_updated`), in this process.
 LANE_CHILD = """
 import importlib.util, sys
 so = sys.argv[1]
@@ -104,7 +105,8 @@ code = pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-p", "no:xdist", "-p"
                     "tests/unit/session/test_session_native.py",
                     "tests/unit/session/test_session_native_scan.py",
                     "tests/unit/session/test_session_fast.py",
-                    "tests/unit/session/test_session_answer_once.py"])
+                    "tests/unit/session/test_session_answer_once.py",
+                    "tests/unit/wire/test_wire_reader.py"])
 print("lane sanitized:", code)
 sys.exit(int(code))
 """
