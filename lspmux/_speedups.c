@@ -703,7 +703,7 @@ static PyObject *s_state, *s_running, *s_uri_backends, *s_supports, *s_position_
     *s_client_capabilities, *k_jsonrpc, *k_id, *k_method, *k_params, *k_locate,
     *k_text_document, *k_uri, *k_position, *k_range, *k_line, *k_character, *k_start, *k_end,
     *v_two, *v_empty, *s_body, *s_congestion, *v_hover, *s_docs_, *s_current, *s_holders;
-static PyObject *orjson_loads, *orjson_dumps, *heappush;
+static PyObject *orjson_loads, *orjson_dumps, *heappush, *v_zero_float;
 
 static int lane_init(void) {
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1
@@ -736,7 +736,7 @@ static int lane_init(void) {
     INTERN(s_congestion, "_congestion"); INTERN(v_hover, "hover"); INTERN(s_docs_, "_docs");
     INTERN(s_current, "current"); INTERN(s_holders, "holders");
 #undef INTERN
-    return 0;
+    return (v_zero_float = PyFloat_FromDouble(0.0)) == NULL ? -1 : 0;
 }
 
 /* The functions the lane calls: orjson's and heapq's, imported at the first run. */
@@ -869,13 +869,27 @@ static PyObject *ex_get(PyObject *ex, int k) {
 /* -- what a connection holds during a read ------------------------------------------------------ */
 
 /* `Writes.send_raw` inside a read, for one connection: its `_held` pieces and `_held_size` (the
- * size of their bodies), read at its first message of the run. */
+ * size of their bodies), read at its first message of the run; the size is written back when
+ * the run is done with the connection (`holder_sync`), or before the Python runs. */
 typedef struct {
     PyObject *conn, *held;
-    Py_ssize_t size;
+    Py_ssize_t size, synced;
 } Holder;
 
+/* `_held_size` written back: 0 or -1. */
+static int holder_sync(Holder *h) {
+    if (h->conn == NULL || h->size == h->synced) return 0;
+    PyObject *size = PyLong_FromSsize_t(h->size);
+    if (size == NULL) return -1;
+    int rc = PyObject_SetAttr(h->conn, s_held_size, size);
+    Py_DECREF(size);
+    if (rc == 0) h->synced = h->size;
+    return rc;
+}
+
+/* Never called with an error set; the write back fails only out of memory. */
 static void holder_clear(Holder *h) {
+    if (holder_sync(h) < 0) PyErr_Clear();
     Py_CLEAR(h->conn);
     Py_CLEAR(h->held);
 }
@@ -899,7 +913,7 @@ static int holder_open(Holder *h, PyObject *conn) {
     }
     h->conn = Py_NewRef(conn);
     h->held = held;
-    h->size = n;
+    h->size = h->synced = n;
     return 0;
 }
 
@@ -912,11 +926,7 @@ static int hold(Holder *h, PyObject *conn, PyObject *a, PyObject *b, Py_ssize_t 
     if (PyList_Append(h->held, a) < 0) return -1;
     if (b != NULL && PyList_Append(h->held, b) < 0) return -1;
     h->size += body_len;
-    PyObject *size = PyLong_FromSsize_t(h->size);
-    if (size == NULL) return -1;
-    int rc = PyObject_SetAttr(conn, s_held_size, size);
-    Py_DECREF(size);
-    return rc;
+    return 0;
 }
 
 /* `HEADER % n`. */
@@ -1298,14 +1308,42 @@ typedef struct {
     double deadline, sweep_at;
     /* the last method and document read in place, as strings */
     PyObject *method, *uri;
-    /* the target's connection's counters and tables (`conn_read`) */
+    /* the target's connection's counters and tables (`conn_read`); the counters as last read
+     * or written back (`run_sync`) */
     int conn_read;
-    long long next_id, seq;
+    long long next_id, seq, next_id0, seq0;
+    /* the target whose `last_used` the run set */
+    PyObject *used;
     PyObject *heap, *pending;
     Holder holder;
 } LaneRun;
 
+/* What the run counted written back to the connection (its `_next_id`, `_seq`, `_held_size`):
+ * before the Python runs, and when the run is done with the connection. 0 or -1. */
+static int run_sync(LaneRun *run) {
+    if (run->conn_read) {
+        if (run->next_id != run->next_id0) {
+            PyObject *v = PyLong_FromLongLong(run->next_id);
+            int rc = v == NULL ? -1 : PyObject_SetAttr(run->conn, s_next_id, v);
+            Py_XDECREF(v);
+            if (rc < 0) return -1;
+            run->next_id0 = run->next_id;
+        }
+        if (run->seq != run->seq0) {
+            PyObject *v = PyLong_FromLongLong(run->seq);
+            int rc = v == NULL ? -1 : PyObject_SetAttr(run->conn, s_seq, v);
+            Py_XDECREF(v);
+            if (rc < 0) return -1;
+            run->seq0 = run->seq;
+        }
+    }
+    return holder_sync(&run->holder);
+}
+
+/* Never called with an error set; the write back fails only out of memory. */
 static void lane_run_reset(LaneRun *run) {
+    if (run_sync(run) < 0) PyErr_Clear();
+    Py_CLEAR(run->used);
     run->session_read = 0;
     Py_CLEAR(run->table); Py_CLEAR(run->encoding); Py_CLEAR(run->origins); Py_CLEAR(run->link);
     Py_CLEAR(run->inflight); Py_CLEAR(run->last_origin); Py_CLEAR(run->caps);
@@ -1445,6 +1483,7 @@ static int target_checks(LaneRun *run, PyObject *target, double now_loop) {
 /* The run's target: `target_checks` of it, once per run. */
 static int run_target(LaneRun *run, PyObject *target, double now_loop) {
     if (run->target == target) return run->usable;
+    if (run_sync(run) < 0) return -1;
     Py_CLEAR(run->target); Py_CLEAR(run->origin); Py_CLEAR(run->conn); Py_CLEAR(run->timeout);
     run->conn_read = 0;
     Py_CLEAR(run->heap); Py_CLEAR(run->pending);
@@ -1476,8 +1515,8 @@ static int run_conn(LaneRun *run) {
     if ((run->heap = PyObject_GetAttr(conn, s_deadlines)) == NULL ||
         (run->pending = PyObject_GetAttr(conn, s_pending)) == NULL)
         return -1;
-    run->next_id = next;
-    run->seq = s;
+    run->next_id = run->next_id0 = next;
+    run->seq = run->seq0 = s;
     run->conn_read = 1;
     return 1;
 }
@@ -1668,6 +1707,10 @@ static int lane_send(LaneRun *run, LaneRequest *r, PyObject *session, PyObject *
                 open = 0; /* `ensure_holds` would send nothing */
             }
         }
+        if (open && run_sync(run) < 0) { /* the Python may send: it sees what was counted */
+            Py_DECREF(held_docs);
+            goto out;
+        }
         if (open) {
             PyObject *res = PyObject_CallMethodObjArgs(held_docs, s_ensure_holds, session,
                                                        r->uri, NULL);
@@ -1747,8 +1790,6 @@ static int lane_send(LaneRun *run, LaneRequest *r, PyObject *session, PyObject *
         } else {
             fit_kind = v_empty;
         }
-        PyObject *zero = PyFloat_FromDouble(0.0);
-        if (zero == NULL) goto out;
         ex_set(ex, EX_SESSION, session);
         ex_set(ex, EX_LINK, run->link);
         ex_set(ex, EX_CLIENT_ID, r->id);
@@ -1763,27 +1804,18 @@ static int lane_send(LaneRun *run, LaneRequest *r, PyObject *session, PyObject *
         ex_set(ex, EX_BACKEND, r->target);
         ex_set(ex, EX_FAMILY, family);
         ex_set(ex, EX_TIMEOUT, run->timeout);
-        ex_set(ex, EX_DEADLINE, zero);
-        Py_DECREF(zero);
+        ex_set(ex, EX_DEADLINE, v_zero_float);
     }
     if (set_item(run->inflight, r->id, ex) < 0) goto out;
     /* `Backend.forward`, `Connection.forward` */
-    if (PyObject_SetAttr(r->target, s_last_used, now_mono) < 0) goto out;
-    {
-        PyObject *next = PyLong_FromLongLong(run->next_id + 1);
-        if (next == NULL) goto out;
-        int set = PyObject_SetAttr(conn, s_next_id, next);
-        Py_DECREF(next);
-        if (set < 0) goto out;
-        run->next_id++;
+    if (run->used != r->target) { /* the same time for the whole run: set once */
+        if (PyObject_SetAttr(r->target, s_last_used, now_mono) < 0) goto out;
+        Py_XSETREF(run->used, Py_NewRef(r->target));
     }
+    run->next_id++; /* `_next_id` and `_seq` are written back by `run_sync` */
     if (run->timeout != Py_None) {
         PyObject *seq1 = PyLong_FromLongLong(run->seq + 1);
         if (seq1 == NULL) goto out;
-        if (PyObject_SetAttr(conn, s_seq, seq1) < 0) {
-            Py_DECREF(seq1);
-            goto out;
-        }
         run->seq++;
         deadline = PyFloat_FromDouble(run->deadline);
         entry = deadline ? PyTuple_Pack(3, deadline, seq1, id) : NULL;

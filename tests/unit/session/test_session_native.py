@@ -530,3 +530,50 @@ async def test_a_document_of_two_servers_one_serving_it_goes_by_the_lane(mem: An
     assert [x["result"] for x in answers] == [{"contents": f"h7:{k}"} for k in range(3)]
     assert runs(m)[0] == before + 3
     assert quiet.requests("textDocument/hover") == []
+
+
+async def test_what_a_run_held_is_counted_when_the_python_sends_in_the_same_run(
+    mem: Any, tmp_path: Path
+) -> None:
+    """A run counts the bytes it holds on a connection (`_held_size`) and writes the count
+    back when done; when the Python sends on that connection in the middle of the run (the
+    shared server made to hold the asker's text of another document), it must find the run's
+    count and the run must keep the Python's: at the write, the count is the size of the
+    bodies held."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(6)})
+    editor, agent, uri = await editor_and_agent(mem, tmp_path, a)
+    try:
+        await agent.client.answer(agent.client.request("textDocument/hover", hover_params(uri)))
+        other = editor.open("b.py", "b_editor = 1\n")
+        agent.open("b.py", "b_agent = 2\n")
+        await until(lambda: "b_agent" in str(a.received[-1]), "the agent's b.py there")
+        await editor.client.answer(editor.client.request("textDocument/hover", at(other, 1)))
+        conn = next(iter(agent.pool.backends.values()))._conn
+        assert conn is not None
+        counted: list[tuple[int, int]] = []
+        flush = conn._flush
+
+        def check() -> None:
+            held = b"".join(bytes(p) for p in conn._held)
+            bodies, at_ = 0, 0
+            while at_ < len(held):
+                head = held.index(b"\r\n\r\n", at_)
+                size = int(held[at_:head].split(b":")[1])
+                bodies += size
+                at_ = head + 4 + size
+            counted.append((conn._held_size, bodies))
+            flush()
+
+        conn._flush = check  # type: ignore[method-assign]
+        before, start = runs(agent)[0], len(a.received)
+        with one_read(agent):
+            ids = [agent.client.request("textDocument/hover", at(u, 2)) for u in (uri, other)]
+        for i in ids:
+            await agent.client.answer(i)
+        seen = [msg.get("method") for msg in a.received[start:]]
+        assert seen == ["textDocument/hover", "textDocument/didChange", "textDocument/hover"]
+        assert runs(agent)[0] == before + 2
+        assert counted and all(size == bodies for size, bodies in counted), counted
+        agent.client.assert_answered_once()
+    finally:
+        await agent.close()
