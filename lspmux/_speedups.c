@@ -55,11 +55,12 @@
  * `wire/messages.py`'s `rewrite_response_id` for an int id (of 64 bits) or a string id of
  * printable ASCII without `"` or `\`, written as orjson writes it; None for another id.
  *
- *     lane_requests(items, start, session, routes, exchange_type, now_loop, now_mono, dirty)
- *     lane_answers(items, start, conn, exchange_type, dirty)  -> tuple[int, exception | None]
+ *     configure(batch, exchange_type, request_run, answer_run, lane_routes, failed)
+ *     run_requests(run, items, start) -> int;  run_answers(run, items, start) -> int
  *
  * The native lane (`session/native.py`): the fast lane's work for a run of a read's plain
- * requests, and of a server read's plain answers to them; see the section below.
+ * requests, and of a server read's plain answers to them, with the runs' guards; see the
+ * sections below.
  *
  *     Reader(conn, batch, flush, failed)  (nbytes) -> None;  .get_buffer(sizehint)
  *
@@ -677,10 +678,11 @@ static PyObject *fit_hover_markdown(PyObject *self, PyObject *arg) {
 
 /* -- the native lane -------------------------------------------------------------------------
  *
- * `session/fast.py`'s lane, one read at a time: `lane_requests` takes a client's plain requests
- * of one read in a row and does for each what `Lane.relay` does (the same checks, on the same
- * tables of the session, and the same effects in the same order); `lane_answers` takes a
- * server's plain answers to those requests and does what `FastExchange.raw` does for them.
+ * `session/fast.py`'s lane, one read at a time: `requests_core` takes a client's plain
+ * requests of one read in a row and does for each what `Lane.relay` does (the same checks, on
+ * the same tables of the session, and the same effects in the same order); `answers_core`
+ * takes a server's plain answers to those requests and does what `FastExchange.raw` does for
+ * them (the runs, `run_requests` and `run_answers`, call them).
  * Both stop at the first message that is anything else, or that needs what only the Python
  * does (a table without the entry yet, a timer to set, a log line), and return its index: the
  * connection hands it to the Python, then calls again for the rest. So no message is handled
@@ -702,7 +704,8 @@ static PyObject *s_state, *s_running, *s_uri_backends, *s_supports, *s_position_
     *s_timeout, *s_deadline, *s_last_used, *s_held, *s_held_size, *s_idle, *s_conn,
     *s_client_capabilities, *k_jsonrpc, *k_id, *k_method, *k_params, *k_locate,
     *k_text_document, *k_uri, *k_position, *k_range, *k_line, *k_character, *k_start, *k_end,
-    *v_two, *v_empty, *s_body, *s_congestion, *v_hover, *s_docs_, *s_current, *s_holders;
+    *v_two, *v_empty, *s_body, *s_congestion, *v_hover, *s_docs_, *s_current, *s_holders,
+    *s_dirty;
 static PyObject *orjson_loads, *orjson_dumps, *heappush, *v_zero_float;
 
 static int lane_init(void) {
@@ -734,7 +737,7 @@ static int lane_init(void) {
     INTERN(k_character, "character"); INTERN(k_start, "start"); INTERN(k_end, "end");
     INTERN(v_two, "2.0"); INTERN(v_empty, ""); INTERN(s_body, "_body");
     INTERN(s_congestion, "_congestion"); INTERN(v_hover, "hover"); INTERN(s_docs_, "_docs");
-    INTERN(s_current, "current"); INTERN(s_holders, "holders");
+    INTERN(s_current, "current"); INTERN(s_holders, "holders"); INTERN(s_dirty, "dirty");
 #undef INTERN
     return (v_zero_float = PyFloat_FromDouble(0.0)) == NULL ? -1 : 0;
 }
@@ -1853,39 +1856,26 @@ static PyObject *raised(void) {
     return exc != NULL ? exc : Py_NewRef(Py_None);
 }
 
-/* A message whose handling failed half way (out of memory, or a bug): it counts as handled, as
- * the Python's `_received` logs a message that fails and goes on; the caller logs the error. */
-static PyObject *failed(Py_ssize_t i) {
-    return Py_BuildValue("(nN)", i + 1, raised());
-}
-
-static PyObject *lane_requests(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    PyObject *items, *session, *routes, *exchange_type, *now_mono, *dirty;
-    Py_ssize_t start;
-    double now_loop;
-    if (fast_nargs("lane_requests", nargs, 8) < 0 ||
-        fast_list("lane_requests", args[0], &items) < 0 || fast_index(args[1], &start) < 0 ||
-        fast_list("lane_requests", args[7], &dirty) < 0)
-        return NULL;
-    session = args[2];
-    routes = args[3];
-    exchange_type = args[4];
-    now_mono = args[6];
+/* The requests of `items` from `start` that the lane sends (`Lane.relay`'s, in its order), for
+ * a session whose guards hold (`request_run`): the index of the first one left to the Python,
+ * or -1 on an error before any was handled. A request whose handling failed half way (out of
+ * memory, or a bug) counts as handled, as the Python's `_handle` logs a message that fails and
+ * goes on: *exc is then its exception, which the caller logs. */
+static Py_ssize_t requests_core(PyObject *items, Py_ssize_t start, PyObject *session,
+                                PyObject *routes, PyObject *exchange_type, double now_loop,
+                                PyObject *now_mono, PyObject *dirty, PyObject **exc) {
+    *exc = NULL;
     if (!PyDict_Check(routes)) {
-        PyErr_SetString(PyExc_TypeError, "lane_requests: routes must be a dict");
-        return NULL;
+        PyErr_SetString(PyExc_TypeError, "lane: routes must be a dict");
+        return -1;
     }
-    now_loop = PyFloat_AsDouble(args[5]);
-    if (now_loop == -1.0 && PyErr_Occurred()) return NULL;
     if (!PyType_Check(exchange_type)) {
-        PyErr_SetString(PyExc_TypeError, "lane_requests: exchange_type must be a type");
-        return NULL;
+        PyErr_SetString(PyExc_TypeError, "lane: exchange_type must be a type");
+        return -1;
     }
-    if (lane_imports() < 0 || exchange_slots(exchange_type) < 0) return NULL;
+    if (lane_imports() < 0 || exchange_slots(exchange_type) < 0) return -1;
     LaneRun run = {0};
     Py_ssize_t i = start < 0 ? 0 : start;
-    PyObject *result = NULL;
     for (; i < PyList_GET_SIZE(items); i++) {
         PyObject *body = PyList_GET_ITEM(items, i);
         /* a lane request is small and has an id: anything else (a document's text, a
@@ -1901,13 +1891,14 @@ static PyObject *lane_requests(PyObject *self, PyObject *const *args, Py_ssize_t
         Py_DECREF(body);
         lane_request_clear(&r);
         if (ok < 0) {
-            result = failed(i);
+            *exc = raised();
+            i++;
             break;
         }
         if (ok == 0) break;
     }
     lane_run_reset(&run);
-    return result != NULL ? result : Py_BuildValue("(nO)", i, Py_None);
+    return i;
 }
 
 /* -- answers ------------------------------------------------------------------------------------ */
@@ -1961,7 +1952,7 @@ static int answers_session(Answers *a, PyObject *session) {
     return 0;
 }
 
-/* One answer of `lane_answers`: 1 relayed (or dropped, answered already), 0 left to the
+/* One answer of `answers_core`: 1 relayed (or dropped, answered already), 0 left to the
  * Python, -1. */
 static int lane_answer(Answers *a, PyObject *body, PyObject *pending, PyObject *exchange_type,
                        PyObject *dirty) {
@@ -2054,27 +2045,20 @@ done:
 }
 
 /* `FastExchange.raw` and what it calls (`reply_raw`, `relay`, `_finish`,
- * `send_raw_response`), for the plain answers of one read; see `lane_requests`. */
-static PyObject *lane_answers(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    PyObject *items, *conn, *exchange_type, *dirty;
-    Py_ssize_t start;
-    if (fast_nargs("lane_answers", nargs, 5) < 0 ||
-        fast_list("lane_answers", args[0], &items) < 0 || fast_index(args[1], &start) < 0 ||
-        fast_list("lane_answers", args[4], &dirty) < 0)
-        return NULL;
-    conn = args[2];
-    exchange_type = args[3];
-    if (exchange_slots(exchange_type) < 0) return NULL;
+ * `send_raw_response`), for the plain answers of `items` from `start` (`answer_run`): as
+ * `requests_core`. */
+static Py_ssize_t answers_core(PyObject *items, Py_ssize_t start, PyObject *conn,
+                               PyObject *exchange_type, PyObject *dirty, PyObject **exc) {
+    *exc = NULL;
+    if (exchange_slots(exchange_type) < 0) return -1;
     PyObject *pending = PyObject_GetAttr(conn, s_pending);
-    if (pending == NULL) return NULL;
+    if (pending == NULL) return -1;
+    Py_ssize_t i = start < 0 ? 0 : start;
     if (!PyDict_CheckExact(pending)) {
         Py_DECREF(pending);
-        return Py_BuildValue("(nO)", start, Py_None);
+        return i;
     }
     Answers a = {0};
-    PyObject *result = NULL;
-    Py_ssize_t i = start < 0 ? 0 : start;
     for (; i < PyList_GET_SIZE(items); i++) {
         PyObject *body = PyList_GET_ITEM(items, i);
         if (!PyBytes_CheckExact(body) || PyDict_GET_SIZE(pending) == 0) break;
@@ -2083,14 +2067,213 @@ static PyObject *lane_answers(PyObject *self, PyObject *const *args, Py_ssize_t 
         int ok = lane_answer(&a, body, pending, exchange_type, dirty);
         Py_DECREF(body);
         if (ok < 0) {
-            result = failed(i);
+            *exc = raised();
+            i++;
             break;
         }
         if (ok == 0) break;
     }
     answers_clear(&a);
     Py_DECREF(pending);
-    return result != NULL ? result : Py_BuildValue("(nO)", i, Py_None);
+    return i;
+}
+
+/* -- the runs (`session/native.py`) ------------------------------------------------------------
+ *
+ *     configure(batch, exchange_type, request_run, answer_run, lane_routes, failed)
+ *     run_requests(run, items, start) -> int;  run_answers(run, items, start) -> int
+ *
+ * A session's client connection's run (`RequestRun`) and a server connection's
+ * (`AnswerRun`): their guards (the lane runs only inside a read, `batch.dirty`; for requests:
+ * the session running, nothing held behind a request, nothing pending on the client's
+ * connection, no debug log, the client not behind), the session's lane routes (made by
+ * `lane_routes(session)` again when its pool became shared), the times, the core, then what
+ * the run counts (`handled`, the session's `last_active`), and a failure given to
+ * `failed(conn, what, exc)`, which logs it. The index of the first message left to the
+ * Python. The reader calls them without the runs' Python `__call__`.
+ */
+
+static PyObject *cfg_batch, *cfg_exchange, *cfg_request_run, *cfg_answer_run, *cfg_routes,
+    *cfg_failed, *cfg_get_loop, *cfg_monotonic, *s_dispatch, *s_routes_, *s_shared_, *s_handled,
+    *s_last_active, *s_time, *v_request, *v_answer;
+
+static PyObject *configure(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *batch, *exchange, *request_run, *answer_run, *routes, *failed_;
+    if (!PyArg_ParseTuple(args, "OOOOOO:configure", &batch, &exchange, &request_run,
+                          &answer_run, &routes, &failed_))
+        return NULL;
+    if (!PyType_Check(exchange) || !PyType_Check(request_run) || !PyType_Check(answer_run)) {
+        PyErr_SetString(PyExc_TypeError, "configure: the exchange and the runs must be types");
+        return NULL;
+    }
+    if (cfg_get_loop == NULL) {
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+        INTERN(s_dispatch, "dispatch"); INTERN(s_routes_, "_routes"); INTERN(s_shared_, "_shared");
+        INTERN(s_handled, "handled"); INTERN(s_last_active, "last_active"); INTERN(s_time, "time");
+        INTERN(v_request, "a request"); INTERN(v_answer, "an answer");
+#undef INTERN
+        PyObject *asyncio = PyImport_ImportModule("asyncio");
+        if (asyncio == NULL) return NULL;
+        cfg_get_loop = PyObject_GetAttrString(asyncio, "get_running_loop");
+        Py_DECREF(asyncio);
+        PyObject *time = PyImport_ImportModule("time");
+        if (time == NULL) return NULL;
+        cfg_monotonic = PyObject_GetAttrString(time, "monotonic");
+        Py_DECREF(time);
+        if (cfg_get_loop == NULL || cfg_monotonic == NULL) return NULL;
+    }
+    Py_XSETREF(cfg_batch, Py_NewRef(batch));
+    Py_XSETREF(cfg_exchange, Py_NewRef(exchange));
+    Py_XSETREF(cfg_request_run, Py_NewRef(request_run));
+    Py_XSETREF(cfg_answer_run, Py_NewRef(answer_run));
+    Py_XSETREF(cfg_routes, Py_NewRef(routes));
+    Py_XSETREF(cfg_failed, Py_NewRef(failed_));
+    Py_RETURN_NONE;
+}
+
+/* obj.name's truth: 1, 0, -1. */
+static int attr_true(PyObject *obj, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) return -1;
+    int truth = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return truth;
+}
+
+/* obj.name is falsy: 1, 0, -1. */
+static int attr_false(PyObject *obj, PyObject *name) {
+    int truth = attr_true(obj, name);
+    return truth < 0 ? -1 : !truth;
+}
+
+/* run.handled += n */
+static int add_handled(PyObject *run, Py_ssize_t n) {
+    PyObject *was = PyObject_GetAttr(run, s_handled);
+    if (was == NULL) return -1;
+    PyObject *by = PyLong_FromSsize_t(n);
+    PyObject *now = by == NULL ? NULL : PyNumber_Add(was, by);
+    Py_DECREF(was);
+    Py_XDECREF(by);
+    if (now == NULL) return -1;
+    int rc = PyObject_SetAttr(run, s_handled, now);
+    Py_DECREF(now);
+    return rc;
+}
+
+/* A failure the core counted as handled, given to `failed(conn, what, exc)`. */
+static int run_failed(PyObject *conn, PyObject *what, PyObject *exc) {
+    PyObject *r = PyObject_CallFunctionObjArgs(cfg_failed, conn, what, exc, NULL);
+    Py_DECREF(exc);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* The batch's held writes (`batch.dirty`) when it is a list: a new reference, Py_None (a new
+ * reference) outside a read, NULL on an error. */
+static PyObject *batch_dirty(void) {
+    PyObject *dirty = PyObject_GetAttr(cfg_batch, s_dirty);
+    if (dirty != NULL && dirty != Py_None && !PyList_Check(dirty)) {
+        Py_DECREF(dirty);
+        PyErr_SetString(PyExc_TypeError, "lane: batch.dirty must be a list or None");
+        return NULL;
+    }
+    return dirty;
+}
+
+static Py_ssize_t request_run(PyObject *run, PyObject *items, Py_ssize_t start) {
+    PyObject *dirty = NULL, *session = NULL, *dispatch = NULL, *conn = NULL, *routes = NULL,
+             *pool = NULL, *shared = NULL, *last = NULL, *loop = NULL, *now = NULL, *t = NULL,
+             *exc = NULL;
+    Py_ssize_t end = -1;
+    int ok;
+#define GUARD(cond) do { ok = (cond); if (ok < 0) goto out; if (!ok) { end = start; goto out; } } while (0)
+    if ((dirty = batch_dirty()) == NULL) goto out;
+    GUARD(dirty != Py_None);
+    if ((session = PyObject_GetAttr(run, s_session)) == NULL) goto out;
+    GUARD(is_running(session));
+    if ((dispatch = PyObject_GetAttr(run, s_dispatch)) == NULL) goto out;
+    GUARD(attr_false(dispatch, s_held));
+    if ((conn = PyObject_GetAttr(run, s_conn)) == NULL) goto out;
+    GUARD(attr_false(conn, s_pending));
+    GUARD(attr_false(conn, s_debug));
+    GUARD(attr_is(conn, s_congestion, Py_None));
+#undef GUARD
+    /* the client's capabilities are known once it runs; a pool shared since needs the
+     * client's answers fitted */
+    if ((routes = PyObject_GetAttr(run, s_routes_)) == NULL ||
+        (pool = PyObject_GetAttr(session, s_pool)) == NULL ||
+        (shared = PyObject_GetAttr(pool, s_shared)) == NULL ||
+        (last = PyObject_GetAttr(run, s_shared_)) == NULL)
+        goto out;
+    if (routes == Py_None || last != shared) {
+        if (PyObject_SetAttr(run, s_shared_, shared) < 0) goto out;
+        Py_SETREF(routes, PyObject_CallOneArg(cfg_routes, session));
+        if (routes == NULL || PyObject_SetAttr(run, s_routes_, routes) < 0) goto out;
+    }
+    if ((loop = PyObject_GetAttr(run, s_loop)) == NULL) goto out;
+    if (loop == Py_None) {
+        Py_SETREF(loop, PyObject_CallNoArgs(cfg_get_loop));
+        if (loop == NULL || PyObject_SetAttr(run, s_loop, loop) < 0) goto out;
+    }
+    if ((now = PyObject_CallNoArgs(cfg_monotonic)) == NULL ||
+        (t = PyObject_CallMethodNoArgs(loop, s_time)) == NULL)
+        goto out;
+    double now_loop = PyFloat_AsDouble(t);
+    if (now_loop == -1.0 && PyErr_Occurred()) goto out;
+    end = requests_core(items, start, session, routes, cfg_exchange, now_loop, now, dirty, &exc);
+    if (end > start &&
+        (PyObject_SetAttr(session, s_last_active, now) < 0 || add_handled(run, end - start) < 0))
+        end = -1;
+    if (exc != NULL && run_failed(conn, v_request, exc) < 0) end = -1;
+out:
+    Py_XDECREF(dirty); Py_XDECREF(session); Py_XDECREF(dispatch); Py_XDECREF(conn);
+    Py_XDECREF(routes); Py_XDECREF(pool); Py_XDECREF(shared); Py_XDECREF(last);
+    Py_XDECREF(loop); Py_XDECREF(now); Py_XDECREF(t);
+    return end;
+}
+
+static Py_ssize_t answer_run(PyObject *run, PyObject *items, Py_ssize_t start) {
+    PyObject *dirty = NULL, *conn = NULL, *exc = NULL;
+    Py_ssize_t end = -1;
+    int ok;
+    if ((dirty = batch_dirty()) == NULL) goto out;
+    if (dirty == Py_None) { end = start; goto out; }
+    if ((conn = PyObject_GetAttr(run, s_conn)) == NULL) goto out;
+    if ((ok = attr_true(conn, s_debug)) != 0) { end = ok < 0 ? -1 : start; goto out; }
+    if ((ok = attr_true(conn, s_pending)) != 1) { end = ok < 0 ? -1 : start; goto out; }
+    end = answers_core(items, start, conn, cfg_exchange, dirty, &exc);
+    if (end > start && add_handled(run, end - start) < 0) end = -1;
+    if (exc != NULL && run_failed(conn, v_answer, exc) < 0) end = -1;
+out:
+    Py_XDECREF(dirty); Py_XDECREF(conn);
+    return end;
+}
+
+/* The run `kind` of (run, items, start) called from the Python: the index it stopped at. */
+static PyObject *run_call(const char *name, Py_ssize_t (*kind)(PyObject *, PyObject *, Py_ssize_t),
+                          PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *items;
+    Py_ssize_t start;
+    if (fast_nargs(name, nargs, 3) < 0 || fast_list(name, args[1], &items) < 0 ||
+        fast_index(args[2], &start) < 0)
+        return NULL;
+    if (cfg_batch == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "%s: configure() was not called", name);
+        return NULL;
+    }
+    Py_ssize_t end = kind(args[0], items, start);
+    return end < 0 ? NULL : PyLong_FromSsize_t(end);
+}
+
+static PyObject *run_requests(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return run_call("run_requests", request_run, args, nargs);
+}
+
+static PyObject *run_answers(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return run_call("run_answers", answer_run, args, nargs);
 }
 
 /* -- a connection's reads ------------------------------------------------------------------------
@@ -2116,7 +2299,7 @@ static PyObject *lane_answers(PyObject *self, PyObject *const *args, Py_ssize_t 
  */
 
 static PyObject *s_parser, *s_big, *s_need, *s_buf, *s_parts, *s_dead, *s_scratch,
-    *s_max_size, *s_lane, *s_handle, *s_dirty, *s_max_write_buffer, *s_backpressure, *s_write,
+    *s_max_size, *s_lane, *s_handle, *s_max_write_buffer, *s_backpressure, *s_write,
     *s_get_write_buffer_size, *s_buffer_updated_py, *s_feed, *s_received, *s_congest, *v_zero,
     *v_empty_bytes, *s_in_place, *s_get_buffer;
 
@@ -2125,7 +2308,7 @@ static int reader_init(void) {
     INTERN(s_parser, "_parser"); INTERN(s_big, "_big"); INTERN(s_need, "_need");
     INTERN(s_buf, "_buf"); INTERN(s_parts, "_parts"); INTERN(s_dead, "_dead");
     INTERN(s_scratch, "_scratch"); INTERN(s_max_size, "max_size"); INTERN(s_lane, "lane");
-    INTERN(s_handle, "_handle"); INTERN(s_dirty, "dirty");
+    INTERN(s_handle, "_handle");
     INTERN(s_max_write_buffer, "max_write_buffer"); INTERN(s_backpressure, "backpressure");
     INTERN(s_write, "write"); INTERN(s_get_write_buffer_size, "get_write_buffer_size");
     INTERN(s_buffer_updated_py, "_buffer_updated"); INTERN(s_feed, "feed");
@@ -2349,10 +2532,17 @@ static PyObject *reader_received(Reader *self, PyObject *conn, PyObject *items) 
     int lane_first = 1; /* whether `_handle` calls the run before the message at `at` */
     if ((lane = PyObject_GetAttr(conn, s_lane)) == NULL) goto fail;
     if (lane != Py_None && count > 0) {
-        PyObject *args[2] = {items, v_zero};
-        PyObject *r = PyObject_Vectorcall(lane, args, 2, NULL);
-        Py_ssize_t end = r == NULL ? -1 : PyLong_AsSsize_t(r);
-        Py_XDECREF(r);
+        Py_ssize_t end;
+        if (cfg_request_run != NULL && (PyObject *)Py_TYPE(lane) == cfg_request_run) {
+            end = request_run(lane, items, 0); /* the run's `__call__`, without its frame */
+        } else if (cfg_answer_run != NULL && (PyObject *)Py_TYPE(lane) == cfg_answer_run) {
+            end = answer_run(lane, items, 0);
+        } else {
+            PyObject *args[2] = {items, v_zero};
+            PyObject *r = PyObject_Vectorcall(lane, args, 2, NULL);
+            end = r == NULL ? -1 : PyLong_AsSsize_t(r);
+            Py_XDECREF(r);
+        }
         if (end < 0 || end > count) {
             PyErr_Clear(); /* `_handle` calls it again: it logs the failure, turns it off */
         } else {
@@ -2531,12 +2721,15 @@ static PyMethodDef methods[] = {
     {"scan_request", scan_request_py, METH_O,
      "The plain request the native lane reads in place: (id, method, uri, has a position, "
      "has a range, the id's offset, its end), or None for a body it leaves to orjson."},
-    {"lane_requests", (PyCFunction)(void (*)(void))lane_requests, METH_FASTCALL,
-     "session/fast.py's lane for a run of a client's plain requests; the index of the first "
-     "message left to the Python (see session/native.py)."},
-    {"lane_answers", (PyCFunction)(void (*)(void))lane_answers, METH_FASTCALL,
-     "FastExchange.raw for a run of a server's plain answers; the index of the first message "
-     "left to the Python (see session/native.py)."},
+    {"configure", configure, METH_VARARGS,
+     "configure(batch, exchange_type, request_run, answer_run, lane_routes, failed): what the "
+     "runs read and call (see session/native.py)."},
+    {"run_requests", (PyCFunction)(void (*)(void))run_requests, METH_FASTCALL,
+     "RequestRun's run over a read's messages: the index of the first message left to the "
+     "Python (see session/native.py)."},
+    {"run_answers", (PyCFunction)(void (*)(void))run_answers, METH_FASTCALL,
+     "AnswerRun's run over a read's messages: the index of the first message left to the "
+     "Python (see session/native.py)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2548,7 +2741,7 @@ static struct PyModuleDef module = {
 
 /* What the Python of this source expects of the extension (`speedups.ABI`): raised whenever a
  * function's arguments or meaning change, so that a build of an older source is not used. */
-#define SPEEDUPS_ABI 5
+#define SPEEDUPS_ABI 6
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     if (lane_init() < 0 || reader_init() < 0 || PyType_Ready(&ReaderType) < 0) return NULL;

@@ -17,7 +17,7 @@ from types import ModuleType
 PURE_PYTHON_ENV = "LSPMUX_PURE_PYTHON"
 
 #: The version of the extension's functions this source expects (`SPEEDUPS_ABI` in the C).
-ABI = 5
+ABI = 6
 
 #: What the extension has; a build without one of them is not used at all.
 FUNCTIONS = (
@@ -28,8 +28,9 @@ FUNCTIONS = (
     "scan_request",
     "sniff_response",
     "rewrite_response_id",
-    "lane_requests",
-    "lane_answers",
+    "run_requests",
+    "run_answers",
+    "configure",
     "Reader",
 )
 

@@ -2,16 +2,16 @@
 
 A read from a client that holds twenty plain hovers, or a read from a server that holds their
 twenty answers, costs the fast lane about ten microseconds of interpreter per request. The
-native lane (`lspmux/_speedups.c`: `lane_requests`, `lane_answers`) does the same work for a
+native lane (`lspmux/_speedups.c`: `run_requests`, `run_answers`) does the same work for a
 run of such messages in one call:
 
-- `lane_requests` takes the client's requests in a row that `Lane.relay` would send by the
+- `run_requests` takes the client's requests in a row that `Lane.relay` would send by the
   lane, checking each as `Lane.relay` does, on the same tables of the session (its servers for
   the document as `backends_for` remembers them, each server's remembered `supports` answer,
   the states, the encodings), and does what it does, in its order: the shared server made to
   hold this client's text, the `FastExchange` (the client's in-flight entry and the server's
   pending record), the request's id, deadline and bytes.
-- `lane_answers` takes a server's answers in a row that are plain results to those requests
+- `run_answers` takes a server's answers in a row that are plain results to those requests
   and does what `FastExchange.raw` does: the family's last origin, the exchange answered once,
   the answer written under the client's id.
 
@@ -24,11 +24,15 @@ once per request, and again after the Python ran.
 Each stops at the first message that is anything else, or that needs what only the Python does
 (a table without its entry yet, a timer to set, a log line at debug level, an answer to fit, a
 large answer, a client that waits for all answers): the connection hands that message to the
-Python (`Connection._received`), then calls the run again for the rest. So no message is
-handled differently, and the order of everything sent is the order of the Python's.
+Python (`Connection._handle`), then calls the run again for the rest. So no message is
+handled differently, and the order of everything sent is the order of the Python's. A run
+takes nothing outside a read (its writes are held: `BATCH`), nor, for requests, while the
+session is not running, a message waits behind a request (`ClientDispatch._held`), the
+client's connection waits for an answer of the client's, logs at debug level or is behind.
 
 Here: which methods the lane takes for a session (`lane_routes`), and the two runs as the
-connections call them (`Connection.lane`). Without the speedups (or with
+connections call them (`Connection.lane`; the connection's reader in C calls the C of each
+directly). Without the speedups (or with
 `LSPMUX_PURE_PYTHON=1`) there is no native lane and the fast lane does all of it.
 """
 
@@ -36,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from lspmux import speedups
@@ -87,7 +90,10 @@ def lane_routes(session: SessionState) -> dict[str, LaneRoute]:
 
 
 class RequestRun:
-    """A session's client connection's run (`Connection.lane`)."""
+    """A session's client connection's run (`Connection.lane`). Its guards, its routes (made
+    again when the session's pool became shared) and its counts are the C's
+    (`_speedups.c`: `run_requests`), which the connection's reader calls without this
+    `__call__`."""
 
     __slots__ = ("_loop", "_routes", "_shared", "conn", "dispatch", "handled", "session")
 
@@ -101,43 +107,11 @@ class RequestRun:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __call__(self, items: list[Any], start: int) -> int:
-        session, conn = self.session, self.conn
-        dirty = BATCH.dirty
-        # the guards read as fields, not through their properties (`holding`, `has_pending`,
-        # `debugging`, `congested`): this runs at every read of the client's
-        if (
-            _native is None
-            or dirty is None
-            or session.state != "running"
-            or self.dispatch._held
-            or conn._pending
-            or conn._debug
-            or conn._congestion is not None
-        ):
-            return start
-        routes = self._routes
-        if routes is None or self._shared is not session.pool.shared:
-            # the client's capabilities are known once it runs; a pool shared since needs
-            # the client's answers fitted
-            self._shared = session.pool.shared
-            routes = self._routes = lane_routes(session)
-        loop = self._loop
-        if loop is None:
-            loop = self._loop = asyncio.get_running_loop()
-        now = time.monotonic()
-        end, exc = _native.lane_requests(
-            items, start, session, routes, FastExchange, loop.time(), now, dirty
-        )
-        if end > start:
-            session.last_active = now
-            self.handled += end - start
-        if exc is not None:
-            log.error("%s: a request could not be handled", conn.name, exc_info=exc)
-        return end
+        return _run_requests(self, items, start)
 
 
 class AnswerRun:
-    """A server connection's run (`Connection.lane`)."""
+    """A server connection's run (`Connection.lane`); see `RequestRun`."""
 
     __slots__ = ("conn", "handled")
 
@@ -146,15 +120,17 @@ class AnswerRun:
         self.handled = 0  # answers relayed by the native lane
 
     def __call__(self, items: list[Any], start: int) -> int:
-        conn = self.conn
-        dirty = BATCH.dirty
-        if _native is None or dirty is None or conn._debug or not conn._pending:
-            return start
-        end, exc = _native.lane_answers(items, start, conn, FastExchange, dirty)
-        self.handled += end - start
-        if exc is not None:
-            log.error("%s: an answer could not be handled", conn.name, exc_info=exc)
-        return end
+        return _run_answers(self, items, start)
+
+
+def _failed(conn: Connection, what: str, exc: BaseException) -> None:
+    log.error("%s: %s could not be handled", conn.name, what, exc_info=exc)
+
+
+if _native is not None:
+    _native.configure(BATCH, FastExchange, RequestRun, AnswerRun, lane_routes, _failed)
+    _run_requests = _native.run_requests
+    _run_answers = _native.run_answers
 
 
 def answer_run(conn: Connection) -> AnswerRun | None:

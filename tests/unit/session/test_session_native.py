@@ -22,6 +22,7 @@ import pytest
 from lspmux import speedups
 from lspmux.session import native
 from lspmux.session.fast import FastExchange
+from lspmux.wire.writes import BATCH
 
 from .memory import Held, MemorySession, ScriptedServer, until
 from .test_session_fast import HOVER, hover_params, in_flight, opened
@@ -577,3 +578,84 @@ async def test_what_a_run_held_is_counted_when_the_python_sends_in_the_same_run(
         agent.client.assert_answered_once()
     finally:
         await agent.close()
+
+
+GUARDS: dict[str, Any] = {
+    "not running": lambda m: setattr(m.session, "state", "starting"),
+    "a message held behind a request": lambda m: m.session.dispatch._held.update(x=[{}]),
+    "the client's connection waits for an answer": lambda m: m.session.conn._pending.update(
+        {10**9: object()}
+    ),
+    "a debug log": lambda m: setattr(m.session.conn, "_debug", True),
+    "a client behind": lambda m: setattr(m.session.conn, "_congestion", object()),
+}
+
+
+@pytest.mark.parametrize("guard", GUARDS)
+async def test_the_request_run_takes_nothing_when_its_guard_says_the_python_must(
+    mem: Any, guard: str
+) -> None:
+    """`run_requests`' guards, each on its own: with it, the run returns where it started and
+    sends nothing; with the state put back, it takes the same request."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": hover(7)})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x = 1\n")
+    await m.client.answer(m.client.request("textDocument/hover", hover_params(uri)))
+    conn, dispatch, session = m.session.conn, m.session.dispatch, m.session
+    saved = (session.state, dict(dispatch._held), dict(conn._pending), conn._debug)
+    body = orjson.dumps(
+        {"jsonrpc": "2.0", "id": "g", "method": "textDocument/hover", "params": at(uri, 1)}
+    )
+    run = conn.lane
+    assert isinstance(run, native.RequestRun)
+    m.client.sent_ids.append("g")  # sent past the client, into the run
+    BATCH.dirty = []
+    try:
+        assert run([b"{}"], 1) == 1  # nothing to take
+        GUARDS[guard](m)
+        assert run([body], 0) == 0
+        assert BATCH.dirty == [] and "g" not in session.link.inflight
+        session.state, conn._debug, conn._congestion = saved[0], saved[3], None
+        dispatch._held.clear()
+        dispatch._held.update(saved[1])
+        conn._pending.clear()
+        conn._pending.update(saved[2])
+        assert run([body], 0) == 1
+        assert "g" in session.link.inflight
+        held = BATCH.dirty
+    finally:
+        BATCH.dirty = None
+    for c in held:
+        c._flush()
+    assert (await m.client.answer("g"))["result"] == {"contents": "h7:1"}
+    await m.close()
+
+
+async def test_the_answer_run_leaves_a_debugging_servers_answers_to_the_python(mem: Any) -> None:
+    """A server connection that logs at debug level has its answers read by the Python (which
+    logs each); the run takes them again once it does not."""
+    a = ScriptedServer("a", HOVER, {"textDocument/hover": lambda p: Held(p["position"])})
+    m = mem(a=a)
+    await m.initialize()
+    uri = await opened(m, "a.py", "x = 1\n")
+    warm = m.client.request("textDocument/hover", hover_params(uri))
+    await until(lambda: a.held, "the first hover at the server")
+    a.release()
+    await m.client.answer(warm)
+    conn = next(iter(m.pool.backends.values()))._conn
+    assert conn is not None and isinstance(conn.lane, native.AnswerRun)
+    before = runs(m)[1]
+    conn._debug = True
+    first = m.client.request("textDocument/hover", hover_params(uri))
+    await until(lambda: a.held, "a hover at the server")
+    a.release()
+    await m.client.answer(first)
+    assert runs(m)[1] == before
+    conn._debug = False
+    second = m.client.request("textDocument/hover", hover_params(uri))
+    await until(lambda: a.held, "a hover at the server")
+    a.release()
+    await m.client.answer(second)
+    assert runs(m)[1] == before + 1
+    await m.close()
