@@ -75,6 +75,7 @@ def spawn_needed(config: Config, roots: list[Path], params: dict[str, Any]) -> l
     from lspmux.backends.watchdog import WATCHDOG
     from lspmux.config.needs import servers_for_workspace
     from lspmux.config.restricted import for_root
+    from lspmux.wire.stdio import widen
     from lspmux.workspace.roots import root_for
 
     root = roots[0]
@@ -97,6 +98,9 @@ def spawn_needed(config: Config, roots: list[Path], params: dict[str, Any]) -> l
             )  # fmt: skip
         except OSError:
             continue  # started again by its backend, which says why it cannot
+        for pipe in (popen.stdin, popen.stdout):  # as a spawned server's (`PIPE_SIZE`)
+            if pipe is not None:
+                widen(pipe.fileno())
         WATCHDOG.watch(popen.pid)  # no orphan even if lspmux is killed before its loop runs
         spawned.append((argv, folder, env, popen, runs.initialization_options))
     # Sent once all are spawned: each server boots meanwhile, before it reads its input.

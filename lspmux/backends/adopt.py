@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from lspmux.backends.initialize import says_the_same
-from lspmux.backends.process import ServerProcess, Stdout, _Protocol, _widen_pipe
+from lspmux.backends.process import ServerProcess, Stdout, _Protocol
 from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
 
@@ -219,7 +219,6 @@ async def adopt(
     proc._stdout = stdout
     proc._transport = _AdoptedTransport(popen, stdin)  # type: ignore[assignment]
     protocol.connection_made(proc._transport)  # type: ignore[arg-type]
-    _widen_pipe(name, stdout)  # as a spawned server's (asyncio's pipes; uvloop's too, here)
     await loop.connect_read_pipe(lambda: _Stderr(protocol), popen.stderr)
     log.info("%s: took over pid %s, started at launch: %s", name, popen.pid, " ".join(popen.args))  # type: ignore[arg-type]
 

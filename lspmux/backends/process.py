@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
 import os
 import signal
@@ -22,17 +21,10 @@ from typing import Any, Protocol
 
 from lspmux.backends.watchdog import WATCHDOG
 from lspmux.wire.connection import Connection
+from lspmux.wire.stdio import widen
 
 log = logging.getLogger("lspmux.backend")
 
-#: Bytes the pipe of a server's stdout holds (Linux; the kernel's default is 64 KiB). A server
-#: that writes its stdout blocking (node: basedpyright, the TypeScript server) reads nothing
-#: while one answer is being written: in a 64 KiB pipe a 600 KB answer is ten waits for lspmux
-#: to read, and a `$/cancelRequest` sent meanwhile is seen answers later (a stuck client's
-#: backlog then keeps the others waiting). A spawned server's stdout is a pipe of lspmux's own
-#: (`ServerProcess.spawn`); one started at launch (`adopt.py`) has `subprocess`'s. 1 MiB is the
-#: largest an unprivileged process may ask for (/proc/sys/fs/pipe-max-size).
-SERVER_PIPE_SIZE = 1024 * 1024
 #: Lines of a server's stderr kept (the last ones), for the error of a server that cannot start.
 STDERR_LINES = 20
 
@@ -139,6 +131,8 @@ class ServerProcess:
         # stdout is a pipe of our own, read in place (`Stdout`), not the subprocess
         # transport's, which hands over each read as new bytes to be gathered and joined.
         out, into = os.pipe()
+        if not widen(out):  # a large answer at once, a cancel seen in time (`PIPE_SIZE`)
+            log.debug("%s: stdout pipe keeps its size", name)
         try:
             transport, _ = await loop.subprocess_exec(
                 lambda: protocol,
@@ -158,7 +152,6 @@ class ServerProcess:
         proc._transport = transport
         reader = os.fdopen(out, "rb", buffering=0)  # closed by its transport
         proc._stdout, _ = await loop.connect_read_pipe(lambda: Stdout(protocol), reader)
-        _widen_pipe(name, proc._stdout)
         pid = transport.get_pid()
         if pid is not None:  # its group is stopped even if lspmux is killed (watchdog.py)
             WATCHDOG.watch(pid)
@@ -220,19 +213,6 @@ class ServerProcess:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-
-
-def _widen_pipe(name: str, pipe: asyncio.BaseTransport | None) -> None:
-    """Let the server's stdout pipe hold SERVER_PIPE_SIZE bytes, where the system allows it (Linux; elsewhere, or over a lowered limit,
-    it keeps its size: only slower to drain)."""
-    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
-    end = pipe.get_extra_info("pipe") if pipe is not None else None
-    if setpipe is None or end is None:
-        return
-    try:
-        fcntl.fcntl(end.fileno(), setpipe, SERVER_PIPE_SIZE)
-    except OSError as exc:
-        log.debug("%s: stdout pipe keeps its size: %s", name, exc)
 
 
 class Spawn(Protocol):

@@ -6,10 +6,12 @@ process nobody takes is killed."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import io
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -26,6 +28,7 @@ from lspmux.config.loader import load_config
 from lspmux.proxy import run_proxy
 from lspmux.wire.connection import Connection
 from lspmux.wire.messages import Message
+from lspmux.wire.stdio import PIPE_SIZE
 from tests.e2e.daemon_harness import frame, read_message
 from tests.e2e.test_limits import RawProxy
 from tests.tools import require_tool
@@ -84,6 +87,15 @@ async def test_the_workspace_servers_start_at_launch_and_their_backends_take_the
             if answer:
                 break
         assert answer and "Greeter" in str(answer), answer
+        # the pipes of the servers started at launch hold `PIPE_SIZE`, as the proxy's own
+        # stdin and stdout where they are pipes (this client's event loop gives it socket
+        # pairs: tests/unit/wire/test_wire_stdio.py widens pipes)
+        for fd in (0, 1):
+            assert pipe_size(proxy.proc.pid, fd) in (None, PIPE_SIZE)
+        pids = re.findall(r"took over pid (\d+)", proxy.log.read_text())
+        assert len(pids) == 2
+        for pid in map(int, pids):
+            assert pipe_size(pid, 0) == pipe_size(pid, 1) == PIPE_SIZE, pid
     finally:
         await proxy.stop()
     log = proxy.log.read_text()
@@ -94,6 +106,18 @@ async def test_the_workspace_servers_start_at_launch_and_their_backends_take_the
         taken = re.findall(rf"{server}\[ws\]: took over pid (\d+), started at launch", log)
         assert len(taken) == 1, log
         assert f"{server}[ws]: started pid" not in log, log  # not spawned a second time
+
+
+def pipe_size(pid: int, fd: int) -> int | None:
+    """The capacity of the pipe that is process `pid`'s `fd`, through /proc; None for another
+    kind of file."""
+    if not stat.S_ISFIFO(os.stat(f"/proc/{pid}/fd/{fd}").st_mode):
+        return None
+    end = os.open(f"/proc/{pid}/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return fcntl.fcntl(end, fcntl.F_GETPIPE_SZ)
+    finally:
+        os.close(end)
 
 
 def _cat(folder: Path) -> tuple[str, subprocess.Popen[bytes]]:
