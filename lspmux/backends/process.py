@@ -36,7 +36,8 @@ class _Protocol(asyncio.SubprocessProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         stdin = transport.get_pipe_transport(0)  # type: ignore[attr-defined]
-        self.proc.conn.attach_writer(stdin)
+        if stdin is not None:  # a spawned server's stdin is a pipe of lspmux's own (`spawn`)
+            self.proc.conn.attach_writer(stdin)
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         # stderr only: stdout is read by the connection (`Stdout`)
@@ -97,6 +98,17 @@ class Stdout(asyncio.BufferedProtocol):
         self.protocol.pipe_connection_lost(1, exc)
 
 
+class Stdin(asyncio.BaseProtocol):
+    """A spawned server's stdin, a pipe of lspmux's own (`ServerProcess.spawn`): its end is the
+    subprocess protocol's, as the subprocess transport's own stdin's would be."""
+
+    def __init__(self, protocol: _Protocol) -> None:
+        self.protocol = protocol
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.protocol.pipe_connection_lost(0, exc)
+
+
 class ServerProcess:
     """One running server process and the JSON-RPC connection to it."""
 
@@ -107,6 +119,8 @@ class ServerProcess:
         self._transport: asyncio.SubprocessTransport | None = None
         #: The transport reading its stdout (`Stdout`), once spawned.
         self._stdout: asyncio.ReadTransport | None = None
+        #: The transport writing its stdin, once spawned (None: the subprocess transport's).
+        self._stdin: asyncio.WriteTransport | None = None
         self.exited = asyncio.get_running_loop().create_future()
         #: The last lines the server wrote to stderr, and when it closed its stderr.
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
@@ -129,15 +143,18 @@ class ServerProcess:
         full_env = {**os.environ, **env}
         protocol = _Protocol(proc)
         # stdout is a pipe of our own, read in place (`Stdout`), not the subprocess
-        # transport's, which hands over each read as new bytes to be gathered and joined.
+        # transport's, which hands over each read as new bytes to be gathered and joined;
+        # stdin too, the only way to give it a capacity (the transports give no descriptor)
         out, into = os.pipe()
-        if not widen(out):  # a large answer at once, a cancel seen in time (`PIPE_SIZE`)
-            log.debug("%s: stdout pipe keeps its size", name)
+        fed, feed = os.pipe()  # the server reads `fed`, lspmux writes `feed`
+        for end in (out, feed):
+            if not widen(end):  # a large answer at once, a cancel seen in time (`PIPE_SIZE`)
+                log.debug("%s: a pipe keeps its size", name)
         try:
             transport, _ = await loop.subprocess_exec(
                 lambda: protocol,
                 *argv,
-                stdin=asyncio.subprocess.PIPE,
+                stdin=fed,
                 stdout=into,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=str(cwd),
@@ -146,10 +163,15 @@ class ServerProcess:
             )
         except BaseException:
             os.close(out)
+            os.close(feed)
             raise
         finally:
-            os.close(into)  # the server's end, now its own: EOF comes when it closes it
+            os.close(into)  # the server's ends, now its own: EOF comes when it closes them
+            os.close(fed)
         proc._transport = transport
+        writer = os.fdopen(feed, "wb", buffering=0)  # closed by its transport
+        proc._stdin, _ = await loop.connect_write_pipe(lambda: Stdin(protocol), writer)
+        conn.attach_writer(proc._stdin)
         reader = os.fdopen(out, "rb", buffering=0)  # closed by its transport
         proc._stdout, _ = await loop.connect_read_pipe(lambda: Stdout(protocol), reader)
         pid = transport.get_pid()
@@ -169,6 +191,9 @@ class ServerProcess:
     def _exited(self) -> None:
         if self.pid is not None:
             WATCHDOG.release(self.pid)
+        stdin = self._stdin  # its pipe, lspmux's own, is closed with the process
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
         code = self.returncode
         if not self.exited.done():
             self.exited.set_result(code)
@@ -184,7 +209,7 @@ class ServerProcess:
     def close_stdin(self) -> None:
         if self._transport is None:
             return
-        stdin = self._transport.get_pipe_transport(0)
+        stdin = self._stdin or self._transport.get_pipe_transport(0)
         if stdin is not None and not stdin.is_closing():
             stdin.close()
 
