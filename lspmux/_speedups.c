@@ -876,18 +876,22 @@ static PyObject *ex_get(PyObject *ex, int k) {
  * the run is done with the connection (`holder_sync`), or before the Python runs. */
 typedef struct {
     PyObject *conn, *held;
-    Py_ssize_t size, synced;
+    long long size, synced;
 } Holder;
+
+/* `obj.name = value` where it moved since it was last read or written (*synced): 0 or -1. */
+static int write_back(PyObject *obj, PyObject *name, long long value, long long *synced) {
+    if (value == *synced) return 0;
+    PyObject *v = PyLong_FromLongLong(value);
+    int rc = v == NULL ? -1 : PyObject_SetAttr(obj, name, v);
+    Py_XDECREF(v);
+    if (rc == 0) *synced = value;
+    return rc;
+}
 
 /* `_held_size` written back: 0 or -1. */
 static int holder_sync(Holder *h) {
-    if (h->conn == NULL || h->size == h->synced) return 0;
-    PyObject *size = PyLong_FromSsize_t(h->size);
-    if (size == NULL) return -1;
-    int rc = PyObject_SetAttr(h->conn, s_held_size, size);
-    Py_DECREF(size);
-    if (rc == 0) h->synced = h->size;
-    return rc;
+    return h->conn == NULL ? 0 : write_back(h->conn, s_held_size, h->size, &h->synced);
 }
 
 /* Never called with an error set; the write back fails only out of memory. */
@@ -1324,22 +1328,10 @@ typedef struct {
 /* What the run counted written back to the connection (its `_next_id`, `_seq`, `_held_size`):
  * before the Python runs, and when the run is done with the connection. 0 or -1. */
 static int run_sync(LaneRun *run) {
-    if (run->conn_read) {
-        if (run->next_id != run->next_id0) {
-            PyObject *v = PyLong_FromLongLong(run->next_id);
-            int rc = v == NULL ? -1 : PyObject_SetAttr(run->conn, s_next_id, v);
-            Py_XDECREF(v);
-            if (rc < 0) return -1;
-            run->next_id0 = run->next_id;
-        }
-        if (run->seq != run->seq0) {
-            PyObject *v = PyLong_FromLongLong(run->seq);
-            int rc = v == NULL ? -1 : PyObject_SetAttr(run->conn, s_seq, v);
-            Py_XDECREF(v);
-            if (rc < 0) return -1;
-            run->seq0 = run->seq;
-        }
-    }
+    if (run->conn_read &&
+        (write_back(run->conn, s_next_id, run->next_id, &run->next_id0) < 0 ||
+         write_back(run->conn, s_seq, run->seq, &run->seq0) < 0))
+        return -1;
     return holder_sync(&run->holder);
 }
 
@@ -2181,14 +2173,15 @@ static PyObject *batch_dirty(void) {
     return dirty;
 }
 
-static Py_ssize_t request_run(PyObject *run, PyObject *items, Py_ssize_t start) {
-    PyObject *dirty = NULL, *session = NULL, *dispatch = NULL, *conn = NULL, *routes = NULL,
+/* `dirty`: the batch's held writes, Py_None outside a read (borrowed). */
+static Py_ssize_t request_run(PyObject *run, PyObject *items, Py_ssize_t start,
+                              PyObject *dirty) {
+    PyObject *session = NULL, *dispatch = NULL, *conn = NULL, *routes = NULL,
              *pool = NULL, *shared = NULL, *last = NULL, *loop = NULL, *now = NULL, *t = NULL,
              *exc = NULL;
     Py_ssize_t end = -1;
     int ok;
 #define GUARD(cond) do { ok = (cond); if (ok < 0) goto out; if (!ok) { end = start; goto out; } } while (0)
-    if ((dirty = batch_dirty()) == NULL) goto out;
     GUARD(dirty != Py_None);
     if ((session = PyObject_GetAttr(run, s_session)) == NULL) goto out;
     GUARD(is_running(session));
@@ -2227,18 +2220,18 @@ static Py_ssize_t request_run(PyObject *run, PyObject *items, Py_ssize_t start) 
         end = -1;
     if (exc != NULL && run_failed(conn, v_request, exc) < 0) end = -1;
 out:
-    Py_XDECREF(dirty); Py_XDECREF(session); Py_XDECREF(dispatch); Py_XDECREF(conn);
+    Py_XDECREF(session); Py_XDECREF(dispatch); Py_XDECREF(conn);
     Py_XDECREF(routes); Py_XDECREF(pool); Py_XDECREF(shared); Py_XDECREF(last);
     Py_XDECREF(loop); Py_XDECREF(now); Py_XDECREF(t);
     return end;
 }
 
-static Py_ssize_t answer_run(PyObject *run, PyObject *items, Py_ssize_t start) {
-    PyObject *dirty = NULL, *conn = NULL, *exc = NULL;
+static Py_ssize_t answer_run(PyObject *run, PyObject *items, Py_ssize_t start,
+                             PyObject *dirty) {
+    PyObject *conn = NULL, *exc = NULL;
     Py_ssize_t end = -1;
     int ok;
-    if ((dirty = batch_dirty()) == NULL) goto out;
-    if (dirty == Py_None) { end = start; goto out; }
+    if (dirty == Py_None) return start;
     if ((conn = PyObject_GetAttr(run, s_conn)) == NULL) goto out;
     if ((ok = attr_true(conn, s_debug)) != 0) { end = ok < 0 ? -1 : start; goto out; }
     if ((ok = attr_true(conn, s_pending)) != 1) { end = ok < 0 ? -1 : start; goto out; }
@@ -2246,12 +2239,13 @@ static Py_ssize_t answer_run(PyObject *run, PyObject *items, Py_ssize_t start) {
     if (end > start && add_handled(run, end - start) < 0) end = -1;
     if (exc != NULL && run_failed(conn, v_answer, exc) < 0) end = -1;
 out:
-    Py_XDECREF(dirty); Py_XDECREF(conn);
+    Py_XDECREF(conn);
     return end;
 }
 
 /* The run `kind` of (run, items, start) called from the Python: the index it stopped at. */
-static PyObject *run_call(const char *name, Py_ssize_t (*kind)(PyObject *, PyObject *, Py_ssize_t),
+static PyObject *run_call(const char *name,
+                          Py_ssize_t (*kind)(PyObject *, PyObject *, Py_ssize_t, PyObject *),
                           PyObject *const *args, Py_ssize_t nargs) {
     PyObject *items;
     Py_ssize_t start;
@@ -2262,7 +2256,10 @@ static PyObject *run_call(const char *name, Py_ssize_t (*kind)(PyObject *, PyObj
         PyErr_Format(PyExc_RuntimeError, "%s: configure() was not called", name);
         return NULL;
     }
-    Py_ssize_t end = kind(args[0], items, start);
+    PyObject *dirty = batch_dirty();
+    if (dirty == NULL) return NULL;
+    Py_ssize_t end = kind(args[0], items, start, dirty);
+    Py_DECREF(dirty);
     return end < 0 ? NULL : PyLong_FromSsize_t(end);
 }
 
@@ -2534,9 +2531,9 @@ static PyObject *reader_received(Reader *self, PyObject *conn, PyObject *items) 
     if (lane != Py_None && count > 0) {
         Py_ssize_t end;
         if (cfg_request_run != NULL && (PyObject *)Py_TYPE(lane) == cfg_request_run) {
-            end = request_run(lane, items, 0); /* the run's `__call__`, without its frame */
+            end = request_run(lane, items, 0, dirty); /* its `__call__`, without the frame */
         } else if (cfg_answer_run != NULL && (PyObject *)Py_TYPE(lane) == cfg_answer_run) {
-            end = answer_run(lane, items, 0);
+            end = answer_run(lane, items, 0, dirty);
         } else {
             PyObject *args[2] = {items, v_zero};
             PyObject *r = PyObject_Vectorcall(lane, args, 2, NULL);
@@ -2587,12 +2584,13 @@ static PyObject *reader_call(PyObject *op, PyObject *const *args, size_t nargsf,
                              PyObject *kwnames) {
     Reader *self = (Reader *)op;
     Py_ssize_t nbytes;
-    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) ||
-        fast_nargs("Reader", PyVectorcall_NARGS(nargsf), 1) < 0 ||
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        PyErr_SetString(PyExc_TypeError, "Reader() takes no keywords");
+        return NULL;
+    }
+    if (fast_nargs("Reader", PyVectorcall_NARGS(nargsf), 1) < 0 ||
         fast_index(args[0], &nbytes) < 0)
-        return kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0
-                   ? (PyErr_SetString(PyExc_TypeError, "Reader() takes no keywords"), NULL)
-                   : NULL;
+        return NULL;
     PyObject *conn = Py_NewRef(self->conn), *parser = NULL, *items = NULL, *result = NULL;
     if ((parser = PyObject_GetAttr(conn, s_parser)) == NULL) goto done;
     int taken = read_items(parser, nbytes, &items);

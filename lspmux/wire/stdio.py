@@ -23,8 +23,8 @@ from typing import BinaryIO
 CHUNK = 1 << 16
 
 #: The capacity asked for the pipes lspmux reads and writes: its stdin and stdout
-#: (`StdioBridge`), a server's stdout (`ServerProcess.spawn`), and a server started at launch's
-#: stdin and stdout (`proxy.py`). Linux gives a pipe 64 KiB, and up to
+#: (`StdioBridge`), a spawned server's stdin and stdout (`ServerProcess.spawn`), and a server
+#: started at launch's (`proxy.py`). Linux gives a pipe 64 KiB, and up to
 #: `/proc/sys/fs/pipe-max-size` (1 MiB by default) on request; the kernel takes a pipe's
 #: pages as they fill, so a quiet pipe costs no more. A burst of pipelined requests or a
 #: 2.5 MB answer crosses in fewer reads, writes and wake-ups (pipelined hovers through the

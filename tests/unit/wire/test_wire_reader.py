@@ -26,32 +26,26 @@ from lspmux import speedups
 from lspmux.wire.connection import Connection
 from lspmux.wire.framing import READ_SIZE, frame
 from lspmux.wire.writes import BATCH
+from tests.unit.wire.test_wire_connection import FakeTransport
 
 pytestmark = pytest.mark.skipif(speedups.native is None, reason="the C speedups are not in use")
 
 
-class Transport:
-    """Records each write as it was made (a list of writes, each bytes)."""
+class Transport(FakeTransport):
+    """The connection tests' transport, with each write recorded as it was made, and the
+    queue it says it holds set by the test (`queued`)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.writes: list[bytes] = []
-        self.closed = False
-        self.queued = 0  # what `get_write_buffer_size` says
+        self.queued = 0
 
     def write(self, data: bytes) -> None:
+        super().write(data)
         self.writes.append(bytes(data))
 
     def writelines(self, pieces: list[Any]) -> None:
-        self.writes.append(b"".join(bytes(p) for p in pieces))
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def abort(self) -> None:
-        self.closed = True
+        self.write(b"".join(bytes(p) for p in pieces))
 
     def get_write_buffer_size(self) -> int:
         return self.queued
